@@ -1,0 +1,45 @@
+"""Shared fixtures: one fake Discord and one running bot per test module."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+
+import discord
+import pytest
+import pytest_asyncio
+
+from bot.runner import VramBot, point_at_discord
+from bot.settings import Settings
+from tests.fake_discord import FakeDiscord
+
+
+@pytest.fixture(scope="module")
+def discord_endpoints() -> Iterator[None]:
+    """Put discord.py's REST base and gateway back after a module pointed them at a fake."""
+    base = discord.http.Route.BASE
+    gateway = discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
+    yield
+    discord.http.Route.BASE = base
+    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = gateway
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def fake() -> AsyncIterator[FakeDiscord]:
+    fake = FakeDiscord()
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def bot(fake: FakeDiscord, discord_endpoints: None) -> AsyncIterator[VramBot]:
+    """The real bot, logged in to the fake and connected to its gateway."""
+    settings = Settings(api_base_url=fake.api_base, gateway_url=fake.gateway_url)
+    point_at_discord(settings)
+    bot = VramBot(settings)
+    task = asyncio.create_task(bot.start(fake.token))
+    await fake.wait_identified()
+    yield bot
+    await bot.close()
+    await task

@@ -1,0 +1,392 @@
+"""A small fake of Discord on loopback: the gateway websocket and the REST routes discord.py calls.
+
+It speaks Discord's JSON shapes (API v10) so that the real discord.py client can log in, sync its
+commands, receive INTERACTION_CREATE and answer through the interaction callback. The tests read
+what the bot sent from the recorded requests.
+
+Docs followed: https://discord.com/developers/docs/events/gateway (HELLO, IDENTIFY, READY,
+heartbeats, RESUME), .../interactions/receiving-and-responding (callback with ``with_response``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+API_PREFIX = "/api/v10"
+HEARTBEAT_INTERVAL_MS = 41_250
+
+# Gateway opcodes.
+OP_DISPATCH, OP_HEARTBEAT, OP_IDENTIFY, OP_RESUME, OP_HELLO, OP_HEARTBEAT_ACK = 0, 1, 2, 6, 10, 11
+
+_snowflakes = itertools.count(1_200_000_000_000_000_000)
+
+
+def snowflake() -> str:
+    return str(next(_snowflakes))
+
+
+@dataclass
+class Fault:
+    """One canned answer to the next interaction callback instead of the normal one."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Callback:
+    """What the bot posted to ``/interactions/{id}/{token}/callback``."""
+
+    interaction_id: str
+    body: dict[str, Any]
+    query: dict[str, str]
+
+    @property
+    def type(self) -> int:
+        return int(self.body["type"])
+
+    @property
+    def data(self) -> dict[str, Any]:
+        data: dict[str, Any] = self.body.get("data") or {}
+        return data
+
+    @property
+    def ephemeral(self) -> bool:
+        return bool(int(self.data.get("flags", 0)) & 64)
+
+    @property
+    def embed(self) -> dict[str, Any]:
+        embeds: list[dict[str, Any]] = self.data.get("embeds") or []
+        assert len(embeds) == 1, f"expected one embed, got {embeds!r}"
+        return embeds[0]
+
+
+class FakeDiscord:
+    """Start with ``await fake.start()``; point discord.py at ``api_base`` and ``gateway_url``."""
+
+    def __init__(self, token: str = "fake-token") -> None:
+        self.token = token
+        self.application_id = snowflake()
+        self.bot_user = {
+            "id": self.application_id,
+            "username": "vram-bot",
+            "discriminator": "0",
+            "global_name": None,
+            "avatar": None,
+            "bot": True,
+        }
+        self.guild_id = snowflake()
+        self.channel_id = snowflake()
+        self.registered: dict[str, list[dict[str, Any]]] = {}  # "global" or a guild id
+        self.identifies: list[dict[str, Any]] = []
+        self.requests: list[tuple[str, str]] = []
+        self.unknown_routes: list[tuple[str, str]] = []
+        self.callback_faults: list[Fault] = []
+        self._callbacks: dict[str, asyncio.Future[Callback]] = {}
+        self._sockets: list[web.WebSocketResponse] = []
+        self._sequence = 0
+        self._identified = asyncio.Event()
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        app = web.Application(middlewares=[self._record])
+        app.router.add_get("/gateway", self._gateway)
+        api = API_PREFIX
+        app.router.add_get(f"{api}/users/@me", self._me)
+        app.router.add_get(f"{api}/oauth2/applications/@me", self._application)
+        app.router.add_get(f"{api}/gateway/bot", self._gateway_bot)
+        app.router.add_put(f"{api}/applications/{{app}}/commands", self._sync)
+        app.router.add_put(f"{api}/applications/{{app}}/guilds/{{guild}}/commands", self._sync)
+        app.router.add_post(f"{api}/interactions/{{id}}/{{token}}/callback", self._callback)
+        app.router.add_post(f"{api}/webhooks/{{app}}/{{token}}", self._followup)
+        app.router.add_route("*", "/{tail:.*}", self._unknown)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = site._server
+        assert server is not None
+        sockets = getattr(server, "sockets", None)
+        assert sockets
+        self.port = sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        for ws in list(self._sockets):
+            await ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.port}{API_PREFIX}"
+
+    @property
+    def gateway_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/gateway"
+
+    async def wait_identified(self, timeout: float = 10) -> None:
+        await asyncio.wait_for(self._identified.wait(), timeout)
+
+    # -- what tests send -------------------------------------------------------------------------
+
+    def slash_interaction(
+        self, name: str, options: list[dict[str, Any]], *, locale: str = "en-US"
+    ) -> dict[str, Any]:
+        """An APPLICATION_COMMAND interaction as Discord sends it from a guild text channel."""
+        command_id = next(
+            (c["id"] for c in self.registered.get("global", []) if c["name"] == name), snowflake()
+        )
+        user = {"id": snowflake(), "username": "alice", "discriminator": "0", "global_name": "Alice", "avatar": None}
+        return {
+            "id": snowflake(),
+            "application_id": self.application_id,
+            "type": 2,
+            "token": f"interaction-token-{snowflake()}",
+            "version": 1,
+            "data": {"id": command_id, "name": name, "type": 1, "options": options},
+            "guild_id": self.guild_id,
+            "guild": {"id": self.guild_id, "locale": "en-US", "features": []},
+            "channel_id": self.channel_id,
+            "channel": {
+                "id": self.channel_id,
+                "type": 0,
+                "guild_id": self.guild_id,
+                "name": "ml-team",
+                "position": 0,
+                "permission_overwrites": [],
+                "nsfw": False,
+                "parent_id": None,
+            },
+            "member": {
+                "user": user,
+                "roles": [],
+                "joined_at": "2026-01-01T00:00:00+00:00",
+                "deaf": False,
+                "mute": False,
+                "flags": 0,
+                "permissions": "2248473465835073",
+            },
+            "app_permissions": "2248473465835073",
+            "locale": locale,
+            "guild_locale": "en-US",
+            "entitlements": [],
+            "authorizing_integration_owners": {"0": self.guild_id},
+            "context": 0,
+            "attachment_size_limit": 10_485_760,
+        }
+
+    async def send_interaction(self, interaction: dict[str, Any], timeout: float = 10) -> Callback:
+        """Dispatch INTERACTION_CREATE and wait for the bot's callback."""
+        future: asyncio.Future[Callback] = asyncio.get_running_loop().create_future()
+        self._callbacks[interaction["id"]] = future
+        await self.dispatch("INTERACTION_CREATE", interaction)
+        try:
+            return await asyncio.wait_for(future, timeout)
+        finally:
+            self._callbacks.pop(interaction["id"], None)
+
+    async def invoke(self, name: str, timeout: float = 10, **options: Any) -> Callback:
+        """Send ``/name`` with ``options`` as a user would, typed as the registered command says."""
+        return await self.send_interaction(self.slash_interaction(name, self.command_options(name, **options)), timeout)
+
+    def command_options(self, command: str, **options: Any) -> list[dict[str, Any]]:
+        """Options as Discord sends them: the type from the registered command, else guessed."""
+        registered = next((c for c in self.registered.get("global", []) if c["name"] == command), {})
+        types = {o["name"]: o["type"] for o in registered.get("options", [])}
+        return [
+            {"name": name, "type": types.get(name, guess_option_type(value)), "value": value}
+            for name, value in options.items()
+        ]
+
+    async def dispatch(self, event: str, data: dict[str, Any]) -> None:
+        assert self._sockets, "no gateway connection"
+        self._sequence += 1
+        frame = {"op": OP_DISPATCH, "t": event, "s": self._sequence, "d": data}
+        await self._sockets[-1].send_str(json.dumps(frame))
+
+    # -- REST ------------------------------------------------------------------------------------
+
+    @web.middleware
+    async def _record(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        self.requests.append((request.method, request.path))
+        if request.path.startswith(API_PREFIX) and "/interactions/" not in request.path and (
+            "/webhooks/" not in request.path
+        ):
+            if request.headers.get("Authorization") != f"Bot {self.token}":
+                return json_response({"message": "401: Unauthorized", "code": 0}, status=401)
+        response: web.StreamResponse = await handler(request)
+        return response
+
+    async def _me(self, request: web.Request) -> web.Response:
+        return json_response(self.bot_user)
+
+    async def _application(self, request: web.Request) -> web.Response:
+        return json_response(
+            {
+                "id": self.application_id,
+                "name": "vram-bot",
+                "description": "",
+                "icon": None,
+                "bot_public": True,
+                "bot_require_code_grant": False,
+                "owner": {**self.bot_user, "id": snowflake(), "username": "owner", "bot": False},
+                "verify_key": "0" * 64,
+                "flags": 0,
+                "team": None,
+                "summary": "",
+            }
+        )
+
+    async def _gateway_bot(self, request: web.Request) -> web.Response:
+        return json_response(
+            {
+                "url": self.gateway_url,
+                "shards": 1,
+                "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1},
+            }
+        )
+
+    async def _sync(self, request: web.Request) -> web.Response:
+        scope = request.match_info.get("guild", "global")
+        commands = await request.json()
+        registered = []
+        for command in commands:
+            entry = {
+                **command,
+                "id": snowflake(),
+                "application_id": self.application_id,
+                "version": snowflake(),
+                "default_member_permissions": command.get("default_member_permissions"),
+                "type": command.get("type", 1),
+            }
+            if scope != "global":
+                entry["guild_id"] = scope
+            registered.append(entry)
+        self.registered[scope] = registered
+        return json_response(registered)
+
+    async def _callback(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        if self.callback_faults:
+            fault = self.callback_faults.pop(0)
+            return json_response(fault.body, status=fault.status, headers=fault.headers)
+        interaction_id = request.match_info["id"]
+        callback = Callback(interaction_id=interaction_id, body=body, query=dict(request.query))
+        future = self._callbacks.get(interaction_id)
+        if future is not None and not future.done():
+            future.set_result(callback)
+        message = self._message(callback.data)
+        return json_response(
+            {
+                "interaction": {
+                    "id": interaction_id,
+                    "type": 2,
+                    "response_message_id": message["id"],
+                    "response_message_loading": False,
+                    "response_message_ephemeral": callback.ephemeral,
+                },
+                "resource": {"type": callback.type, "message": message},
+            }
+        )
+
+    async def _followup(self, request: web.Request) -> web.Response:
+        return json_response(self._message(await request.json()))
+
+    async def _unknown(self, request: web.Request) -> web.Response:
+        self.unknown_routes.append((request.method, request.path))
+        return json_response({"message": "404: Not Found", "code": 0}, status=404)
+
+    def _message(self, data: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": snowflake(),
+            "channel_id": self.channel_id,
+            "author": self.bot_user,
+            "content": data.get("content", ""),
+            "timestamp": "2026-12-02T12:00:00+00:00",
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": [],
+            "mention_roles": [],
+            "attachments": [],
+            "embeds": data.get("embeds", []),
+            "components": data.get("components", []),
+            "pinned": False,
+            "type": 20,
+            "flags": int(data.get("flags", 0)),
+            "application_id": self.application_id,
+        }
+
+    # -- gateway ---------------------------------------------------------------------------------
+
+    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self._sockets.append(ws)
+        await ws.send_json({"op": OP_HELLO, "d": {"heartbeat_interval": HEARTBEAT_INTERVAL_MS}, "s": None, "t": None})
+        try:
+            async for message in ws:
+                if message.type is not WSMsgType.TEXT:
+                    continue
+                await self._on_gateway_frame(ws, json.loads(message.data))
+        finally:
+            with contextlib.suppress(ValueError):
+                self._sockets.remove(ws)
+        return ws
+
+    async def _on_gateway_frame(self, ws: web.WebSocketResponse, frame: dict[str, Any]) -> None:
+        op = frame.get("op")
+        if op == OP_HEARTBEAT:
+            await ws.send_json({"op": OP_HEARTBEAT_ACK, "d": None, "s": None, "t": None})
+        elif op == OP_IDENTIFY:
+            identify = frame["d"]
+            self.identifies.append(identify)
+            if identify.get("token") != self.token:
+                await ws.close(code=4004, message=b"Authentication failed.")
+                return
+            self._sequence += 1
+            ready = {
+                "v": 10,
+                "user": self.bot_user,
+                "guilds": [],
+                "session_id": f"session-{snowflake()}",
+                "resume_gateway_url": self.gateway_url,
+                "application": {"id": self.application_id, "flags": 0},
+            }
+            if "shard" in identify:
+                ready["shard"] = identify["shard"]
+            await ws.send_json({"op": OP_DISPATCH, "t": "READY", "s": self._sequence, "d": ready})
+            self._identified.set()
+        elif op == OP_RESUME:
+            self._sequence += 1
+            await ws.send_json({"op": OP_DISPATCH, "t": "RESUMED", "s": self._sequence, "d": {}})
+            self._identified.set()
+
+
+def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    """JSON with the bare ``application/json`` content type Discord sends (discord.py checks it)."""
+    return web.Response(
+        body=json.dumps(data).encode(), status=status, headers=headers, content_type="application/json"
+    )
+
+
+def guess_option_type(value: Any) -> int:
+    """Discord's option type for a value: 5 boolean, 4 integer, 10 number, 3 string."""
+    if isinstance(value, bool):
+        return 5
+    if isinstance(value, int):
+        return 4
+    if isinstance(value, float):
+        return 10
+    return 3
