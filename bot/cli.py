@@ -25,13 +25,19 @@ def build_parser() -> argparse.ArgumentParser:
         description="Discord bot that estimates the GPU memory to fully fine-tune an LLM. "
         "Without a sub-command it runs the bot (token from $DISCORD_TOKEN).",
     )
-    parser.add_argument("--config", type=Path, help="TOML settings file (default: $VRAM_BOT_CONFIG, else ./config.toml)")
+    parser.add_argument(
+        "--config", type=Path, help="TOML settings file (default: $VRAM_BOT_CONFIG, else ./config.toml)"
+    )
     commands = parser.add_subparsers(dest="command")
-    preview = commands.add_parser("estimate", help="print the bot's answer in the terminal, no Discord needed")
+    preview = commands.add_parser(
+        "estimate", help="print the bot's answer in the terminal, no Discord needed"
+    )
     preview.add_argument("params", type=float, help="model size in billions of parameters, e.g. 7")
     preview.add_argument("--optimizer", choices=[o.value for o in Optimizer], default=Optimizer.ADAM.value)
     preview.add_argument("--activations", type=float, default=0.0, help="activation memory in GB (default 0)")
-    preview.add_argument("--bytes-per-param", type=float, help="custom bytes per parameter, overrides the optimizer")
+    preview.add_argument(
+        "--bytes-per-param", type=float, help="custom bytes per parameter, overrides the optimizer"
+    )
     preview.add_argument("--json", action="store_true", help="print the embed as Discord's JSON instead")
     return parser
 

@@ -60,7 +60,7 @@ class Optimizer(StrEnum):
     SGD = "sgd"
 
     @property
-    def title(self) -> str:
+    def display_name(self) -> str:
         return _OPTIMIZER_TITLES[self]
 
     @property
@@ -115,7 +115,12 @@ class Limit:
 
     def describe(self) -> str:
         low = "at least" if self.minimum_inclusive else "greater than"
-        return f"{low} {self.minimum:g} and at most {self.maximum:g} ({self.unit})"
+        return f"{low} {_plain(self.minimum)} and at most {_plain(self.maximum)} ({self.unit})"
+
+
+def _plain(number: float) -> str:
+    """1000000 as "1,000,000", not "1e+06"."""
+    return f"{number:,.0f}" if float(number).is_integer() else f"{number:,}"
 
 
 PARAMS_LIMIT = Limit(0, 100_000, minimum_inclusive=False, unit="billions of parameters")
@@ -130,8 +135,13 @@ OPTION_LIMITS: dict[str, Limit] = {
 
 
 def _bounded(limit: Limit) -> Any:
-    lower = {"ge": limit.minimum} if limit.minimum_inclusive else {"gt": limit.minimum}
-    return Field(le=limit.maximum, allow_inf_nan=False, **lower)
+    inclusive = limit.minimum_inclusive
+    return Field(
+        ge=limit.minimum if inclusive else None,
+        gt=None if inclusive else limit.minimum,
+        le=limit.maximum,
+        allow_inf_nan=False,
+    )
 
 
 class EstimateRequest(BaseModel):
@@ -276,12 +286,14 @@ def estimate(request: EstimateRequest) -> Estimate:
     """Apply M = N × B and V = M + A, then judge the result against one 80 GB GPU."""
     if request.bytes_per_param is not None:
         parts: tuple[Part, ...] = (
-            Part(label="custom bytes per parameter", kind="optimizer", bytes_per_param=request.bytes_per_param),
+            Part(
+                label="custom bytes per parameter", kind="optimizer", bytes_per_param=request.bytes_per_param
+            ),
         )
         title = f"Custom {request.bytes_per_param:g} B/param"
     else:
         parts = request.optimizer.parts
-        title = request.optimizer.title
+        title = request.optimizer.display_name
     bytes_per_param = sum(part.bytes_per_param for part in parts)
     parts = tuple(part.model_copy(update={"gb": request.params * part.bytes_per_param}) for part in parts)
 

@@ -119,7 +119,8 @@ def _lora(estimate: Estimate) -> str:
 
 
 def title(estimate: Estimate) -> str:
-    return f"VRAM to fully fine-tune a {format_number(estimate.request.params)}B model · {estimate.optimizer_title}"
+    size = format_number(estimate.request.params)
+    return f"VRAM to fully fine-tune a {size}B model · {estimate.optimizer_title}"
 
 
 def render_embed(estimate: Estimate) -> dict[str, Any]:
@@ -195,4 +196,4 @@ def embed_to_text(embed: dict[str, Any]) -> str:
 
 def optimizer_choice_name(optimizer: Optimizer) -> str:
     """How a choice reads in Discord's picker; it starts with the key so typing the key finds it."""
-    return f"{optimizer.value} · {optimizer.title}, ~{optimizer.bytes_per_param:g} B/param"
+    return f"{optimizer.value} · {optimizer.display_name}, ~{optimizer.bytes_per_param:g} B/param"

@@ -10,7 +10,9 @@ import discord
 import yarl
 from discord.ext import commands
 
+from bot.replies import NO_PINGS
 from bot.settings import ConfigError, Settings
+from bot.tree import VramCommandTree
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +28,8 @@ class VramBot(commands.Bot):
             command_prefix=commands.when_mentioned,
             help_command=None,
             intents=discord.Intents.none(),
-            allowed_mentions=discord.AllowedMentions.none(),
+            allowed_mentions=NO_PINGS,
+            tree_cls=VramCommandTree,
             **options,  # type: ignore[arg-type]
         )
         self.settings = settings

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 CONFIG_ENV = "VRAM_BOT_CONFIG"
-TOKEN_ENV = "DISCORD_TOKEN"
+TOKEN_ENV = "DISCORD_TOKEN"  # noqa: S105 (the variable's name, not a token)
 DEFAULT_CONFIG = Path("config.toml")
 
 

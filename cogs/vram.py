@@ -14,13 +14,9 @@ from discord.ext import commands
 
 from bot.estimator import OPTION_LIMITS, InvalidRequest, Limit, Optimizer, estimate, parse_request
 from bot.render import optimizer_choice_name, render_embed
+from bot.replies import APOLOGY, NO_PINGS, reply_ephemeral, reply_problems
 
 log = logging.getLogger(__name__)
-
-# Replies never ping anyone, whatever text ends up in them.
-NO_PINGS = discord.AllowedMentions.none()
-
-APOLOGY = "Sorry, something went wrong while estimating. The error was logged; please try again."
 
 
 class NumberOption(app_commands.Transformer):
@@ -84,7 +80,7 @@ class VramCog(commands.Cog):
                 params=params, optimizer=optimizer, activations=activations, bytes_per_param=bytes_per_param
             )
         except InvalidRequest as exc:
-            await send_problem(interaction, exc.problems)
+            await reply_problems(interaction, exc.problems)
             return
         embed = discord.Embed.from_dict(render_embed(estimate(request)))
         await interaction.response.send_message(embed=embed, allowed_mentions=NO_PINGS)
@@ -94,25 +90,10 @@ class VramCog(commands.Cog):
     ) -> None:
         # Having this handler stops the tree's default handler from logging a second time.
         if isinstance(error, app_commands.TransformerError):
-            await send_problem(interaction, [f"`{error.value!r}` is not a valid value for this option"])
+            await reply_problems(interaction, [f"`{error.value!r}` is not a valid value for this option"])
             return
         log.error("Command /%s failed", getattr(interaction.command, "name", "?"), exc_info=error)
         await reply_ephemeral(interaction, APOLOGY)
-
-
-async def send_problem(interaction: discord.Interaction, problems: list[str]) -> None:
-    await reply_ephemeral(interaction, "That input doesn't work:\n" + "\n".join(f"• {p}" for p in problems))
-
-
-async def reply_ephemeral(interaction: discord.Interaction, text: str) -> None:
-    """Answer only the user who asked, whether or not the interaction was answered already."""
-    try:
-        if interaction.response.is_done():
-            await interaction.followup.send(text, ephemeral=True, allowed_mentions=NO_PINGS)
-        else:
-            await interaction.response.send_message(text, ephemeral=True, allowed_mentions=NO_PINGS)
-    except discord.HTTPException:
-        log.warning("Could not send the error reply for interaction %s", interaction.id, exc_info=True)
 
 
 async def setup(bot: commands.Bot) -> None:

@@ -147,7 +147,13 @@ class FakeDiscord:
         command_id = next(
             (c["id"] for c in self.registered.get("global", []) if c["name"] == name), snowflake()
         )
-        user = {"id": snowflake(), "username": "alice", "discriminator": "0", "global_name": "Alice", "avatar": None}
+        user = {
+            "id": snowflake(),
+            "username": "alice",
+            "discriminator": "0",
+            "global_name": "Alice",
+            "avatar": None,
+        }
         return {
             "id": snowflake(),
             "application_id": self.application_id,
@@ -198,7 +204,9 @@ class FakeDiscord:
 
     async def invoke(self, name: str, timeout: float = 10, **options: Any) -> Callback:
         """Send ``/name`` with ``options`` as a user would, typed as the registered command says."""
-        return await self.send_interaction(self.slash_interaction(name, self.command_options(name, **options)), timeout)
+        return await self.send_interaction(
+            self.slash_interaction(name, self.command_options(name, **options)), timeout
+        )
 
     def command_options(self, command: str, **options: Any) -> list[dict[str, Any]]:
         """Options as Discord sends them: the type from the registered command, else guessed."""
@@ -220,11 +228,12 @@ class FakeDiscord:
     @web.middleware
     async def _record(self, request: web.Request, handler: Any) -> web.StreamResponse:
         self.requests.append((request.method, request.path))
-        if request.path.startswith(API_PREFIX) and "/interactions/" not in request.path and (
-            "/webhooks/" not in request.path
-        ):
-            if request.headers.get("Authorization") != f"Bot {self.token}":
-                return json_response({"message": "401: Unauthorized", "code": 0}, status=401)
+        # Interaction callbacks and follow-ups are authorised by their token in the path, not the header.
+        needs_auth = request.path.startswith(API_PREFIX) and not any(
+            part in request.path for part in ("/interactions/", "/webhooks/")
+        )
+        if needs_auth and request.headers.get("Authorization") != f"Bot {self.token}":
+            return json_response({"message": "401: Unauthorized", "code": 0}, status=401)
         response: web.StreamResponse = await handler(request)
         return response
 
@@ -253,7 +262,12 @@ class FakeDiscord:
             {
                 "url": self.gateway_url,
                 "shards": 1,
-                "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1},
+                "session_start_limit": {
+                    "total": 1000,
+                    "remaining": 999,
+                    "reset_after": 0,
+                    "max_concurrency": 1,
+                },
             }
         )
 
@@ -334,7 +348,9 @@ class FakeDiscord:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         self._sockets.append(ws)
-        await ws.send_json({"op": OP_HELLO, "d": {"heartbeat_interval": HEARTBEAT_INTERVAL_MS}, "s": None, "t": None})
+        await ws.send_json(
+            {"op": OP_HELLO, "d": {"heartbeat_interval": HEARTBEAT_INTERVAL_MS}, "s": None, "t": None}
+        )
         try:
             async for message in ws:
                 if message.type is not WSMsgType.TEXT:

@@ -1,0 +1,184 @@
+"""The estimator's figures against the seed calculator's formulas and worked example."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from bot.estimator import (
+    InvalidRequest,
+    Optimizer,
+    estimate,
+    gpus_needed_sharded,
+    parse_request,
+    smallest_card,
+)
+
+
+def run(**options: object):  # type: ignore[no-untyped-def]
+    return estimate(parse_request(**options))
+
+
+def test_worked_example_7b_adam_is_112_gb() -> None:
+    result = run(params=7)
+    assert result.bytes_per_param == 16
+    assert result.model_states_gb == 112
+    assert result.total_gb == 112
+    assert not result.single_gpu.fits
+
+
+def test_worked_example_with_20_gb_activations_is_132_gb() -> None:
+    result = run(params=7, optimizer="adam", activations=20)
+    assert result.model_states_gb == 112
+    assert result.activations_gb == 20
+    assert result.total_gb == 132
+    assert result.single_gpu.overflow_gb == 52
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "bytes_per_param", "total_7b"),
+    [("adam", 16, 112), ("adam8bit", 12, 84), ("sgd", 8, 56)],
+)
+def test_every_optimizer(optimizer: str, bytes_per_param: float, total_7b: float) -> None:
+    result = run(params=7, optimizer=optimizer)
+    assert result.bytes_per_param == bytes_per_param
+    assert Optimizer(optimizer).bytes_per_param == bytes_per_param
+    assert result.total_gb == total_7b
+    assert sum(part.gb for part in result.parts) == pytest.approx(total_7b)
+    assert [p.bytes_per_param for p in result.parts][:2] == [2, 2]  # 16-bit weights and gradients
+
+
+def test_adam_parts_are_the_seed_breakdown() -> None:
+    parts = run(params=1).parts
+    assert [(p.label, p.bytes_per_param) for p in parts] == [
+        ("16-bit weights", 2),
+        ("16-bit gradients", 2),
+        ("fp32 master weights", 4),
+        ("Adam momentum (fp32)", 4),
+        ("Adam variance (fp32)", 4),
+    ]
+    assert [p.kind for p in parts] == ["weights", "gradients", "optimizer", "optimizer", "optimizer"]
+
+
+def test_custom_bytes_per_param_overrides_the_optimizer_with_one_line() -> None:
+    result = run(params=7, optimizer="sgd", bytes_per_param=10)
+    assert result.bytes_per_param == 10
+    assert len(result.parts) == 1
+    assert result.parts[0].gb == 70
+    assert result.total_gb == 70
+    assert "10" in result.optimizer_title
+
+
+@pytest.mark.parametrize(
+    ("options", "fits", "headroom"),
+    [
+        ({"params": 5}, True, 0.0),  # exactly 80 GB fits
+        ({"params": 4, "activations": 16}, True, 0.0),
+        ({"params": 5, "activations": 0.001}, False, -0.001),
+        ({"params": 1, "optimizer": "sgd"}, True, 72.0),
+    ],
+)
+def test_the_80_gb_boundary(options: dict[str, object], fits: bool, headroom: float) -> None:
+    verdict = run(**options).single_gpu
+    assert verdict.capacity_gb == 80
+    assert verdict.fits is fits
+    assert verdict.headroom_gb == pytest.approx(headroom)
+
+
+@pytest.mark.parametrize(
+    ("model_states", "activations", "gpus"),
+    [
+        (112, 0, 2),  # 56 per GPU
+        (112, 20, 2),  # 56 + 20 = 76
+        (160, 0, 2),  # exactly 80 each
+        (160.0000001, 0, 3),
+        (112, 60, 6),  # 112 / 6 + 60 = 78.7; 5 would be 82.4
+        (70, 10, 1),
+        (1, 80, None),  # activations alone fill the card
+        (1, 95, None),
+    ],
+)
+def test_sharded_gpu_count(model_states: float, activations: float, gpus: int | None) -> None:
+    assert gpus_needed_sharded(model_states, activations, 80) == gpus
+    if gpus is not None:
+        assert model_states / gpus + activations <= 80 + 1e-9
+        if gpus > 1:
+            assert model_states / (gpus - 1) + activations > 80
+
+
+def test_sharded_count_is_in_the_verdict() -> None:
+    assert run(params=70).single_gpu.sharded_gpus == 14  # 1120 GB / 80
+    assert run(params=7, activations=80).single_gpu.sharded_gpus is None
+
+
+def test_lora_and_qlora_hint_for_7b_adam() -> None:
+    result = run(params=7, activations=20)
+    lora, qlora = result.lora, result.qlora
+    assert lora.base_gb == 14  # frozen 16-bit base, 2 × N
+    assert lora.adapter_params_billion == pytest.approx(0.07)  # at most 1 % of N
+    assert lora.adapters_gb == pytest.approx(0.07 * 16)
+    assert lora.total_gb == pytest.approx(14 + 1.12 + 20)
+    assert lora.smallest_card_gb == 48
+    assert qlora.base_bytes_per_param == 0.52
+    assert qlora.base_gb == pytest.approx(3.64)
+    assert qlora.total_gb == pytest.approx(3.64 + 1.12 + 20)
+    assert qlora.smallest_card_gb == 48
+
+
+def test_lora_hint_uses_the_optimizer_bytes_and_picks_the_smallest_card() -> None:
+    lora = run(params=7, optimizer="sgd").lora
+    assert lora.adapters_gb == pytest.approx(0.07 * 8)
+    assert lora.smallest_card_gb == 24
+    assert run(params=70).lora.smallest_card_gb is None  # 140 GB of frozen base
+    assert smallest_card(24) == 24
+    assert smallest_card(24.01) == 48
+    assert smallest_card(80.01) is None
+
+
+def test_defaults() -> None:
+    request = parse_request(params=13)
+    assert request.optimizer is Optimizer.ADAM
+    assert request.activations == 0
+    assert request.bytes_per_param is None
+
+
+@pytest.mark.parametrize(
+    ("options", "option", "allowed"),
+    [
+        ({"params": 0}, "params", "greater than 0 and at most 100,000"),
+        ({"params": -7}, "params", "greater than 0 and at most 100,000"),
+        ({"params": 100_001}, "params", "at most 100,000"),
+        ({"params": math.nan}, "params", "billions of parameters"),
+        ({"params": math.inf}, "params", "billions of parameters"),
+        ({"params": "seven"}, "params", "billions of parameters"),
+        ({"params": True}, "params", "billions of parameters"),
+        ({"params": 7, "activations": -1}, "activations", "at least 0 and at most 1,000,000 (GB)"),
+        ({"params": 7, "activations": 1_000_001}, "activations", "at most 1,000,000"),
+        ({"params": 7, "bytes_per_param": 0}, "bytes_per_param", "greater than 0 and at most 64"),
+        ({"params": 7, "bytes_per_param": 65}, "bytes_per_param", "at most 64"),
+        ({"params": 7, "optimizer": "lion"}, "optimizer", "one of adam, adam8bit, sgd"),
+    ],
+)
+def test_invalid_input_names_option_value_and_range(
+    options: dict[str, object], option: str, allowed: str
+) -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(**options)
+    message = str(caught.value)
+    assert f"`{option}`" in message
+    assert repr(options[option]) in message
+    assert allowed in message
+
+
+def test_missing_params_and_unknown_options_are_named() -> None:
+    with pytest.raises(InvalidRequest, match="`params` is required"):
+        parse_request()
+    with pytest.raises(InvalidRequest, match="`gpu` is not an option"):
+        parse_request(params=7, gpu="h100")
+
+
+def test_several_problems_are_all_reported() -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(params=-1, activations=-1)
+    assert len(caught.value.problems) == 2

@@ -1,0 +1,155 @@
+"""``/vram`` end to end: the real bot, logged in to the loopback fake Discord, answering interactions."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import pytest
+
+from bot.runner import VramBot
+from tests.fake_discord import Callback, FakeDiscord
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+def fields(callback: Callback) -> dict[str, str]:
+    return {f["name"]: f["value"] for f in callback.embed["fields"]}
+
+
+def registered_vram(fake: FakeDiscord) -> dict[str, Any]:
+    return next(c for c in fake.registered["global"] if c["name"] == "vram")
+
+
+async def test_start_up_syncs_the_command_with_typed_options(fake: FakeDiscord, bot: VramBot) -> None:
+    command = registered_vram(fake)
+    assert command["description"] == "Estimate the GPU memory to fully fine-tune an LLM"
+    assert command["type"] == 1
+    options = {o["name"]: o for o in command["options"]}
+    assert list(options) == ["params", "optimizer", "activations", "bytes_per_param"]
+
+    params = options["params"]
+    assert (params["type"], params["required"]) == (10, True)  # NUMBER
+    assert (params["min_value"], params["max_value"]) == (0, 100_000)
+    assert "billions" in params["description"]
+
+    optimizer = options["optimizer"]
+    assert (optimizer["type"], optimizer["required"]) == (3, False)  # STRING
+    assert [c["value"] for c in optimizer["choices"]] == ["adam", "adam8bit", "sgd"]
+    for choice in optimizer["choices"]:
+        assert choice["name"].startswith(choice["value"] + " ")
+    assert "8-bit Adam, ~12 B/param" in optimizer["choices"][1]["name"]
+
+    activations = options["activations"]
+    assert (activations["type"], activations["required"], activations["min_value"]) == (10, False, 0)
+    assert "GB" in activations["description"]
+    assert (options["bytes_per_param"]["type"], options["bytes_per_param"]["required"]) == (10, False)
+    assert options["bytes_per_param"]["max_value"] == 64
+
+
+async def test_identify_asks_for_no_intents(fake: FakeDiscord, bot: VramBot) -> None:
+    assert fake.identifies
+    assert fake.identifies[0]["intents"] == 0
+
+
+async def test_vram_adam8bit_answers_with_a_public_embed(fake: FakeDiscord, bot: VramBot) -> None:
+    callback = await fake.invoke("vram", params=7, optimizer="adam8bit")
+    assert callback.type == 4  # CHANNEL_MESSAGE_WITH_SOURCE
+    assert callback.query.get("with_response") == "1"
+    assert not callback.ephemeral
+    assert callback.data["allowed_mentions"] == {"parse": []}
+    embed = callback.embed
+    assert embed["title"] == "VRAM to fully fine-tune a 7B model · 8-bit Adam"
+    assert embed["description"].startswith("`/vram params:7 optimizer:adam8bit`")
+    values = fields(callback)
+    assert values["Model states M"] == "84.0 GB"
+    assert values["Total V"] == "**84.0 GB**"
+    assert values["Single 80 GB GPU"].startswith("❌ Does not fit: 4.0 GB over.")
+    assert "2 × 80 GB GPUs" in values["Single 80 GB GPU"]
+    assert values["LoRA hint"].startswith("💡")
+    assert values["Memory use"].startswith("`████")
+    assert "first-order estimate" in embed["footer"]["text"].lower()
+
+
+async def test_worked_example_with_activations(fake: FakeDiscord, bot: VramBot) -> None:
+    callback = await fake.invoke("vram", params=7, activations=20)
+    values = fields(callback)
+    assert values["Model states M"] == "112.0 GB"
+    assert values["Activations A"] == "20.0 GB"
+    assert values["Total V"] == "**132.0 GB**"
+
+
+async def test_options_the_issue_does_not_list_still_answer_correctly(
+    fake: FakeDiscord, bot: VramBot
+) -> None:
+    callback = await fake.invoke("vram", params=1.5, optimizer="sgd", activations=3.25, bytes_per_param=9)
+    values = fields(callback)
+    assert not callback.ephemeral
+    assert values["Model states M"] == "13.5 GB"  # 1.5 × 9: the custom bytes win over SGD's 8
+    assert values["Total V"] == "**16.8 GB**"  # 13.5 + 3.25 = 16.75
+    assert values["Single 80 GB GPU"] == "✅ Fits, with 63.2 GB to spare."
+    assert callback.embed["color"] == 0x2ECC71
+    assert values["Breakdown per parameter"] == "custom bytes per parameter: 9 B/param · 13.5 GB"
+
+
+async def test_a_model_that_fits_is_green(fake: FakeDiscord, bot: VramBot) -> None:
+    callback = await fake.invoke("vram", params=5)
+    assert fields(callback)["Single 80 GB GPU"].startswith("✅")  # exactly 80 GB
+    assert callback.embed["color"] == 0x2ECC71
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({"params": -1}, "`params` = -1.0 is not allowed: give a number greater than 0 and at most 100,000"),
+        ({"params": 0}, "`params` = 0.0 is not allowed"),
+        ({"params": 7, "activations": -5}, "`activations` = -5.0 is not allowed: give a number at least 0"),
+        ({"params": 7, "bytes_per_param": 100}, "`bytes_per_param` = 100.0 is not allowed"),
+        ({"params": 7, "optimizer": "lion"}, "one of adam, adam8bit, sgd"),
+        # Discord itself never sends a string for a number option; a broken or hostile client might.
+        ({"params": "seven"}, "`params` has a value of the wrong type"),
+        ({"params": 7, "activations": True}, "`activations` has a value of the wrong type"),
+    ],
+)
+async def test_invalid_input_gets_an_ephemeral_explanation(
+    fake: FakeDiscord, bot: VramBot, options: dict[str, Any], expected: str
+) -> None:
+    callback = await fake.invoke("vram", **options)
+    assert callback.type == 4
+    assert callback.ephemeral
+    assert "embeds" not in callback.data or not callback.data["embeds"]
+    assert expected in callback.data["content"]
+    assert callback.data["allowed_mentions"] == {"parse": []}
+    # ...and the bot serves the next command.
+    after = await fake.invoke("vram", params=7)
+    assert fields(after)["Total V"] == "**112.0 GB**"
+
+
+async def test_unexpected_error_apologises_logs_and_keeps_serving(
+    fake: FakeDiscord, bot: VramBot, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*_: object) -> dict[str, Any]:
+        raise RuntimeError("renderer exploded")
+
+    # discord.py loads the extension as its own module object; patch the renderer there.
+    monkeypatch.setattr(sys.modules["cogs.vram"], "render_embed", broken)
+    with caplog.at_level(logging.ERROR, logger="cogs.vram"):
+        callback = await fake.invoke("vram", params=7)
+    assert callback.ephemeral
+    assert callback.data["content"].startswith("Sorry, something went wrong")
+    assert "renderer exploded" not in callback.data["content"]  # no internals shown to users
+    records = [r for r in caplog.records if r.name == "cogs.vram"]
+    assert len(records) == 1
+    assert records[0].exc_info is not None
+    assert "renderer exploded" in str(records[0].exc_info[1].__cause__ or records[0].exc_info[1])
+
+    monkeypatch.undo()
+    after = await fake.invoke("vram", params=7)
+    assert not after.ephemeral
+    assert fields(after)["Total V"] == "**112.0 GB**"
+
+
+async def test_no_unknown_routes_were_called(fake: FakeDiscord, bot: VramBot) -> None:
+    await fake.invoke("vram", params=13)
+    assert fake.unknown_routes == []
