@@ -187,9 +187,13 @@ def embed_to_text(embed: dict[str, Any]) -> str:
     for field in embed["fields"]:
         name, value = plain(field["name"]), plain(field["value"])
         if "\n" in value or len(name) + len(value) > 78:
+            if lines[-1]:
+                lines.append("")
             lines += [f"{name}:", *(f"  {line}" for line in value.splitlines()), ""]
         else:
-            lines += [f"{name}: {value}", ""]
+            lines.append(f"{name}: {value}")
+    if lines[-1]:
+        lines.append("")
     lines.append(plain(embed["footer"]["text"]))
     return "\n".join(lines)
 

@@ -1,0 +1,89 @@
+"""Settings and token loading, and the offline ``estimate`` preview."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.estimator import estimate, parse_request
+from bot.render import embed_to_text, render_embed
+from bot.settings import ConfigError, Settings, load_settings, load_token
+
+
+def test_defaults_when_no_config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = load_settings(env={})
+    assert settings == Settings()
+    assert settings.sync_commands is True
+    assert settings.dev_guild_id is None
+    assert settings.log_level == "INFO"
+
+
+def test_config_path_from_flag_then_environment(tmp_path: Path) -> None:
+    flagged = tmp_path / "a.toml"
+    flagged.write_text("log_level = 'DEBUG'\n", encoding="utf-8")
+    from_env = tmp_path / "b.toml"
+    from_env.write_text("log_level = 'WARNING'\nsync_commands = false\n", encoding="utf-8")
+    env = {"VRAM_BOT_CONFIG": str(from_env)}
+    assert load_settings(flagged, env).log_level == "DEBUG"
+    loaded = load_settings(None, env)
+    assert (loaded.log_level, loaded.sync_commands) == ("WARNING", False)
+
+
+def test_a_named_config_file_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_settings(tmp_path / "missing.toml", {})
+
+
+def test_the_example_config_is_valid_and_documents_every_setting(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[1] / "config.example.toml"
+    lines = example.read_text(encoding="utf-8").splitlines()
+    assert load_settings(example, {}) == Settings()  # as shipped, it changes nothing
+    # With every commented-out key switched on, it is still valid.
+    switched_on = [line.removeprefix("# ") if " = " in line else line for line in lines]
+    (tmp_path / "all.toml").write_text("\n".join(switched_on), encoding="utf-8")
+    everything = load_settings(tmp_path / "all.toml", {})
+    for name in Settings.model_fields:
+        assert getattr(everything, name) is not None, f"{name} is not in config.example.toml"
+        index = next(i for i, line in enumerate(switched_on) if line.startswith(f"{name} = "))
+        assert lines[index - 1].startswith("#"), f"{name} has no comment above it"
+
+
+def test_token_from_environment_wins_and_is_secret(tmp_path: Path) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("from-file\n", encoding="utf-8")
+    settings = Settings(token_file=token_file)
+    token = load_token(settings, {"DISCORD_TOKEN": "from-env"})
+    assert token.get_secret_value() == "from-env"
+    assert "from-env" not in repr(token) and "from-env" not in str(token)
+    assert load_token(settings, {}).get_secret_value() == "from-file"
+
+
+def test_missing_token_and_unreadable_token_file() -> None:
+    with pytest.raises(ConfigError, match="no Discord token"):
+        load_token(Settings(), {"DISCORD_TOKEN": "  "})
+    with pytest.raises(ConfigError, match="cannot read token_file"):
+        load_token(Settings(token_file=Path("/nonexistent/token")), {})
+
+
+def test_estimate_prints_the_embed_content(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["estimate", "7", "--optimizer", "adam8bit", "--activations", "20"]) == 0
+    printed = capsys.readouterr().out
+    expected = embed_to_text(render_embed(estimate(parse_request(params=7, optimizer="adam8bit", activations=20))))
+    assert printed == expected + "\n"
+    assert "Total V: 104.0 GB" in printed
+
+
+def test_estimate_json_is_the_discord_embed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["estimate", "7", "--bytes-per-param", "10", "--json"]) == 0
+    embed = json.loads(capsys.readouterr().out)
+    assert embed == render_embed(estimate(parse_request(params=7, bytes_per_param=10)))
+
+
+def test_estimate_rejects_bad_input_with_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["estimate", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "params = 0.0 is not allowed: give a number greater than 0" in err
