@@ -53,7 +53,9 @@ async def finish(process: asyncio.subprocess.Process, timeout: float = 20) -> tu
     return process.returncode, (stdout + stderr).decode()
 
 
-async def test_runs_syncs_to_the_dev_guild_serves_and_stops_on_sigterm(fake: FakeDiscord, tmp_path: Path) -> None:
+async def test_runs_syncs_to_the_dev_guild_serves_and_stops_on_sigterm(
+    fake: FakeDiscord, tmp_path: Path
+) -> None:
     config = write_config(tmp_path, fake, dev_guild_id=int(fake.guild_id), log_level="INFO")
     process = await start_bot(config, bot_env(DISCORD_TOKEN=fake.token))
     try:

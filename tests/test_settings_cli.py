@@ -58,7 +58,8 @@ def test_token_from_environment_wins_and_is_secret(tmp_path: Path) -> None:
     settings = Settings(token_file=token_file)
     token = load_token(settings, {"DISCORD_TOKEN": "from-env"})
     assert token.get_secret_value() == "from-env"
-    assert "from-env" not in repr(token) and "from-env" not in str(token)
+    assert "from-env" not in repr(token)
+    assert "from-env" not in str(token)
     assert load_token(settings, {}).get_secret_value() == "from-file"
 
 
@@ -72,7 +73,9 @@ def test_missing_token_and_unreadable_token_file() -> None:
 def test_estimate_prints_the_embed_content(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["estimate", "7", "--optimizer", "adam8bit", "--activations", "20"]) == 0
     printed = capsys.readouterr().out
-    expected = embed_to_text(render_embed(estimate(parse_request(params=7, optimizer="adam8bit", activations=20))))
+    expected = embed_to_text(
+        render_embed(estimate(parse_request(params=7, optimizer="adam8bit", activations=20)))
+    )
     assert printed == expected + "\n"
     assert "Total V: 104.0 GB" in printed
 
