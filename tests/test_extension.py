@@ -1,0 +1,38 @@
+"""The cog is a plain discord.py extension: it loads into any ``commands.Bot`` and serves there."""
+
+from __future__ import annotations
+
+import asyncio
+
+import discord
+import pytest
+from discord.ext import commands
+
+from tests.fake_discord import FakeDiscord
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+async def test_loads_into_a_plain_bot_and_answers(fake: FakeDiscord, discord_endpoints: None) -> None:
+    discord.http.Route.BASE = fake.api_base
+    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = discord.gateway.yarl.URL(fake.gateway_url)
+
+    class PlainBot(commands.Bot):
+        async def setup_hook(self) -> None:
+            await self.load_extension("cogs.vram")
+            await self.tree.sync()
+
+    bot = PlainBot(command_prefix="!", intents=discord.Intents.none())
+    task = asyncio.create_task(bot.start(fake.token))
+    try:
+        await fake.wait_identified()
+        assert [c["name"] for c in fake.registered["global"]] == ["vram"]
+        callback = await fake.invoke("vram", params=7, optimizer="sgd")
+        assert not callback.ephemeral
+        assert callback.embed["title"] == "VRAM to fully fine-tune a 7B model · SGD with momentum"
+        bad = await fake.invoke("vram", params=-3)
+        assert bad.ephemeral
+        assert "`params` = -3.0 is not allowed" in bad.data["content"]
+    finally:
+        await bot.close()
+        await task
