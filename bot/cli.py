@@ -12,7 +12,9 @@ from pathlib import Path
 
 import discord
 
-from bot.estimator import InvalidRequest, Optimizer, estimate, parse_request
+from bot.estimator import DEFAULT_LORA_RANK, InvalidRequest, Optimizer, estimate, parse_request
+from bot.hardware import Gpu
+from bot.models import presets
 from bot.render import embed_to_text, render_embed
 from bot.settings import ConfigError, load_settings, load_token
 
@@ -32,23 +34,55 @@ def build_parser() -> argparse.ArgumentParser:
     preview = commands.add_parser(
         "estimate", help="print the bot's answer in the terminal, no Discord needed"
     )
-    preview.add_argument("params", type=float, help="model size in billions of parameters, e.g. 7")
+    preview.add_argument("params", type=float, nargs="?", help="model size in billions of parameters, e.g. 7")
+    preview.add_argument("--model", help="a model preset instead of params, e.g. 'Llama 3.1 8B'")
     preview.add_argument("--optimizer", choices=[o.value for o in Optimizer], default=Optimizer.ADAM.value)
-    preview.add_argument("--activations", type=float, default=0.0, help="activation memory in GB (default 0)")
+    preview.add_argument(
+        "--activations", type=float, help="activation memory in GB (default 0, or estimated)"
+    )
     preview.add_argument(
         "--bytes-per-param", type=float, help="custom bytes per parameter, overrides the optimizer"
     )
+    preview.add_argument(
+        "--gpu", choices=[g.value for g in Gpu], help="GPU to measure against (default h100)"
+    )
+    preview.add_argument("--gpus", type=int, default=1, help="number of GPUs for data parallelism / ZeRO")
+    preview.add_argument("--lora-rank", type=int, default=DEFAULT_LORA_RANK, help="LoRA rank (default 16)")
+    preview.add_argument("--batch-size", type=int, help="sequences per GPU, to estimate activations")
+    preview.add_argument("--seq-len", type=int, help="sequence length in tokens, to estimate activations")
+    preview.add_argument(
+        "--checkpointing", action="store_true", help="estimate with activation checkpointing"
+    )
+    preview.add_argument(
+        "--no-flash-attention",
+        dest="flash_attention",
+        action="store_false",
+        help="keep the s² attention term",
+    )
+    preview.add_argument("--list-models", action="store_true", help="list the model presets and exit")
     preview.add_argument("--json", action="store_true", help="print the embed as Discord's JSON instead")
     return parser
 
 
 def run_estimate(args: argparse.Namespace) -> int:
+    if args.list_models:
+        for preset in presets().values():
+            print(f"{preset.key:16} {preset.name:20} {preset.parameter_count:>17,} parameters")
+        return 0
     try:
         request = parse_request(
             params=args.params,
+            model=args.model,
             optimizer=args.optimizer,
             activations=args.activations,
             bytes_per_param=args.bytes_per_param,
+            gpu=args.gpu,
+            gpus=args.gpus,
+            lora_rank=args.lora_rank,
+            batch_size=args.batch_size,
+            seq_len=args.seq_len,
+            checkpointing=args.checkpointing,
+            flash_attention=args.flash_attention,
         )
     except InvalidRequest as exc:
         for problem in exc.problems:

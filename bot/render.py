@@ -9,7 +9,14 @@ from __future__ import annotations
 import math
 from typing import Any, TypedDict
 
-from bot.estimator import SINGLE_GPU_GB, AdapterHint, Estimate, EstimateRequest, Optimizer
+from bot.estimator import (
+    DEFAULT_LORA_RANK,
+    SINGLE_GPU_GB,
+    AdapterHint,
+    Estimate,
+    EstimateRequest,
+    Optimizer,
+)
 
 FITS_COLOUR = 0x2ECC71
 DOES_NOT_FIT_COLOUR = 0xE74C3C
@@ -54,12 +61,28 @@ def format_gb(value: float) -> str:
 
 
 def command_line(request: EstimateRequest) -> str:
-    """The inputs as a ``/vram`` line someone can copy and edit."""
-    words = [f"/vram params:{request.params:g}", f"optimizer:{request.optimizer.value}"]
-    if request.activations:
-        words.append(f"activations:{request.activations:g}")
-    if request.bytes_per_param is not None:
-        words.append(f"bytes_per_param:{request.bytes_per_param:g}")
+    """The inputs as a ``/vram`` line someone can copy and edit: only what differs from the defaults."""
+    words = ["/vram"]
+    if request.params is not None:
+        words.append(f"params:{request.params:g}")
+    if request.model is not None:
+        words.append(f"model:{request.model.key}")
+    words.append(f"optimizer:{request.optimizer.value}")
+    optional: list[tuple[str, object, object]] = [
+        ("activations", request.activations, None),
+        ("bytes_per_param", request.bytes_per_param, None),
+        ("gpu", request.gpu.value if request.gpu else None, None),
+        ("gpus", request.gpus, 1),
+        ("lora_rank", request.lora_rank, DEFAULT_LORA_RANK),
+        ("batch_size", request.batch_size, None),
+        ("seq_len", request.seq_len, None),
+        ("checkpointing", request.checkpointing, False),
+        ("flash_attention", request.flash_attention, True),
+    ]
+    for name, value, default in optional:
+        if value != default and value is not None:
+            text = f"{value:g}" if isinstance(value, float) else str(value)
+            words.append(f"{name}:{text}")
     return " ".join(words)
 
 
@@ -84,6 +107,33 @@ def _breakdown(estimate: Estimate) -> str:
     return "\n".join(lines)
 
 
+def verdict_title(estimate: Estimate) -> str:
+    verdict = estimate.single_gpu
+    # Unless a card was picked, keep the plain "80 GB GPU" of the original calculator.
+    return f"Single {verdict.gpu.display_name}" if verdict.named else f"Single {verdict.capacity_gb:g} GB GPU"
+
+
+def _cluster(estimate: Estimate) -> tuple[str, str] | None:
+    cluster = estimate.cluster
+    if cluster is None:
+        return None
+    card = estimate.single_gpu.gpu.display_name
+    lines = [
+        f"{'✅' if row.fits else '❌'} {row.strategy}: {format_gb(row.gb)} per GPU" for row in cluster.rows
+    ]
+    best = cluster.smallest_fitting
+    if best is None:
+        needed = estimate.single_gpu.sharded_gpus
+        lines.append(
+            "No strategy fits on this many cards"
+            + (f"; ZeRO-3 needs {needed} of them." if needed else "; the activations alone fill a card.")
+        )
+    else:
+        lines.append(f"**{best}** is the smallest strategy that fits.")
+    lines.append("(Rajbhandari et al. 2020; activations are added to every GPU.)")
+    return f"On {cluster.gpus} × {card}", "\n".join(lines)
+
+
 def _verdict(estimate: Estimate) -> str:
     verdict = estimate.single_gpu
     if verdict.fits:
@@ -103,14 +153,33 @@ def _verdict(estimate: Estimate) -> str:
 def _card(hint: AdapterHint) -> str:
     if hint.smallest_card_gb is None:
         return "more than one 80 GB card"
-    return f"a {hint.smallest_card_gb:g} GB card"
+    return f"one {hint.smallest_card_gb:g} GB card"
+
+
+def _adapters(lora: AdapterHint, params_billion: float) -> str:
+    if lora.rank is None:
+        return "budgeted at 1 % of the parameters"
+    share = lora.adapter_params_billion / params_billion * 100
+    return (
+        f"rank {lora.rank} on every attention and MLP linear layer: "
+        f"{format_count(lora.adapter_params_billion * 1e9)} adapter parameters, {share:.2g} % of the model"
+    )
+
+
+def format_count(count: float) -> str:
+    """A parameter count as 41.9M or 8.03B."""
+    if count >= 1e9:
+        return f"{count / 1e9:,.3g}B"
+    if count >= 1e6:
+        return f"{count / 1e6:,.3g}M"
+    return f"{count:,.0f}"
 
 
 def _lora(estimate: Estimate) -> str:
     lora, qlora = estimate.lora, estimate.qlora
     return (
         f"💡 **LoRA** freezes the base weights, so gradients and optimizer state cover only the adapters "
-        f"(budgeted at 1 % of the parameters): {format_gb(lora.base_gb)} frozen 16-bit base + "
+        f"({_adapters(lora, estimate.params_billion)}): {format_gb(lora.base_gb)} frozen 16-bit base + "
         f"{format_gb(lora.adapters_gb)} adapters + {format_gb(lora.activations_gb)} activations = "
         f"**{format_gb(lora.total_gb)}**, fits {_card(lora)}.\n"
         f"**QLoRA** (4-bit NF4 base, ~{qlora.base_bytes_per_param:g} B/param): "
@@ -119,15 +188,59 @@ def _lora(estimate: Estimate) -> str:
 
 
 def title(estimate: Estimate) -> str:
-    size = format_number(estimate.request.params)
-    return f"VRAM to fully fine-tune a {size}B model · {estimate.optimizer_title}"
+    request = estimate.request
+    if request.model is not None and request.params is None:
+        what = request.model.name
+    else:
+        what = f"a {format_number(estimate.params_billion)}B model"
+    return f"VRAM to fully fine-tune {what} · {estimate.optimizer_title}"
+
+
+def _preset_line(estimate: Estimate) -> str | None:
+    model = estimate.request.model
+    if model is None:
+        return None
+    if estimate.preset_overridden:
+        return (
+            f"`params` was given, so it wins over the {model.name} preset "
+            f"({format_count(model.parameter_count)} parameters)."
+        )
+    experts = f", {model.experts} experts" if model.experts > 1 else ""
+    return (
+        f"{model.name}: {model.parameter_count:,} parameters, counted from its architecture "
+        f"({model.layers} layers, hidden {model.hidden_size}, {model.attention_heads} heads / "
+        f"{model.kv_heads} KV heads, MLP {model.intermediate_size}, vocabulary {model.vocab_size}{experts})."
+    )
+
+
+def _activations_value(estimate: Estimate) -> str:
+    found = estimate.activation_estimate
+    if found is None:
+        return format_gb(estimate.activations_gb)
+    return f"≈ {format_gb(estimate.activations_gb)} (estimated)"
+
+
+def _activation_assumptions(estimate: Estimate) -> str | None:
+    found = estimate.activation_estimate
+    if found is None:
+        return None
+    attention = (
+        "FlashAttention (no s² term)" if found.flash_attention else "standard attention (with s² term)"
+    )
+    recompute = "full activation checkpointing" if found.checkpointing else "no checkpointing"
+    return (
+        f"Estimated for batch {found.batch_size} × {found.seq_len:,} tokens per GPU, 16-bit activations, "
+        f"{attention}, {recompute}: {format_gb(found.per_layer_gb)} per layer + "
+        f"{format_gb(found.outside_layers_gb)} for embeddings and logits "
+        "(Korthikanti et al. 2022). Enter `activations` to use a measured figure instead."
+    )
 
 
 def render_embed(estimate: Estimate) -> dict[str, Any]:
     """The answer as a Discord embed object (the JSON shape Discord documents)."""
     request = estimate.request
     formula = (
-        f"M = N × B = {format_number(request.params)} × {estimate.bytes_per_param:g} = "
+        f"M = N × B = {format_number(estimate.params_billion)} × {estimate.bytes_per_param:g} = "
         f"{format_gb(estimate.model_states_gb)}\n"
         f"V = M + A = {format_gb(estimate.model_states_gb)} + {format_gb(estimate.activations_gb)} = "
         f"**{format_gb(estimate.total_gb)}**"
@@ -135,15 +248,32 @@ def render_embed(estimate: Estimate) -> dict[str, Any]:
     fields: list[EmbedField] = [
         {"name": "Breakdown per parameter", "value": _breakdown(estimate), "inline": False},
         {"name": "Model states M", "value": format_gb(estimate.model_states_gb), "inline": True},
-        {"name": "Activations A", "value": format_gb(estimate.activations_gb), "inline": True},
+        {"name": "Activations A", "value": _activations_value(estimate), "inline": True},
         {"name": "Total V", "value": f"**{format_gb(estimate.total_gb)}**", "inline": True},
-        {"name": f"Single {SINGLE_GPU_GB:g} GB GPU", "value": _verdict(estimate), "inline": False},
-        {"name": "LoRA hint", "value": _lora(estimate), "inline": False},
-        {"name": "Memory use", "value": usage_bar(estimate.total_gb), "inline": False},
     ]
+    assumptions = _activation_assumptions(estimate)
+    if assumptions:
+        fields.append({"name": "Activation estimate", "value": assumptions, "inline": False})
+    fields.append({"name": verdict_title(estimate), "value": _verdict(estimate), "inline": False})
+    cluster = _cluster(estimate)
+    if cluster:
+        fields.append({"name": cluster[0], "value": cluster[1], "inline": False})
+    fields += [
+        {"name": "LoRA hint", "value": _lora(estimate), "inline": False},
+        {
+            "name": "Memory use",
+            "value": usage_bar(estimate.total_gb, estimate.single_gpu.capacity_gb),
+            "inline": False,
+        },
+    ]
+    description = [f"`{command_line(request)}`"]
+    preset = _preset_line(estimate)
+    if preset:
+        description.append(preset)
+    description.append(formula)
     return {
         "title": title(estimate),
-        "description": f"`{command_line(request)}`\n{formula}",
+        "description": "\n".join(description),
         "color": FITS_COLOUR if estimate.single_gpu.fits else DOES_NOT_FIT_COLOUR,
         "fields": fields,
         "footer": {"text": FOOTER},

@@ -139,8 +139,10 @@ def test_lora_hint_uses_the_optimizer_bytes_and_picks_the_smallest_card() -> Non
 def test_defaults() -> None:
     request = parse_request(params=13)
     assert request.optimizer is Optimizer.ADAM
-    assert request.activations == 0
+    assert request.activations is None
+    assert estimate(request).activations_gb == 0
     assert request.bytes_per_param is None
+    assert (request.gpu, request.gpus, request.lora_rank) == (None, 1, 16)
 
 
 @pytest.mark.parametrize(
@@ -172,10 +174,10 @@ def test_invalid_input_names_option_value_and_range(
 
 
 def test_missing_params_and_unknown_options_are_named() -> None:
-    with pytest.raises(InvalidRequest, match="`params` is required"):
+    with pytest.raises(InvalidRequest, match=r"give `params` \(billions of parameters\) or a `model` preset"):
         parse_request()
-    with pytest.raises(InvalidRequest, match="`gpu` is not an option"):
-        parse_request(params=7, gpu="h100")
+    with pytest.raises(InvalidRequest, match="`flavour` is not an option"):
+        parse_request(params=7, flavour="vanilla")
 
 
 def test_several_problems_are_all_reported() -> None:
