@@ -153,3 +153,63 @@ async def test_unexpected_error_apologises_logs_and_keeps_serving(
 async def test_no_unknown_routes_were_called(fake: FakeDiscord, bot: VramBot) -> None:
     await fake.invoke("vram", params=13)
     assert fake.unknown_routes == []
+
+
+async def test_registered_scaling_options(fake: FakeDiscord, bot: VramBot) -> None:
+    options = {o["name"]: o for o in registered_vram(fake)["options"]}
+    assert options["model"]["type"] == 3
+    assert options["model"]["autocomplete"] is True
+    gpu_values = [c["value"] for c in options["gpu"]["choices"]]
+    assert gpu_values[0] == "h100"
+    assert {"a100-40", "a100-80", "h200", "b200", "mi300x", "l40s", "rtx4090", "t4", "v100-32"} <= set(
+        gpu_values
+    )
+    assert (options["gpus"]["type"], options["gpus"]["min_value"], options["gpus"]["max_value"]) == (
+        4,
+        1,
+        4096,
+    )
+    assert (options["lora_rank"]["type"], options["lora_rank"]["max_value"]) == (4, 1024)
+    assert options["batch_size"]["type"] == options["seq_len"]["type"] == 4
+    assert options["checkpointing"]["type"] == options["flash_attention"]["type"] == 5  # BOOLEAN
+    assert len(registered_vram(fake)["options"]) <= 25
+
+
+async def test_model_autocomplete_suggests_loosely(fake: FakeDiscord, bot: VramBot) -> None:
+    interaction = fake.slash_interaction(
+        "vram", [{"name": "model", "type": 3, "value": "qwen72", "focused": True}]
+    )
+    interaction["type"] = 4  # APPLICATION_COMMAND_AUTOCOMPLETE
+    callback = await fake.send_interaction(interaction)
+    assert callback.type == 8  # APPLICATION_COMMAND_AUTOCOMPLETE_RESULT
+    choices = callback.data["choices"]
+    assert choices[0] == {"name": "Qwen2.5 72B · 72.7B params", "value": "qwen2.5-72b"}
+    assert len(choices) <= 25
+
+
+async def test_preset_embed_with_card_sharding_lora_rank_and_activations(
+    fake: FakeDiscord, bot: VramBot
+) -> None:
+    callback = await fake.invoke(
+        "vram", model="llama-3.1-8b", gpu="a100-80", gpus=8, lora_rank=32, batch_size=2, seq_len=4096
+    )
+    assert not callback.ephemeral
+    embed = callback.embed
+    assert embed["title"] == "VRAM to fully fine-tune Llama 3.1 8B · Mixed-precision Adam"
+    assert "8,030,261,248 parameters, counted from its architecture" in embed["description"]
+    values = fields(callback)
+    assert values["Activations A"].endswith("(estimated)")
+    assert "batch 2 × 4,096 tokens" in values["Activation estimate"]
+    assert "FlashAttention" in values["Activation estimate"]
+    assert values["Single NVIDIA A100 80 GB"].startswith("❌")
+    cluster = values["On 8 × NVIDIA A100 80 GB"]
+    assert "ZeRO-1" in cluster
+    assert "ZeRO-3 is the smallest strategy that fits" in cluster.replace("**", "")
+    assert "rank 32 on every attention and MLP linear layer: 83.9M adapter parameters" in values["LoRA hint"]
+
+
+async def test_unknown_model_lists_close_matches(fake: FakeDiscord, bot: VramBot) -> None:
+    callback = await fake.invoke("vram", model="lama 3.1 8b")
+    assert callback.ephemeral
+    assert "`model` = 'lama 3.1 8b' is not allowed" in callback.data["content"]
+    assert "Llama 3.1 8B" in callback.data["content"]

@@ -1,0 +1,202 @@
+"""Presets, cards, ZeRO stages, LoRA by rank and activation estimates, each against its source."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.activations import estimate_activations, layer_bytes
+from bot.estimator import InvalidRequest, estimate, parse_request
+from bot.hardware import Gpu
+from bot.models import Architecture, close_matches, find_preset, presets, search_presets
+from bot.render import render_embed
+from bot.sharding import STRATEGIES, per_gpu_gb
+
+# Published totals (the safetensors parameter counts on each model's Hugging Face page).
+PUBLISHED = {
+    "llama-3.1-8b": 8_030_261_248,
+    "llama-3.1-70b": 70_553_706_496,
+    "llama-3.1-405b": 405_853_388_800,
+    "llama-2-7b": 6_738_415_616,
+    "llama-2-13b": 13_015_864_320,
+    "llama-2-70b": 68_976_648_192,
+    "mistral-7b": 7_241_732_096,
+    "mixtral-8x7b": 46_702_792_704,
+    "mixtral-8x22b": 140_630_071_296,
+    "qwen2.5-7b": 7_615_616_512,
+    "qwen2.5-14b": 14_770_033_664,
+    "qwen2.5-32b": 32_763_876_352,
+    "qwen2.5-72b": 72_706_203_648,
+    "gemma-2-9b": 9_241_705_984,
+    "gemma-2-27b": 27_227_128_320,
+    "phi-3-mini": 3_821_079_552,
+}
+
+
+def test_every_required_preset_is_there() -> None:
+    assert set(presets()) == set(PUBLISHED)
+
+
+def test_llama_counts_are_exact() -> None:
+    assert presets()["llama-3.1-8b"].parameter_count == 8_030_261_248
+    assert presets()["llama-2-7b"].parameter_count == 6_738_415_616
+
+
+@pytest.mark.parametrize(("key", "published"), sorted(PUBLISHED.items()))
+def test_counted_parameters_match_the_published_total(key: str, published: int) -> None:
+    model = presets()[key]
+    assert model.parameter_count == pytest.approx(published, rel=0.005)
+    assert model.published_params == published  # the data file states the same source
+
+
+def test_lora_rank_16_on_llama_3_1_8b() -> None:
+    assert presets()["llama-3.1-8b"].lora_adapter_params(16) == 41_943_040
+    assert presets()["llama-3.1-8b"].lora_adapter_params(32) == 2 * 41_943_040
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("llama 8", "Llama 3.1 8B"),
+        ("qwen72", "Qwen2.5 72B"),
+        ("mixtral", "Mixtral 8x7B"),
+        ("GEMMA 27", "Gemma 2 27B"),
+    ],
+)
+def test_autocomplete_matches_loosely(query: str, first: str) -> None:
+    found = search_presets(query)
+    assert found
+    assert found[0].name == first
+
+
+def test_autocomplete_limits_and_empty_query() -> None:
+    assert [m.name for m in search_presets("mixtral")] == ["Mixtral 8x7B", "Mixtral 8x22B"]
+    assert len(search_presets("")) == len(presets())
+    assert len(search_presets("", limit=3)) == 3
+    assert search_presets("zzz") == []
+
+
+def test_find_preset_by_key_or_name_and_close_matches() -> None:
+    assert find_preset("llama-3.1-8b") is find_preset("Llama 3.1 8B")
+    assert find_preset("llama 3.1 8b") is presets()["llama-3.1-8b"]
+    assert find_preset("llama 4") is None
+    assert "Llama 3.1 8B" in close_matches("lama 3.1 8b")
+
+
+def test_zero_reproduces_table_1_of_the_paper() -> None:
+    # Rajbhandari et al. 2020, Table 1: Ψ = 7.5B, N_d = 64, K = 12 -> 120, 31.4, 16.6, 1.9 GB.
+    weights, gradients, optimizer = 7.5 * 2, 7.5 * 2, 7.5 * 12
+    per_gpu = [round(per_gpu_gb(s, weights, gradients, optimizer, 64), 1) for s in STRATEGIES]
+    assert per_gpu == [120.0, 31.4, 16.6, 1.9]
+
+
+def test_zero_through_the_estimator_scales_for_other_optimizers() -> None:
+    cluster = estimate(parse_request(params=7.5, gpus=64)).cluster
+    assert cluster is not None
+    assert [round(r.gb, 1) for r in cluster.rows] == [120.0, 31.4, 16.6, 1.9]
+    sgd = estimate(parse_request(params=7.5, optimizer="sgd", gpus=64)).cluster
+    assert sgd is not None
+    assert sgd.rows[1].gb == pytest.approx(7.5 * 4 + 7.5 * 4 / 64)  # weights + grads, momentum sharded
+    assert estimate(parse_request(params=7)).cluster is None  # one card: no table
+
+
+def test_smallest_fitting_stage() -> None:
+    cluster = estimate(parse_request(params=8, gpus=8)).cluster  # 128 GB of model states
+    assert cluster is not None
+    assert cluster.smallest_fitting == "ZeRO-1"  # 4·8 + 12·8/8 = 44 GB
+    none_fits = estimate(parse_request(params=70, gpus=2)).cluster
+    assert none_fits is not None
+    assert none_fits.smallest_fitting is None
+
+
+GPT3 = Architecture(
+    key="gpt-3",
+    name="GPT-3 175B",
+    hidden_size=12288,
+    layers=96,
+    attention_heads=96,
+    kv_heads=96,
+    intermediate_size=4 * 12288,
+    vocab_size=50257,
+    tied_embeddings=True,
+    published_params=175_000_000_000,
+)
+
+
+def test_activation_formula_is_the_papers_for_a_gpt3_layer() -> None:
+    s, b, h, a = 2048, 1, 12288, 96
+    assert 5 * a * s / h == 80  # Korthikanti et al. 2022, section 4.1
+    paper = s * b * h * (34 + 5 * a * s / h)
+    assert layer_bytes(GPT3, b, s, flash_attention=False, gated_mlp=False) == paper
+    assert layer_bytes(GPT3, b, s, flash_attention=True, gated_mlp=False) == s * b * h * 34
+
+
+def test_checkpointing_keeps_each_layer_input_only() -> None:
+    llama = presets()["llama-3.1-8b"]
+    found = estimate_activations(llama, 1, 2048, checkpointing=True)
+    assert found.per_layer_gb == pytest.approx(2 * 2048 * 4096 / 1e9)
+    logits = 4 * 2048 * 128256 + 5 * 2048 * 4096
+    assert found.total_gb == pytest.approx((32 * 2 * 2048 * 4096 + logits) / 1e9)
+
+
+def test_gqa_and_gated_mlp_shape_the_activation_estimate() -> None:
+    llama = presets()["llama-3.1-8b"]  # q = 4096, kv = 1024, f = 14336
+    sb, h = 2048, 4096
+    attention = sb * (2 * h + 2 * h + 4 * 1024 + 2 * h + h)
+    mlp = 3 * sb * h + 8 * sb * 14336
+    norms = 2 * 2 * sb * h
+    assert layer_bytes(llama, 1, 2048, flash_attention=True) == attention + mlp + norms
+
+
+def test_a_preset_request_uses_the_counted_parameters_and_estimates_activations() -> None:
+    result = estimate(parse_request(model="Llama 3.1 8B", seq_len=4096, batch_size=2))
+    assert result.params_billion == pytest.approx(8.030261248)
+    assert result.model_states_gb == pytest.approx(8.030261248 * 16)
+    assert result.activation_estimate is not None
+    assert result.activations_gb == result.activation_estimate.total_gb > 0
+    assert result.lora.rank == 16
+    assert result.lora.adapter_params_billion == pytest.approx(0.04194304)
+
+
+def test_entered_activations_win_over_the_estimate() -> None:
+    result = estimate(parse_request(model="mistral-7b", seq_len=4096, activations=12))
+    assert result.activations_gb == 12
+    assert result.activation_estimate is None
+
+
+def test_params_win_over_the_preset_and_the_embed_says_so() -> None:
+    result = estimate(parse_request(params=7, model="llama-2-70b"))
+    assert result.params_billion == 7
+    assert result.preset_overridden
+    assert result.lora.rank is None  # the 1 % rule: the preset's shapes do not describe a 7B model
+    assert "`params` was given, so it wins over the Llama 2 70B preset" in render_embed(result)["description"]
+
+
+def test_a_named_card_sets_capacity_and_verdict_title() -> None:
+    result = estimate(parse_request(params=7, gpu="mi300x"))
+    assert result.single_gpu.capacity_gb == 192
+    assert result.single_gpu.fits
+    embed = render_embed(result)
+    assert any(f["name"] == "Single AMD Instinct MI300X 192 GB" for f in embed["fields"])
+    assert Gpu.B200.memory_gb == 180
+    assert Gpu.H100.memory_gb == 80
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"model": "llama 9"}, "`model` = 'llama 9' is not allowed: give one of the presets, e.g. "),
+        ({"params": 7, "seq_len": 2048}, "`batch_size` and `seq_len` need a `model` preset"),
+        (
+            {"params": 7, "gpus": 0},
+            "`gpus` = 0 is not allowed: give a whole number at least 1 and at most 4,096",
+        ),
+        ({"params": 7, "gpus": 2.5}, "`gpus` = 2.5 is not allowed"),
+        ({"model": "mistral-7b", "lora_rank": 2048}, "`lora_rank` = 2048 is not allowed"),
+        ({"params": 7, "gpu": "tpu"}, "`gpu` = 'tpu' is not allowed: give one of h100, a100-40"),
+        ({"model": "x" * 6000}, "`model` = '" + "x" * 100 + "…' is not allowed"),
+    ],
+)
+def test_invalid_scaling_options(options: dict[str, object], message: str) -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(**options)
+    assert message in str(caught.value)
