@@ -90,3 +90,22 @@ def test_estimate_rejects_bad_input_with_exit_2(capsys: pytest.CaptureFixture[st
     assert main(["estimate", "0"]) == 2
     err = capsys.readouterr().err
     assert "params = 0.0 is not allowed: give a number greater than 0" in err
+
+
+def test_readme_example_is_what_the_preview_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    example = readme.split("```\n", 2)[1]
+    assert main(["estimate", "7", "--optimizer", "adam8bit"]) == 0
+    assert capsys.readouterr().out.strip() == example.strip()
+
+
+def test_preview_takes_the_preset_options(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["estimate", "--model", "llama 3.1 70b", "--gpus", "8", "--seq-len", "4096", "--lora-rank", "32"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "VRAM to fully fine-tune Llama 3.1 70B" in out
+    assert "On 8 × NVIDIA H100 80 GB:" in out
+    assert "rank 32" in out
+    assert "batch 1 × 4,096 tokens" in out
+    assert main(["estimate", "--list-models"]) == 0
+    assert "llama-3.1-8b" in capsys.readouterr().out
