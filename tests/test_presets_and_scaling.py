@@ -200,3 +200,21 @@ def test_invalid_scaling_options(options: dict[str, object], message: str) -> No
     with pytest.raises(InvalidRequest) as caught:
         parse_request(**options)
     assert message in str(caught.value)
+
+
+@pytest.mark.parametrize("key", sorted(PUBLISHED))
+def test_every_preset_embed_stays_within_discord_limits(key: str) -> None:
+    from bot.render import embed_limit_problems
+
+    request = parse_request(
+        model=key,
+        gpu="v100-16",
+        gpus=4096,
+        lora_rank=1024,
+        batch_size=65_536,
+        seq_len=1_048_576,
+        flash_attention=False,
+    )
+    embed = render_embed(estimate(request))
+    assert embed_limit_problems(embed) == []
+    assert embed["color"] == 0xE74C3C
