@@ -12,7 +12,14 @@ from pathlib import Path
 
 import discord
 
-from bot.estimator import DEFAULT_LORA_RANK, InvalidRequest, Optimizer, estimate, parse_request
+from bot.estimator import (
+    DEFAULT_LORA_RANK,
+    EstimateRequest,
+    InvalidRequest,
+    Optimizer,
+    estimate,
+    parse_request,
+)
 from bot.hardware import Gpu
 from bot.models import presets
 from bot.render import embed_to_text, render_embed
@@ -70,20 +77,8 @@ def run_estimate(args: argparse.Namespace) -> int:
             print(f"{preset.key:16} {preset.name:20} {preset.parameter_count:>17,} parameters")
         return 0
     try:
-        request = parse_request(
-            params=args.params,
-            model=args.model,
-            optimizer=args.optimizer,
-            activations=args.activations,
-            bytes_per_param=args.bytes_per_param,
-            gpu=args.gpu,
-            gpus=args.gpus,
-            lora_rank=args.lora_rank,
-            batch_size=args.batch_size,
-            seq_len=args.seq_len,
-            checkpointing=args.checkpointing,
-            flash_attention=args.flash_attention,
-        )
+        # The sub-command's options are named as the request's fields.
+        request = parse_request(**{name: getattr(args, name) for name in EstimateRequest.model_fields})
     except InvalidRequest as exc:
         for problem in exc.problems:
             print(f"vram-bot: {problem.replace('`', '')}", file=sys.stderr)
