@@ -162,7 +162,8 @@ def _bounded(limit: Limit) -> Any:
         gt=None if inclusive else limit.minimum,
         le=limit.maximum,
         allow_inf_nan=False,
-        strict=limit.integer or None,  # 7.5 GPUs is not a count; pydantic would otherwise accept 7.0
+        # Numbers only: no "7" strings or True, and for counts no 7.0 (pydantic's lax mode takes them).
+        strict=True,
     )
 
 
@@ -183,14 +184,6 @@ class EstimateRequest(BaseModel):
     seq_len: Annotated[int, _bounded(SEQ_LEN_LIMIT)] | None = None
     checkpointing: bool = False
     flash_attention: bool = True
-
-    @field_validator("params", "activations", "bytes_per_param", mode="before")
-    @classmethod
-    def _no_booleans(cls, value: object) -> object:
-        # pydantic would read True as 1.0; a boolean is never a size.
-        if isinstance(value, bool):
-            raise ValueError("a boolean is not a number")
-        return value
 
     @field_validator("model", mode="before")
     @classmethod

@@ -1,0 +1,69 @@
+"""Property tests over the estimator and the rendering (hypothesis)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.estimator import InvalidRequest, Optimizer, estimate, parse_request
+from bot.render import embed_limit_problems, render_embed
+
+params = st.floats(min_value=1e-6, max_value=100_000, allow_nan=False)
+activations = st.floats(min_value=0, max_value=1_000_000, allow_nan=False)
+optimizers = st.sampled_from([o.value for o in Optimizer])
+custom_bytes = st.none() | st.floats(min_value=1e-6, max_value=64, allow_nan=False)
+gpus = st.integers(min_value=1, max_value=4096)
+
+
+@settings(max_examples=200, deadline=None)
+@given(params, activations, optimizers, custom_bytes, gpus)
+def test_valid_input_gives_a_consistent_estimate(
+    n: float, a: float, optimizer: str, bytes_per_param: float | None, gpu_count: int
+) -> None:
+    result = estimate(
+        parse_request(
+            params=n, activations=a, optimizer=optimizer, bytes_per_param=bytes_per_param, gpus=gpu_count
+        )
+    )
+    assert math.isfinite(result.total_gb)
+    assert result.total_gb == pytest.approx(sum(p.gb for p in result.parts) + a)
+    assert result.model_states_gb == pytest.approx(n * result.bytes_per_param)
+    assert result.single_gpu.fits is (result.total_gb <= 80)
+    assert embed_limit_problems(render_embed(result)) == []
+    bigger = estimate(
+        parse_request(
+            params=min(n * 2, 100_000),
+            activations=min(a + 1, 1_000_000),
+            optimizer=optimizer,
+            bytes_per_param=bytes_per_param,
+        )
+    )
+    assert bigger.total_gb >= result.total_gb
+
+
+out_of_range = st.one_of(
+    st.floats(max_value=0),
+    st.floats(min_value=100_000, exclude_min=True),
+    st.just(math.nan),
+    st.text(max_size=20),
+    st.booleans(),
+    st.lists(st.integers(), max_size=2),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(out_of_range)
+def test_invalid_params_raise_only_the_validation_error(value: object) -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(params=value)
+    assert "`params`" in str(caught.value)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(max_value=0, exclude_max=True) | st.floats(min_value=1_000_000, exclude_min=True))
+def test_invalid_activations_raise_only_the_validation_error(value: float) -> None:
+    with pytest.raises(InvalidRequest, match="`activations`"):
+        parse_request(params=7, activations=value)
