@@ -332,7 +332,6 @@ class Estimate(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     request: EstimateRequest
-    params_billion: float
     optimizer_title: str
     bytes_per_param: float
     parts: tuple[Part, ...]
@@ -344,6 +343,10 @@ class Estimate(BaseModel):
     cluster: ClusterVerdict | None
     lora: AdapterHint
     qlora: AdapterHint
+
+    @property
+    def params_billion(self) -> float:
+        return self.request.params_billion
 
     @property
     def preset_overridden(self) -> bool:
@@ -399,17 +402,14 @@ def _adapter_hint(
     )
 
 
-CUSTOM_LABEL = "custom bytes per parameter"
-
-
-def _shard_split(parts: tuple[Part, ...]) -> tuple[float, float, float]:
+def _shard_split(request: EstimateRequest, parts: tuple[Part, ...]) -> tuple[float, float, float]:
     """Bytes per parameter of weights, gradients and optimizer state, for the ZeRO formulas.
 
     A custom B has no breakdown: it keeps the usual 16-bit weight and gradient (2 + 2) and counts the
     rest as optimizer state; below 4 B it is split evenly between weight and gradient.
     """
-    if len(parts) == 1 and parts[0].label == CUSTOM_LABEL:
-        total = parts[0].bytes_per_param
+    if request.bytes_per_param is not None:
+        total = request.bytes_per_param
         weights = gradients = min(2.0, total / 2)
         return weights, gradients, total - weights - gradients
 
@@ -439,7 +439,9 @@ def estimate(request: EstimateRequest) -> Estimate:
     n = request.params_billion
     if request.bytes_per_param is not None:
         parts: tuple[Part, ...] = (
-            Part(label=CUSTOM_LABEL, kind="optimizer", bytes_per_param=request.bytes_per_param),
+            Part(
+                label="custom bytes per parameter", kind="optimizer", bytes_per_param=request.bytes_per_param
+            ),
         )
         title = f"Custom {request.bytes_per_param:g} B/param"
     else:
@@ -462,12 +464,11 @@ def estimate(request: EstimateRequest) -> Estimate:
     )
     cluster = None
     if request.gpus > 1:
-        weights, gradients, optimizer = (n * b for b in _shard_split(parts))
+        weights, gradients, optimizer = (n * b for b in _shard_split(request, parts))
         rows = all_strategies(weights, gradients, optimizer, activations, request.gpus, card.memory_gb)
         cluster = ClusterVerdict(gpus=request.gpus, rows=rows)
     return Estimate(
         request=request,
-        params_billion=n,
         optimizer_title=title,
         bytes_per_param=bytes_per_param,
         parts=parts,
