@@ -22,7 +22,8 @@ from bot.estimator import (
 )
 from bot.hardware import Gpu
 from bot.models import presets
-from bot.render import embed_to_text, render_embed
+from bot.i18n import DEFAULT_LANGUAGE, Language
+from bot.render import describe_problem, embed_to_text, render_embed
 from bot.settings import ConfigError, load_settings, load_token
 
 EXIT_USAGE = 2
@@ -66,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="keep the s² attention term",
     )
+    preview.add_argument(
+        "--lang",
+        choices=[language.value for language in Language],
+        default=DEFAULT_LANGUAGE.value,
+        help="language of the answer, as Discord users with that locale see it (default en)",
+    )
     preview.add_argument("--list-models", action="store_true", help="list the model presets and exit")
     preview.add_argument("--json", action="store_true", help="print the embed as Discord's JSON instead")
     return parser
@@ -76,14 +83,15 @@ def run_estimate(args: argparse.Namespace) -> int:
         for preset in presets().values():
             print(f"{preset.key:16} {preset.name:20} {preset.parameter_count:>17,} parameters")
         return 0
+    language = Language(args.lang)
     try:
         # The sub-command's options are named as the request's fields.
         request = parse_request(**{name: getattr(args, name) for name in EstimateRequest.model_fields})
     except InvalidRequest as exc:
         for problem in exc.problems:
-            print(f"vram-bot: {problem.replace('`', '')}", file=sys.stderr)
+            print(f"vram-bot: {describe_problem(problem, language).replace('`', '')}", file=sys.stderr)
         return EXIT_USAGE
-    embed = render_embed(estimate(request))
+    embed = render_embed(estimate(request), language)
     print(json.dumps(embed, ensure_ascii=False, indent=2) if args.json else embed_to_text(embed))
     return 0
 

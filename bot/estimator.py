@@ -48,18 +48,21 @@ PartKind = Literal["weights", "gradients", "optimizer"]
 
 
 class Part(BaseModel):
-    """One line of the breakdown: what is stored for every parameter, and what it costs."""
+    """One line of the breakdown: what is stored for every parameter, and what it costs.
+
+    ``key`` names the part for the string catalogues (``part.<key>``), which hold its wording.
+    """
 
     model_config = ConfigDict(frozen=True)
 
-    label: str
+    key: str
     kind: PartKind
     bytes_per_param: float
     gb: float = 0.0
 
 
 def _parts(*rows: tuple[str, PartKind, float]) -> tuple[Part, ...]:
-    return tuple(Part(label=label, kind=kind, bytes_per_param=b) for label, kind, b in rows)
+    return tuple(Part(key=key, kind=kind, bytes_per_param=b) for key, kind, b in rows)
 
 
 class Optimizer(StrEnum):
@@ -70,10 +73,6 @@ class Optimizer(StrEnum):
     SGD = "sgd"
 
     @property
-    def display_name(self) -> str:
-        return _OPTIMIZER_TITLES[self]
-
-    @property
     def parts(self) -> tuple[Part, ...]:
         return _OPTIMIZER_PARTS[self]
 
@@ -82,34 +81,28 @@ class Optimizer(StrEnum):
         return sum(part.bytes_per_param for part in self.parts)
 
 
-_OPTIMIZER_TITLES = {
-    Optimizer.ADAM: "Mixed-precision Adam",
-    Optimizer.ADAM8BIT: "8-bit Adam",
-    Optimizer.SGD: "SGD with momentum",
-}
-
 _OPTIMIZER_PARTS: dict[Optimizer, tuple[Part, ...]] = {
     # The mixed-precision Adam rule (Rajbhandari et al. 2020, ZeRO, section 3.1): 2 + 2 + 12.
     Optimizer.ADAM: _parts(
-        ("16-bit weights", "weights", 2),
-        ("16-bit gradients", "gradients", 2),
-        ("fp32 master weights", "optimizer", 4),
-        ("Adam momentum (fp32)", "optimizer", 4),
-        ("Adam variance (fp32)", "optimizer", 4),
+        ("weights16", "weights", 2),
+        ("gradients16", "gradients", 2),
+        ("master32", "optimizer", 4),
+        ("adam_momentum32", "optimizer", 4),
+        ("adam_variance32", "optimizer", 4),
     ),
     # The planning rule of thumb of about 12 B/param. bitsandbytes's own 8-bit states take about
     # 2 B/param (Dettmers et al. 2022, "8-bit Optimizers via Block-wise Quantization"), so the
     # rule's 4 B for the two moments keeps some slack for buffers.
     Optimizer.ADAM8BIT: _parts(
-        ("16-bit weights", "weights", 2),
-        ("16-bit gradients", "gradients", 2),
-        ("fp32 master weights", "optimizer", 4),
-        ("Adam moments, low precision (rule of thumb)", "optimizer", 4),
+        ("weights16", "weights", 2),
+        ("gradients16", "gradients", 2),
+        ("master32", "optimizer", 4),
+        ("adam_moments8", "optimizer", 4),
     ),
     Optimizer.SGD: _parts(
-        ("16-bit weights", "weights", 2),
-        ("16-bit gradients", "gradients", 2),
-        ("SGD momentum (fp32)", "optimizer", 4),
+        ("weights16", "weights", 2),
+        ("gradients16", "gradients", 2),
+        ("sgd_momentum32", "optimizer", 4),
     ),
 }
 
@@ -121,27 +114,16 @@ class Limit:
     minimum: float
     maximum: float
     minimum_inclusive: bool
-    unit: str
     integer: bool = False
 
-    def describe(self) -> str:
-        low = "at least" if self.minimum_inclusive else "greater than"
-        kind = "a whole number" if self.integer else "a number"
-        return f"{kind} {low} {_plain(self.minimum)} and at most {_plain(self.maximum)} ({self.unit})"
 
-
-def _plain(number: float) -> str:
-    """1000000 as "1,000,000", not "1e+06"."""
-    return f"{number:,.0f}" if float(number).is_integer() else f"{number:,}"
-
-
-PARAMS_LIMIT = Limit(0, 100_000, minimum_inclusive=False, unit="billions of parameters")
-ACTIVATIONS_LIMIT = Limit(0, 1_000_000, minimum_inclusive=True, unit="GB")
-BYTES_PER_PARAM_LIMIT = Limit(0, 64, minimum_inclusive=False, unit="bytes per parameter")
-GPUS_LIMIT = Limit(1, 4096, minimum_inclusive=True, unit="GPUs", integer=True)
-LORA_RANK_LIMIT = Limit(1, 1024, minimum_inclusive=True, unit="LoRA rank", integer=True)
-BATCH_SIZE_LIMIT = Limit(1, 65_536, minimum_inclusive=True, unit="sequences per GPU", integer=True)
-SEQ_LEN_LIMIT = Limit(1, 1_048_576, minimum_inclusive=True, unit="tokens", integer=True)
+PARAMS_LIMIT = Limit(0, 100_000, minimum_inclusive=False)
+ACTIVATIONS_LIMIT = Limit(0, 1_000_000, minimum_inclusive=True)
+BYTES_PER_PARAM_LIMIT = Limit(0, 64, minimum_inclusive=False)
+GPUS_LIMIT = Limit(1, 4096, minimum_inclusive=True, integer=True)
+LORA_RANK_LIMIT = Limit(1, 1024, minimum_inclusive=True, integer=True)
+BATCH_SIZE_LIMIT = Limit(1, 65_536, minimum_inclusive=True, integer=True)
+SEQ_LEN_LIMIT = Limit(1, 1_048_576, minimum_inclusive=True, integer=True)
 MODEL_NAME_MAX = 100
 
 OPTION_LIMITS: dict[str, Limit] = {
@@ -191,26 +173,20 @@ class EstimateRequest(BaseModel):
         if value is None or isinstance(value, Architecture):
             return value
         if not isinstance(value, str) or len(value) > MODEL_NAME_MAX:
-            raise PydanticCustomError("unknown_model", "a model preset's name")
+            raise PydanticCustomError("unknown_model", "not a model preset", {"close": ()})
         preset = find_preset(value)
         if preset is None:
-            close = close_matches(value)
-            hint = f"one of the presets, e.g. {', '.join(close)}" if close else "one of the presets"
-            raise PydanticCustomError("unknown_model", hint)
+            raise PydanticCustomError(
+                "unknown_model", "not a model preset", {"close": tuple(close_matches(value))}
+            )
         return preset
 
     @model_validator(mode="after")
     def _enough_to_go_on(self) -> EstimateRequest:
         if self.params is None and self.model is None:
-            raise PydanticCustomError(
-                "missing_size", "give `params` (billions of parameters) or a `model` preset"
-            )
+            raise PydanticCustomError("missing_size", "give params or a model preset")
         if self.model is None and (self.batch_size is not None or self.seq_len is not None):
-            raise PydanticCustomError(
-                "needs_preset",
-                "`batch_size` and `seq_len` need a `model` preset to estimate activations; "
-                "without one, enter `activations` in GB",
-            )
+            raise PydanticCustomError("needs_preset", "batch_size and seq_len need a model preset")
         return self
 
     @property
@@ -235,39 +211,57 @@ class EstimateRequest(BaseModel):
         )
 
 
+ProblemCode = Literal[
+    "out_of_range",  # a number outside its Limit, or not a number of the right kind
+    "not_a_choice",  # optimizer or gpu outside its choices
+    "unknown_model",  # no preset by that name (``close`` holds near names)
+    "missing_size",  # neither params nor model
+    "needs_preset",  # batch_size / seq_len without a model
+    "not_an_option",  # an option the request does not have
+    "wrong_type",  # a value of the wrong JSON type (seen by the command tree, before the estimator)
+    "invalid",  # anything else pydantic reports
+]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the input, as data: the renderers word it in the user's language."""
+
+    code: ProblemCode
+    option: str | None = None  # None: the request as a whole
+    given: object = None
+    close: tuple[str, ...] = ()  # near preset names, for unknown_model
+
+
 class InvalidRequest(ValueError):
-    """Raised for input outside the allowed ranges; ``problems`` holds one sentence per option."""
+    """Raised for input outside the allowed ranges; ``problems`` holds one entry per option."""
 
-    def __init__(self, problems: list[str]) -> None:
+    def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
-        super().__init__("; ".join(problems))
+        super().__init__("; ".join(f"{p.option or 'request'}: {p.code}" for p in problems))
 
 
-def _describe_problem(error: Any) -> str:
+def _problem(error: Any) -> Problem:
     location = error.get("loc") or ()
-    if not location:
-        return str(error.get("msg"))
-    option = str(location[0])
+    kind = str(error.get("type"))
     given = error.get("input")
-    if isinstance(given, str) and len(given) > MODEL_NAME_MAX:
-        given = given[:MODEL_NAME_MAX] + "…"
+    if not location:
+        code: ProblemCode = kind if kind in ("missing_size", "needs_preset") else "invalid"  # type: ignore[assignment]
+        return Problem(code)
+    option = str(location[0])
+    if kind == "extra_forbidden":
+        return Problem("not_an_option", option, given)
     if option in OPTION_LIMITS:
-        allowed = OPTION_LIMITS[option].describe()
-    elif option == "optimizer":
-        allowed = "one of " + ", ".join(o.value for o in Optimizer)
-    elif option == "gpu":
-        allowed = "one of " + ", ".join(g.value for g in Gpu)
-    elif error.get("type") == "extra_forbidden":
-        return f"`{option}` is not an option"
-    else:
-        allowed = str(error.get("msg", "a valid value"))
-    if error.get("type") == "missing":
-        return f"`{option}` is required: give {allowed}"
-    return f"`{option}` = {given!r} is not allowed: give {allowed}"
+        return Problem("out_of_range", option, given)
+    if option in ("optimizer", "gpu"):
+        return Problem("not_a_choice", option, given)
+    if kind == "unknown_model":
+        return Problem("unknown_model", option, given, tuple(error.get("ctx", {}).get("close", ())))
+    return Problem("invalid", option, given)
 
 
 def parse_request(**options: object) -> EstimateRequest:
-    """Validate raw options into a request, raising :class:`InvalidRequest` with clear messages.
+    """Validate raw options into a request, raising :class:`InvalidRequest` with one problem per option.
 
     Options given as ``None`` count as not given, as Discord leaves out options nobody filled in.
     """
@@ -275,7 +269,7 @@ def parse_request(**options: object) -> EstimateRequest:
     try:
         return EstimateRequest.model_validate(given)
     except ValidationError as exc:
-        raise InvalidRequest([_describe_problem(e) for e in exc.errors()]) from exc
+        raise InvalidRequest([_problem(e) for e in exc.errors()]) from exc
 
 
 class GpuVerdict(BaseModel):
@@ -332,7 +326,6 @@ class Estimate(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     request: EstimateRequest
-    optimizer_title: str
     bytes_per_param: float
     parts: tuple[Part, ...]
     model_states_gb: float
@@ -347,6 +340,11 @@ class Estimate(BaseModel):
     @property
     def params_billion(self) -> float:
         return self.request.params_billion
+
+    @property
+    def custom_bytes(self) -> bool:
+        """A custom B replaced the optimizer's breakdown."""
+        return self.request.bytes_per_param is not None
 
     @property
     def preset_overridden(self) -> bool:
@@ -439,14 +437,10 @@ def estimate(request: EstimateRequest) -> Estimate:
     n = request.params_billion
     if request.bytes_per_param is not None:
         parts: tuple[Part, ...] = (
-            Part(
-                label="custom bytes per parameter", kind="optimizer", bytes_per_param=request.bytes_per_param
-            ),
+            Part(key="custom", kind="optimizer", bytes_per_param=request.bytes_per_param),
         )
-        title = f"Custom {request.bytes_per_param:g} B/param"
     else:
         parts = request.optimizer.parts
-        title = request.optimizer.display_name
     bytes_per_param = sum(part.bytes_per_param for part in parts)
     parts = tuple(part.model_copy(update={"gb": n * part.bytes_per_param}) for part in parts)
 
@@ -469,7 +463,6 @@ def estimate(request: EstimateRequest) -> Estimate:
         cluster = ClusterVerdict(gpus=request.gpus, rows=rows)
     return Estimate(
         request=request,
-        optimizer_title=title,
         bytes_per_param=bytes_per_param,
         parts=parts,
         model_states_gb=model_states,
@@ -481,3 +474,16 @@ def estimate(request: EstimateRequest) -> Estimate:
         lora=_adapter_hint("LoRA", LORA_BASE_BYTES_PER_PARAM, request, n, bytes_per_param, activations),
         qlora=_adapter_hint("QLoRA", QLORA_BASE_BYTES_PER_PARAM, request, n, bytes_per_param, activations),
     )
+
+
+def compare_methods(request: EstimateRequest) -> tuple[Estimate, ...]:
+    """The same inputs under every optimizer (and the custom B first, when one was given).
+
+    LoRA and QLoRA come with each estimate (``lora`` / ``qlora``), so one list covers them all.
+    """
+    estimates = [estimate(request)] if request.bytes_per_param is not None else []
+    for optimizer in Optimizer:
+        estimates.append(
+            estimate(request.model_copy(update={"optimizer": optimizer, "bytes_per_param": None}))
+        )
+    return tuple(estimates)

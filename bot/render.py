@@ -1,33 +1,38 @@
 """Turn an :class:`~bot.estimator.Estimate` into plain data: a Discord embed dict and terminal text.
 
 Nothing here talks to Discord; the cog wraps the dict with ``discord.Embed.from_dict`` and the CLI
-prints :func:`embed_to_text`, so both show the same content.
+prints :func:`embed_to_text`, so both show the same content. Every word comes from the string
+catalogue of the reader's language (:mod:`bot.i18n`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from bot.estimator import (
     DEFAULT_LORA_RANK,
+    OPTION_LIMITS,
     SINGLE_GPU_GB,
     AdapterHint,
     Estimate,
     EstimateRequest,
     Optimizer,
+    Problem,
 )
+from bot.hardware import Gpu
+from bot.i18n import DEFAULT_LANGUAGE, Language, number, text
+from bot.models import Architecture
+from bot.sharding import Strategy
 
 FITS_COLOUR = 0x2ECC71
 DOES_NOT_FIT_COLOUR = 0xE74C3C
+NEUTRAL_COLOUR = 0x5865F2
 
 BAR_CELLS = 20  # cells for one 80 GB card: 4 GB a cell
 BAR_MAX_OVERFLOW_CELLS = 20
-
-FOOTER = (
-    "First-order estimate: it leaves out temporary buffers, communication overhead and framework "
-    "allocations. Confirm it on a real training step before sizing hardware."
-)
+GIVEN_MAX = 100  # characters of a user's value echoed back in an error
 
 # Discord's embed limits (https://discord.com/developers/docs/resources/message#embed-object-embed-limits).
 EMBED_LIMITS = {
@@ -40,6 +45,13 @@ EMBED_LIMITS = {
     "total": 6000,
 }
 
+_STRATEGY_KEYS: dict[Strategy, str] = {
+    "data parallel": "strategy.data_parallel",
+    "ZeRO-1": "strategy.zero1",
+    "ZeRO-2": "strategy.zero2",
+    "ZeRO-3": "strategy.zero3",
+}
+
 
 class EmbedField(TypedDict):
     name: str
@@ -47,21 +59,55 @@ class EmbedField(TypedDict):
     inline: bool
 
 
-def format_number(value: float) -> str:
-    """Short, exact-looking numbers: 7, 0.5, 70.6, 405."""
-    return f"{value:,.6g}" if abs(value) < 1e6 else f"{value:,.0f}"
+@dataclass(frozen=True)
+class Words:
+    """The catalogue and number formats of one language, bound for short call sites: ``w("key")``."""
+
+    language: Language = DEFAULT_LANGUAGE
+
+    def __call__(self, key: str, /, **values: object) -> str:
+        return text(self.language, key, **values)
+
+    def num(self, value: float, spec: str = "g") -> str:
+        return number(value, spec, self.language)
+
+    def short(self, value: float) -> str:
+        """Short, exact-looking numbers: 7, 0.5, 70.6, 405, 1,234,567."""
+        return self.num(value, ",.6g" if abs(value) < 1e6 else ",.0f")
+
+    def plain(self, value: float) -> str:
+        """1000000 as "1,000,000", not "1e+06"."""
+        return self.num(value, ",.0f") if float(value).is_integer() else self.num(value, ",")
+
+    def gb(self, value: float) -> str:
+        if value == 0:
+            return "0 GB"
+        if abs(value) < 1:
+            return f"{self.num(value, '.2g')} GB"
+        return f"{self.num(value, ',.1f')} GB"
+
+    def count(self, count: float) -> str:
+        """A parameter count as 41.9M or 8.03B (41,9 Mio. / 8,03 Mrd. in German)."""
+        if count >= 1e9:
+            return self("count.billion", n=self.num(count / 1e9, ",.3g"))
+        if count >= 1e6:
+            return self("count.million", n=self.num(count / 1e6, ",.3g"))
+        return self.num(count, ",.0f")
 
 
-def format_gb(value: float) -> str:
-    if value == 0:
-        return "0 GB"
-    if abs(value) < 1:
-        return f"{value:.2g} GB"
-    return f"{value:,.1f} GB"
+def format_gb(value: float, language: Language = DEFAULT_LANGUAGE) -> str:
+    return Words(language).gb(value)
+
+
+def format_count(count: float, language: Language = DEFAULT_LANGUAGE) -> str:
+    return Words(language).count(count)
 
 
 def command_line(request: EstimateRequest) -> str:
-    """The inputs as a ``/vram`` line someone can copy and edit: only what differs from the defaults."""
+    """The inputs as a ``/vram`` line someone can copy and edit: only what differs from the defaults.
+
+    It is command syntax, so it reads the same in every language.
+    """
     words = ["/vram"]
     if request.params is not None:
         words.append(f"params:{request.params:g}")
@@ -81,203 +127,321 @@ def command_line(request: EstimateRequest) -> str:
     ]
     for name, value, default in optional:
         if value != default and value is not None:
-            text = f"{value:g}" if isinstance(value, float) else str(value)
-            words.append(f"{name}:{text}")
+            shown = f"{value:g}" if isinstance(value, float) else str(value)
+            words.append(f"{name}:{shown}")
     return " ".join(words)
 
 
-def usage_bar(total_gb: float, capacity_gb: float = SINGLE_GPU_GB) -> str:
+def usage_bar(
+    total_gb: float, capacity_gb: float = SINGLE_GPU_GB, language: Language = DEFAULT_LANGUAGE
+) -> str:
     """A text bar: ``█`` for memory used, ``░`` for free, ``▓`` beyond the card after the ``|``."""
+    w = Words(language)
     gb_per_cell = capacity_gb / BAR_CELLS
     used = min(BAR_CELLS, round(total_gb / gb_per_cell))
     bar = "█" * used + "░" * (BAR_CELLS - used)
     if total_gb > capacity_gb:
         over = math.ceil((total_gb - capacity_gb) / gb_per_cell)
         bar += "|" + "▓" * min(over, BAR_MAX_OVERFLOW_CELLS) + ("…" if over > BAR_MAX_OVERFLOW_CELLS else "")
-    percent = total_gb / capacity_gb * 100
-    return f"`{bar}` {percent:,.0f} % of {capacity_gb:g} GB"
+    percent = w.num(total_gb / capacity_gb * 100, ",.0f")
+    return f"`{bar}` " + w("bar.caption", percent=percent, capacity=w.num(capacity_gb))
 
 
-def _breakdown(estimate: Estimate) -> str:
+def optimizer_name(optimizer: Optimizer, language: Language = DEFAULT_LANGUAGE) -> str:
+    return text(language, f"method.{optimizer.value}")
+
+
+def method_name(estimate: Estimate, w: Words) -> str:
+    """The optimizer's name, or "Custom 10 B/param" when a custom B replaced it."""
+    if estimate.request.bytes_per_param is not None:
+        return w("method.custom", bytes=w.num(estimate.request.bytes_per_param))
+    return optimizer_name(estimate.request.optimizer, w.language)
+
+
+def subject(estimate: Estimate, w: Words) -> str:
+    """What is being fine-tuned: the preset's name, or "a 7B model"."""
+    request = estimate.request
+    if request.model is not None and request.params is None:
+        return request.model.name
+    return w("subject.size", size=w.short(estimate.params_billion))
+
+
+def title(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> str:
+    w = Words(language)
+    return w("embed.title", subject=subject(estimate, w), method=method_name(estimate, w))
+
+
+def _breakdown(estimate: Estimate, w: Words) -> str:
     lines = [
-        f"{part.label}: {part.bytes_per_param:g} B/param · {format_gb(part.gb)}" for part in estimate.parts
+        w("breakdown.line", part=w(f"part.{part.key}"), bytes=w.num(part.bytes_per_param), gb=w.gb(part.gb))
+        for part in estimate.parts
     ]
     if len(estimate.parts) > 1:
-        lines.append(f"**Sum: {estimate.bytes_per_param:g} B/param**")
+        lines.append(w("breakdown.sum", bytes=w.num(estimate.bytes_per_param)))
     return "\n".join(lines)
 
 
-def verdict_title(estimate: Estimate) -> str:
+def card_name(estimate: Estimate, w: Words) -> str:
+    """The picked card's name, or the original calculator's plain "80 GB GPU" when none was picked."""
     verdict = estimate.single_gpu
-    # Unless a card was picked, keep the plain "80 GB GPU" of the original calculator.
-    return f"Single {verdict.gpu.display_name}" if verdict.named else f"Single {verdict.capacity_gb:g} GB GPU"
+    return verdict.gpu.display_name if verdict.named else w("card.size", gb=w.num(verdict.capacity_gb))
 
 
-def _cluster(estimate: Estimate) -> tuple[str, str] | None:
+def verdict_title(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> str:
+    w = Words(language)
+    return w("field.single", card=card_name(estimate, w))
+
+
+def strategy_name(strategy: Strategy, w: Words) -> str:
+    return w(_STRATEGY_KEYS[strategy])
+
+
+def _cluster(estimate: Estimate, w: Words) -> tuple[str, str] | None:
     cluster = estimate.cluster
     if cluster is None:
         return None
-    card = estimate.single_gpu.gpu.display_name
     lines = [
-        f"{'✅' if row.fits else '❌'} {row.strategy}: {format_gb(row.gb)} per GPU" for row in cluster.rows
+        w(
+            "cluster.row",
+            mark="✅" if row.fits else "❌",
+            strategy=strategy_name(row.strategy, w),
+            gb=w.gb(row.gb),
+        )
+        for row in cluster.rows
     ]
     best = cluster.smallest_fitting
     if best is None:
         needed = estimate.single_gpu.sharded_gpus
-        lines.append(
-            "No strategy fits on this many cards"
-            + (f"; ZeRO-3 needs {needed} of them." if needed else "; the activations alone fill a card.")
-        )
+        if needed:
+            lines.append(w("cluster.none_fits", gpus=w.plain(needed)))
+        else:
+            lines.append(w("cluster.none_fits_activations"))
     else:
-        lines.append(f"**{best}** is the smallest strategy that fits.")
-    lines.append("(Rajbhandari et al. 2020; activations are added to every GPU.)")
-    return f"On {cluster.gpus} × {card}", "\n".join(lines)
+        lines.append(w("cluster.smallest", strategy=strategy_name(best, w)))
+    lines.append(w("cluster.source"))
+    name = w("field.cluster", gpus=w.plain(cluster.gpus), card=estimate.single_gpu.gpu.display_name)
+    return name, "\n".join(lines)
 
 
-def _verdict(estimate: Estimate) -> str:
+def verdict_text(estimate: Estimate, w: Words) -> str:
     verdict = estimate.single_gpu
     if verdict.fits:
-        return f"✅ Fits, with {format_gb(verdict.headroom_gb)} to spare."
-    text = f"❌ Does not fit: {format_gb(verdict.overflow_gb)} over."
+        return w("verdict.fits", gb=w.gb(verdict.headroom_gb))
+    over = w("verdict.over", gb=w.gb(verdict.overflow_gb))
+    capacity = w.num(verdict.capacity_gb)
     if verdict.sharded_gpus is None:
-        return (
-            text + f" The activations alone fill a {verdict.capacity_gb:g} GB card, so sharding the model "
-            "states cannot help: use activation checkpointing or a smaller batch."
-        )
-    return (
-        text + f" With the model states sharded across data-parallel GPUs (ZeRO-3 / FSDP full shard): "
-        f"**{verdict.sharded_gpus} × {verdict.capacity_gb:g} GB GPUs**."
-    )
+        return f"{over} {w('verdict.activations_fill', capacity=capacity)}"
+    return f"{over} {w('verdict.sharded', gpus=w.plain(verdict.sharded_gpus), capacity=capacity)}"
 
 
-def _card(hint: AdapterHint) -> str:
+def adapter_fit(hint: AdapterHint, w: Words) -> str:
+    """ "fits one 24 GB card", naming the smallest usual card that holds the adapter set-up."""
     if hint.smallest_card_gb is None:
-        return "more than one 80 GB card"
-    return f"one {hint.smallest_card_gb:g} GB card"
+        return w("lora.fits_none")
+    return w("lora.fits", gb=w.num(hint.smallest_card_gb))
 
 
-def _adapters(lora: AdapterHint, params_billion: float) -> str:
+def adapters_text(lora: AdapterHint, params_billion: float, w: Words) -> str:
+    """How many adapter parameters LoRA trains, and how that was counted."""
     if lora.rank is None:
-        return "budgeted at 1 % of the parameters"
+        return w("lora.budget")
     share = lora.adapter_params_billion / params_billion * 100
-    return (
-        f"rank {lora.rank} on every attention and MLP linear layer: "
-        f"{format_count(lora.adapter_params_billion * 1e9)} adapter parameters, {share:.2g} % of the model"
+    return w(
+        "lora.rank",
+        rank=w.plain(lora.rank),
+        count=w.count(lora.adapter_params_billion * 1e9),
+        share=w.num(share, ".2g"),
     )
 
 
-def format_count(count: float) -> str:
-    """A parameter count as 41.9M or 8.03B."""
-    if count >= 1e9:
-        return f"{count / 1e9:,.3g}B"
-    if count >= 1e6:
-        return f"{count / 1e6:,.3g}M"
-    return f"{count:,.0f}"
-
-
-def _lora(estimate: Estimate) -> str:
+def lora_text(estimate: Estimate, w: Words) -> str:
     lora, qlora = estimate.lora, estimate.qlora
-    return (
-        f"💡 **LoRA** freezes the base weights, so gradients and optimizer state cover only the adapters "
-        f"({_adapters(lora, estimate.params_billion)}): {format_gb(lora.base_gb)} frozen 16-bit base + "
-        f"{format_gb(lora.adapters_gb)} adapters + {format_gb(lora.activations_gb)} activations = "
-        f"**{format_gb(lora.total_gb)}**, fits {_card(lora)}.\n"
-        f"**QLoRA** (4-bit NF4 base, ~{qlora.base_bytes_per_param:g} B/param): "
-        f"**{format_gb(qlora.total_gb)}**, fits {_card(qlora)}."
+    return w(
+        "lora.hint",
+        adapters=adapters_text(lora, estimate.params_billion, w),
+        base=w.gb(lora.base_gb),
+        adapter_gb=w.gb(lora.adapters_gb),
+        activations=w.gb(lora.activations_gb),
+        total=w.gb(lora.total_gb),
+        fit=adapter_fit(lora, w),
+        qlora_bytes=w.num(qlora.base_bytes_per_param),
+        qlora_total=w.gb(qlora.total_gb),
+        qlora_fit=adapter_fit(qlora, w),
     )
 
 
-def title(estimate: Estimate) -> str:
-    request = estimate.request
-    if request.model is not None and request.params is None:
-        what = request.model.name
-    else:
-        what = f"a {format_number(estimate.params_billion)}B model"
-    return f"VRAM to fully fine-tune {what} · {estimate.optimizer_title}"
-
-
-def _preset_line(estimate: Estimate) -> str | None:
+def _preset_line(estimate: Estimate, w: Words) -> str | None:
     model = estimate.request.model
     if model is None:
         return None
     if estimate.preset_overridden:
-        return (
-            f"`params` was given, so it wins over the {model.name} preset "
-            f"({format_count(model.parameter_count)} parameters)."
-        )
-    experts = f", {model.experts} experts" if model.experts > 1 else ""
-    return (
-        f"{model.name}: {model.parameter_count:,} parameters, counted from its architecture "
-        f"({model.layers} layers, hidden {model.hidden_size}, {model.attention_heads} heads / "
-        f"{model.kv_heads} KV heads, MLP {model.intermediate_size}, vocabulary {model.vocab_size}{experts})."
+        return w("preset.overridden", model=model.name, count=w.count(model.parameter_count))
+    return w(
+        "preset.counted",
+        model=model.name,
+        count=w.plain(model.parameter_count),
+        shape=architecture_shape(model, w),
     )
 
 
-def _activations_value(estimate: Estimate) -> str:
-    found = estimate.activation_estimate
-    if found is None:
-        return format_gb(estimate.activations_gb)
-    return f"≈ {format_gb(estimate.activations_gb)} (estimated)"
+def architecture_shape(model: Architecture, w: Words) -> str:
+    shape = w(
+        "preset.shape",
+        layers=w.plain(model.layers),
+        hidden=model.hidden_size,
+        heads=model.attention_heads,
+        kv_heads=model.kv_heads,
+        mlp=model.intermediate_size,
+        vocab=model.vocab_size,
+    )
+    return shape + (w("preset.experts", experts=model.experts) if model.experts > 1 else "")
 
 
-def _activation_assumptions(estimate: Estimate) -> str | None:
+def activations_value(estimate: Estimate, w: Words) -> str:
+    if estimate.activation_estimate is None:
+        return w.gb(estimate.activations_gb)
+    return w("activations.estimated", gb=w.gb(estimate.activations_gb))
+
+
+def activation_assumptions(estimate: Estimate, w: Words) -> str | None:
     found = estimate.activation_estimate
     if found is None:
         return None
-    attention = (
-        "FlashAttention (no s² term)" if found.flash_attention else "standard attention (with s² term)"
-    )
-    recompute = "full activation checkpointing" if found.checkpointing else "no checkpointing"
-    return (
-        f"Estimated for batch {found.batch_size} × {found.seq_len:,} tokens per GPU, 16-bit activations, "
-        f"{attention}, {recompute}: {format_gb(found.per_layer_gb)} per layer + "
-        f"{format_gb(found.outside_layers_gb)} for embeddings and logits "
-        "(Korthikanti et al. 2022). Enter `activations` to use a measured figure instead."
+    return w(
+        "activations.assumptions",
+        batch=w.plain(found.batch_size),
+        seq_len=w.plain(found.seq_len),
+        attention=w("activations.flash" if found.flash_attention else "activations.standard"),
+        recompute=w("activations.checkpointing" if found.checkpointing else "activations.no_checkpointing"),
+        per_layer=w.gb(found.per_layer_gb),
+        outside=w.gb(found.outside_layers_gb),
     )
 
 
-def render_embed(estimate: Estimate) -> dict[str, Any]:
+def formula(estimate: Estimate, w: Words) -> str:
+    """M = N × B and V = M + A with the numbers filled in."""
+    model_states = w(
+        "formula.model_states",
+        n=w.short(estimate.params_billion),
+        b=w.num(estimate.bytes_per_param),
+        m=w.gb(estimate.model_states_gb),
+    )
+    total = w(
+        "formula.total",
+        m=w.gb(estimate.model_states_gb),
+        a=w.gb(estimate.activations_gb),
+        v=w.gb(estimate.total_gb),
+    )
+    return f"{model_states}\n{total}"
+
+
+def verdict_colour(estimate: Estimate) -> int:
+    return FITS_COLOUR if estimate.single_gpu.fits else DOES_NOT_FIT_COLOUR
+
+
+def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
     """The answer as a Discord embed object (the JSON shape Discord documents)."""
-    request = estimate.request
-    formula = (
-        f"M = N × B = {format_number(estimate.params_billion)} × {estimate.bytes_per_param:g} = "
-        f"{format_gb(estimate.model_states_gb)}\n"
-        f"V = M + A = {format_gb(estimate.model_states_gb)} + {format_gb(estimate.activations_gb)} = "
-        f"**{format_gb(estimate.total_gb)}**"
-    )
+    w = Words(language)
     fields: list[EmbedField] = [
-        {"name": "Breakdown per parameter", "value": _breakdown(estimate), "inline": False},
-        {"name": "Model states M", "value": format_gb(estimate.model_states_gb), "inline": True},
-        {"name": "Activations A", "value": _activations_value(estimate), "inline": True},
-        {"name": "Total V", "value": f"**{format_gb(estimate.total_gb)}**", "inline": True},
+        {"name": w("field.breakdown"), "value": _breakdown(estimate, w), "inline": False},
+        {"name": w("field.model_states"), "value": w.gb(estimate.model_states_gb), "inline": True},
+        {"name": w("field.activations"), "value": activations_value(estimate, w), "inline": True},
+        {"name": w("field.total"), "value": f"**{w.gb(estimate.total_gb)}**", "inline": True},
     ]
-    assumptions = _activation_assumptions(estimate)
+    assumptions = activation_assumptions(estimate, w)
     if assumptions:
-        fields.append({"name": "Activation estimate", "value": assumptions, "inline": False})
-    fields.append({"name": verdict_title(estimate), "value": _verdict(estimate), "inline": False})
-    cluster = _cluster(estimate)
+        fields.append({"name": w("field.activation_estimate"), "value": assumptions, "inline": False})
+    fields.append(
+        {"name": verdict_title(estimate, language), "value": verdict_text(estimate, w), "inline": False}
+    )
+    cluster = _cluster(estimate, w)
     if cluster:
         fields.append({"name": cluster[0], "value": cluster[1], "inline": False})
     fields += [
-        {"name": "LoRA hint", "value": _lora(estimate), "inline": False},
+        {"name": w("field.lora"), "value": lora_text(estimate, w), "inline": False},
         {
-            "name": "Memory use",
-            "value": usage_bar(estimate.total_gb, estimate.single_gpu.capacity_gb),
+            "name": w("field.memory"),
+            "value": usage_bar(estimate.total_gb, estimate.single_gpu.capacity_gb, language),
             "inline": False,
         },
     ]
-    description = [f"`{command_line(request)}`"]
-    preset = _preset_line(estimate)
+    description = [f"`{command_line(estimate.request)}`"]
+    preset = _preset_line(estimate, w)
     if preset:
         description.append(preset)
-    description.append(formula)
+    description.append(formula(estimate, w))
     return {
-        "title": title(estimate),
+        "title": title(estimate, language),
         "description": "\n".join(description),
-        "color": FITS_COLOUR if estimate.single_gpu.fits else DOES_NOT_FIT_COLOUR,
+        "color": verdict_colour(estimate),
         "fields": fields,
-        "footer": {"text": FOOTER},
+        "footer": {"text": w("embed.footer")},
     }
+
+
+# -- problems --------------------------------------------------------------------------------------
+
+
+def given_value(value: object, w: Words) -> str:
+    """A user's value, echoed safely: numbers in the reader's format, text in a code span."""
+    if isinstance(value, bool) or value is None:
+        return f"`{value}`"
+    if isinstance(value, (int, float)):
+        return w.num(value, ",") if math.isfinite(value) else f"`{value}`"
+    shown = str(value)
+    if len(shown) > GIVEN_MAX:
+        shown = shown[:GIVEN_MAX] + "…"
+    # A backtick would end the code span early, and a newline would break the line.
+    return "`" + shown.replace("`", "ˋ").replace("\n", " ") + "`"
+
+
+def describe_limit(option: str, w: Words) -> str:
+    limit = OPTION_LIMITS[option]
+    return w(
+        "limit.inclusive" if limit.minimum_inclusive else "limit.exclusive",
+        kind=w("limit.whole_number" if limit.integer else "limit.number"),
+        minimum=w.plain(limit.minimum),
+        maximum=w.plain(limit.maximum),
+        unit=w(f"unit.{option}"),
+    )
+
+
+def describe_problem(problem: Problem, language: Language = DEFAULT_LANGUAGE) -> str:
+    """One sentence that says what was wrong and what is allowed."""
+    w = Words(language)
+    option = (problem.option or "?")[:GIVEN_MAX].replace("`", "ˋ")
+    given = given_value(problem.given, w)
+    if problem.code == "out_of_range" and problem.option in OPTION_LIMITS:
+        return w(
+            "problem.out_of_range", option=option, given=given, allowed=describe_limit(problem.option, w)
+        )
+    if problem.code == "not_a_choice":
+        choices = Optimizer if problem.option == "optimizer" else Gpu
+        return w(
+            "problem.not_a_choice", option=option, given=given, choices=", ".join(c.value for c in choices)
+        )
+    if problem.code == "unknown_model":
+        if problem.close:
+            return w(
+                "problem.unknown_model_close", option=option, given=given, close=", ".join(problem.close)
+            )
+        return w("problem.unknown_model", option=option, given=given)
+    if problem.code in ("missing_size", "needs_preset"):
+        return w(f"problem.{problem.code}")
+    if problem.code in ("not_an_option", "wrong_type"):
+        return w(f"problem.{problem.code}", option=option)
+    if problem.option is None:
+        return w("problem.invalid_value", given=given)
+    return w("problem.invalid", option=option, given=given)
+
+
+def problems_message(problems: list[Problem], language: Language = DEFAULT_LANGUAGE) -> str:
+    lines = [text(language, "problem.intro")]
+    lines += [f"• {describe_problem(p, language)}" for p in problems]
+    return "\n".join(lines)
+
+
+# -- limits and the terminal -----------------------------------------------------------------------
 
 
 def embed_limit_problems(embed: dict[str, Any]) -> list[str]:
@@ -289,18 +453,18 @@ def embed_limit_problems(embed: dict[str, Any]) -> list[str]:
         "description": embed.get("description", ""),
         "footer.text": embed.get("footer", {}).get("text", ""),
     }
-    for key, text in texts.items():
-        if len(text) > EMBED_LIMITS[key]:
-            problems.append(f"{key} has {len(text)} characters")
+    for key, value in texts.items():
+        if len(value) > EMBED_LIMITS[key]:
+            problems.append(f"{key} has {len(value)} characters")
     if len(fields) > EMBED_LIMITS["fields"]:
         problems.append(f"{len(fields)} fields")
     for index, field in enumerate(fields):
         for key in ("name", "value"):
-            text = field[key]
-            if not text.strip():
+            value = field[key]
+            if not value.strip():
                 problems.append(f"field {index} {key} is empty")
-            if len(text) > EMBED_LIMITS[f"field.{key}"]:
-                problems.append(f"field {index} {key} has {len(text)} characters")
+            if len(value) > EMBED_LIMITS[f"field.{key}"]:
+                problems.append(f"field {index} {key} has {len(value)} characters")
     total = sum(len(t) for t in texts.values()) + sum(len(f["name"]) + len(f["value"]) for f in fields)
     if total > EMBED_LIMITS["total"]:
         problems.append(f"{total} characters in all")
@@ -310,8 +474,8 @@ def embed_limit_problems(embed: dict[str, Any]) -> list[str]:
 def embed_to_text(embed: dict[str, Any]) -> str:
     """The embed for a terminal: the same words, without Discord's markdown."""
 
-    def plain(text: str) -> str:
-        return text.replace("**", "").replace("`", "")
+    def plain(value: str) -> str:
+        return value.replace("**", "").replace("`", "")
 
     lines = [plain(embed["title"]), "=" * len(embed["title"]), plain(embed["description"]), ""]
     for field in embed["fields"]:
@@ -328,6 +492,16 @@ def embed_to_text(embed: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def optimizer_choice_name(optimizer: Optimizer) -> str:
+def optimizer_choice_name(optimizer: Optimizer, language: Language = DEFAULT_LANGUAGE) -> str:
     """How a choice reads in Discord's picker; it starts with the key so typing the key finds it."""
-    return f"{optimizer.value} · {optimizer.display_name}, ~{optimizer.bytes_per_param:g} B/param"
+    w = Words(language)
+    return w(
+        "choice.optimizer",
+        key=optimizer.value,
+        name=optimizer_name(optimizer, language),
+        bytes=w.num(optimizer.bytes_per_param),
+    )
+
+
+def gpu_choice_name(gpu: Gpu, language: Language = DEFAULT_LANGUAGE) -> str:
+    return text(language, "choice.gpu", key=gpu.value, name=gpu.display_name)

@@ -13,7 +13,8 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from bot.replies import APOLOGY, reply_ephemeral, reply_problems
+from bot.estimator import Problem
+from bot.replies import apologize, reply_problems
 
 log = logging.getLogger(__name__)
 
@@ -36,18 +37,20 @@ def _value_has_its_type(option_type: int, value: Any) -> bool:
     return True  # a type this code does not know: leave it to discord.py
 
 
-def malformed_options(options: list[dict[str, Any]]) -> list[str]:
+def malformed_options(options: list[dict[str, Any]]) -> list[Problem]:
     """Options whose JSON value does not match the option type they claim (Discord never sends such)."""
-    problems: list[str] = []
+    problems: list[Problem] = []
     for option in options:
         option_type = option.get("type")
         name = str(option.get("name", "?"))[:100]
         if option_type in (_SUB_COMMAND, _SUB_COMMAND_GROUP):
             problems += malformed_options(option.get("options", []))
-        elif not isinstance(option_type, int) or isinstance(option_type, bool):
-            problems.append(f"`{name}` has no valid option type")
-        elif "value" in option and not _value_has_its_type(option_type, option["value"]):
-            problems.append(f"`{name}` has a value of the wrong type for this option")
+        elif (
+            not isinstance(option_type, int)
+            or isinstance(option_type, bool)
+            or ("value" in option and not _value_has_its_type(option_type, option["value"]))
+        ):
+            problems.append(Problem("wrong_type", name))
     return problems
 
 
@@ -57,9 +60,12 @@ class VramCommandTree(app_commands.CommandTree[discord.Client]):
             return True
         data: Any = interaction.data or {}
         options = data.get("options", [])
-        problems = malformed_options(options) if isinstance(options, list) else ["the options are not a list"]
+        if isinstance(options, list):
+            problems = malformed_options(options)
+        else:
+            problems = [Problem("wrong_type", "options")]
         if problems:
-            log.info("Refused a malformed interaction %s: %s", interaction.id, "; ".join(problems))
+            log.info("Refused a malformed interaction %s: %s", interaction.id, problems)
             await reply_problems(interaction, problems)
             return False
         return True
@@ -72,4 +78,4 @@ class VramCommandTree(app_commands.CommandTree[discord.Client]):
         if command is not None and command._has_any_error_handlers():
             return
         log.error("Command %s failed", getattr(command, "name", "?"), exc_info=error)
-        await reply_ephemeral(interaction, APOLOGY)
+        await apologize(interaction)

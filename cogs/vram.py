@@ -18,13 +18,17 @@ from bot.estimator import (
     InvalidRequest,
     Limit,
     Optimizer,
+    Problem,
     estimate,
     parse_request,
 )
 from bot.hardware import Gpu
+from bot.i18n import text
 from bot.models import search_presets
-from bot.render import format_count, optimizer_choice_name, render_embed
-from bot.replies import APOLOGY, NO_PINGS, reply_ephemeral, reply_problems
+from bot.render import format_count, render_embed
+from bot.replies import NO_PINGS, apologize, language_of, reply_problems
+from bot.translator import CatalogueTranslator, gpu_choice, localized, optimizer_choice
+from cogs.explore import DYNAMIC_ITEMS, ESTIMATE, explore_view
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +70,23 @@ LoraRankOption = app_commands.Transform[int, NumberOption(OPTION_LIMITS["lora_ra
 BatchSizeOption = app_commands.Transform[int, NumberOption(OPTION_LIMITS["batch_size"])]
 SeqLenOption = app_commands.Transform[int, NumberOption(OPTION_LIMITS["seq_len"])]
 
-OPTIMIZER_CHOICES = [app_commands.Choice(name=optimizer_choice_name(o), value=o.value) for o in Optimizer]
-GPU_CHOICES = [app_commands.Choice(name=f"{g.value} · {g.display_name}", value=g.value) for g in Gpu]
+OPTIMIZER_CHOICES = [optimizer_choice(o) for o in Optimizer]
+GPU_CHOICES = [gpu_choice(g) for g in Gpu]
+OPTION_NAMES = (
+    "params",
+    "model",
+    "optimizer",
+    "activations",
+    "bytes_per_param",
+    "gpu",
+    "gpus",
+    "lora_rank",
+    "batch_size",
+    "seq_len",
+    "checkpointing",
+    "flash_attention",
+    "private",
+)
 
 
 class VramCog(commands.Cog):
@@ -76,21 +95,11 @@ class VramCog(commands.Cog):
     def __init__(self, bot: commands.Bot) -> None:
         self.bot = bot
 
-    @app_commands.command(name="vram", description="Estimate the GPU memory to fully fine-tune an LLM")
-    @app_commands.describe(
-        params="Model size in billions of parameters, e.g. 7 for a 7B model (or pick a model)",
-        model="A model preset, e.g. Llama 3.1 8B, instead of params",
-        optimizer="Optimizer, which sets the bytes per parameter (default: mixed-precision Adam, 16)",
-        activations="Activation memory in GB, measured or estimated (default 0, or estimated with a model)",
-        bytes_per_param="Custom bytes per parameter (0-64), overrides the optimizer's total",
-        gpu="The GPU to measure against (default: H100 80 GB)",
-        gpus="Number of GPUs for data parallelism and ZeRO, 1-4096 (default 1)",
-        lora_rank="LoRA rank for the adapter count, 1-1024 (default 16; needs a model)",
-        batch_size="Sequences per GPU, to estimate activations (needs a model; default 1)",
-        seq_len="Sequence length in tokens, to estimate activations (needs a model; default 2048)",
-        checkpointing="Estimate with full activation checkpointing (default: off)",
-        flash_attention="Estimate with FlashAttention, no s² attention term (default: on)",
-    )
+    @app_commands.command(name="vram", description=localized("command.description"))
+    @app_commands.describe(**{name: localized(f"option.{name}") for name in OPTION_NAMES})
+    # Servers, DMs with the bot and, installed to a user's account, any channel the user is in.
+    @app_commands.allowed_installs(guilds=True, users=True)
+    @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
     @app_commands.choices(optimizer=OPTIMIZER_CHOICES, gpu=GPU_CHOICES)
     async def vram(
         self,
@@ -107,6 +116,7 @@ class VramCog(commands.Cog):
         seq_len: SeqLenOption | None = None,
         checkpointing: bool = False,
         flash_attention: bool = True,
+        private: bool = False,
     ) -> None:
         try:
             request = parse_request(
@@ -126,15 +136,27 @@ class VramCog(commands.Cog):
         except InvalidRequest as exc:
             await reply_problems(interaction, exc.problems)
             return
-        embed = discord.Embed.from_dict(render_embed(estimate(request)))
-        await interaction.response.send_message(embed=embed, allowed_mentions=NO_PINGS)
+        language = language_of(interaction)
+        embed = discord.Embed.from_dict(render_embed(estimate(request), language))
+        await interaction.response.send_message(
+            embed=embed,
+            view=explore_view(request, ESTIMATE, language) or discord.utils.MISSING,
+            ephemeral=private,
+            allowed_mentions=NO_PINGS,
+        )
 
     @vram.autocomplete("model")
     async def _model_autocomplete(
         self, interaction: discord.Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
+        language = language_of(interaction)
         return [
-            app_commands.Choice(name=f"{m.name} · {format_count(m.parameter_count)} params", value=m.key)
+            app_commands.Choice(
+                name=text(
+                    language, "choice.model", name=m.name, count=format_count(m.parameter_count, language)
+                ),
+                value=m.key,
+            )
             for m in search_presets(current, limit=25)
         ]
 
@@ -143,11 +165,20 @@ class VramCog(commands.Cog):
     ) -> None:
         # Having this handler stops the tree's default handler from logging a second time.
         if isinstance(error, app_commands.TransformerError):
-            await reply_problems(interaction, [f"`{error.value!r}` is not a valid value for this option"])
+            await reply_problems(interaction, [Problem("invalid", None, error.value)])
             return
         log.error("Command /%s failed", getattr(interaction.command, "name", "?"), exc_info=error)
-        await reply_ephemeral(interaction, APOLOGY)
+        await apologize(interaction)
 
 
 async def setup(bot: commands.Bot) -> None:
+    # The answers' controls are rebuilt from their custom_id, also for messages sent before a restart.
+    bot.add_dynamic_items(*DYNAMIC_ITEMS)
+    # Localizations need a translator on the tree; keep one the host bot has set up itself.
+    if bot.tree.translator is None:
+        await bot.tree.set_translator(CatalogueTranslator())
     await bot.add_cog(VramCog(bot))
+
+
+async def teardown(bot: commands.Bot) -> None:
+    bot.remove_dynamic_items(*DYNAMIC_ITEMS)

@@ -8,7 +8,7 @@ from bot.activations import estimate_activations, layer_bytes
 from bot.estimator import InvalidRequest, estimate, parse_request
 from bot.hardware import Gpu
 from bot.models import Architecture, close_matches, find_preset, presets, search_presets
-from bot.render import render_embed
+from bot.render import describe_problem, render_embed
 from bot.sharding import STRATEGIES, per_gpu_gb
 
 # Published totals (the safetensors parameter counts on each model's Hugging Face page).
@@ -184,22 +184,22 @@ def test_a_named_card_sets_capacity_and_verdict_title() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"model": "llama 9"}, "`model` = 'llama 9' is not allowed: give one of the presets, e.g. "),
+        ({"model": "llama 9"}, "`model` = `llama 9` is not allowed: give one of the presets, e.g. "),
         ({"params": 7, "seq_len": 2048}, "`batch_size` and `seq_len` need a `model` preset"),
         (
             {"params": 7, "gpus": 0},
             "`gpus` = 0 is not allowed: give a whole number at least 1 and at most 4,096",
         ),
         ({"params": 7, "gpus": 2.5}, "`gpus` = 2.5 is not allowed"),
-        ({"model": "mistral-7b", "lora_rank": 2048}, "`lora_rank` = 2048 is not allowed"),
-        ({"params": 7, "gpu": "tpu"}, "`gpu` = 'tpu' is not allowed: give one of h100, a100-40"),
-        ({"model": "x" * 6000}, "`model` = '" + "x" * 100 + "…' is not allowed"),
+        ({"model": "mistral-7b", "lora_rank": 2048}, "`lora_rank` = 2,048 is not allowed"),
+        ({"params": 7, "gpu": "tpu"}, "`gpu` = `tpu` is not allowed: give one of h100, a100-40"),
+        ({"model": "x" * 6000}, "`model` = `" + "x" * 100 + "…` is not allowed"),
     ],
 )
 def test_invalid_scaling_options(options: dict[str, object], message: str) -> None:
     with pytest.raises(InvalidRequest) as caught:
         parse_request(**options)
-    assert message in str(caught.value)
+    assert message in "\n".join(describe_problem(p) for p in caught.value.problems)
 
 
 @pytest.mark.parametrize("key", sorted(PUBLISHED))

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.estimator import InvalidRequest, Optimizer, estimate, parse_request
-from bot.render import embed_limit_problems, render_embed
+from bot.i18n import Language
+from bot.render import describe_problem, embed_limit_problems, render_embed
 
 params = st.floats(min_value=1e-6, max_value=100_000, allow_nan=False)
 activations = st.floats(min_value=0, max_value=1_000_000, allow_nan=False)
@@ -59,11 +60,14 @@ out_of_range = st.one_of(
 def test_invalid_params_raise_only_the_validation_error(value: object) -> None:
     with pytest.raises(InvalidRequest) as caught:
         parse_request(params=value)
-    assert "`params`" in str(caught.value)
+    assert [p.option for p in caught.value.problems] == ["params"]
+    for language in Language:  # every problem can be worded, in every language
+        assert "`params`" in describe_problem(caught.value.problems[0], language)
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.floats(max_value=0, exclude_max=True) | st.floats(min_value=1_000_000, exclude_min=True))
 def test_invalid_activations_raise_only_the_validation_error(value: float) -> None:
-    with pytest.raises(InvalidRequest, match="`activations`"):
+    with pytest.raises(InvalidRequest) as caught:
         parse_request(params=7, activations=value)
+    assert [(p.code, p.option) for p in caught.value.problems] == [("out_of_range", "activations")]

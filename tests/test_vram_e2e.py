@@ -211,5 +211,5 @@ async def test_preset_embed_with_card_sharding_lora_rank_and_activations(
 async def test_unknown_model_lists_close_matches(fake: FakeDiscord, bot: VramBot) -> None:
     callback = await fake.invoke("vram", model="lama 3.1 8b")
     assert callback.ephemeral
-    assert "`model` = 'lama 3.1 8b' is not allowed" in callback.data["content"]
+    assert "`model` = `lama 3.1 8b` is not allowed" in callback.data["content"]
     assert "Llama 3.1 8B" in callback.data["content"]

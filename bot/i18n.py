@@ -1,0 +1,84 @@
+"""Languages, the string catalogues and locale-aware numbers.
+
+Every user-facing string lives in ``bot/data/strings/<language>.toml``, one catalogue per language,
+addressed by dotted keys (``field.total``) and filled with ``str.format`` placeholders. Nothing here
+knows about Discord: the cog maps ``interaction.locale`` to a :class:`Language` with
+:func:`language_for`.
+"""
+
+from __future__ import annotations
+
+import string
+import tomllib
+from enum import StrEnum
+from functools import cache
+from importlib import resources
+from typing import Any
+
+
+class Language(StrEnum):
+    EN = "en"
+    DE = "de"
+
+
+DEFAULT_LANGUAGE = Language.EN
+
+
+def language_for(locale: object) -> Language:
+    """German for Discord's ``de`` (and any ``de-*``), English for everything else."""
+    code = str(locale or "").lower()
+    return Language.DE if code == "de" or code.startswith("de-") else Language.EN
+
+
+def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    flat: dict[str, str] = {}
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{name}."))
+        elif isinstance(value, str):
+            flat[name] = value
+        else:
+            raise TypeError(f"catalogue entry {name} is not a string")
+    return flat
+
+
+@cache
+def catalogue(language: Language) -> dict[str, str]:
+    """All strings of one language, keyed by their dotted name."""
+    source = resources.files("bot").joinpath("data", "strings", f"{language.value}.toml")
+    return _flatten(tomllib.loads(source.read_text(encoding="utf-8")))
+
+
+def text(language: Language, key: str, /, **values: object) -> str:
+    """The catalogue string ``key`` in ``language``, with its placeholders filled in."""
+    return catalogue(language)[key].format(**values)
+
+
+def has_text(language: Language, key: str) -> bool:
+    return key in catalogue(language)
+
+
+def placeholders(template: str) -> set[str]:
+    """The names a catalogue string expects, e.g. ``{"gb"}`` for ``"{gb} to spare"``."""
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+# -- numbers ---------------------------------------------------------------------------------------
+
+# English groups thousands with "," and writes "." before decimals; German the other way round
+# (DIN 5008 / Duden: 1.000,5).
+_SEPARATORS = {Language.EN: (",", "."), Language.DE: (".", ",")}
+
+
+def localize_digits(formatted: str, language: Language) -> str:
+    """Turn a number Python formatted the English way (``1,234.5``) into ``language``'s way."""
+    group, decimal = _SEPARATORS[language]
+    if (group, decimal) == (",", "."):
+        return formatted
+    return formatted.replace(",", "\0").replace(".", decimal).replace("\0", group)
+
+
+def number(value: float, spec: str, language: Language) -> str:
+    """``format(value, spec)`` with the separators of ``language``; use "," in ``spec`` for groups."""
+    return localize_digits(format(value, spec), language)

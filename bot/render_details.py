@@ -1,0 +1,88 @@
+"""The "Details" view: the formulas with the numbers filled in, explained as the original calculator's
+details section explains them (model states dominate, activations are entered separately, LoRA)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.estimator import Estimate
+from bot.i18n import DEFAULT_LANGUAGE, Language
+from bot.render import (
+    EmbedField,
+    Words,
+    activation_assumptions,
+    adapter_fit,
+    adapters_text,
+    card_name,
+    command_line,
+    method_name,
+    subject,
+    verdict_colour,
+    verdict_text,
+)
+
+
+def _model_states(estimate: Estimate, w: Words) -> str:
+    values = {
+        "n": w.short(estimate.params_billion),
+        "bytes": w.num(estimate.bytes_per_param),
+        "m": w.gb(estimate.model_states_gb),
+    }
+    if estimate.custom_bytes:
+        return w("details.custom_states", **values)
+    parts = [
+        w("details.part", bytes=w.num(p.bytes_per_param), part=w(f"part.{p.key}")) for p in estimate.parts
+    ]
+    total = " + ".join(w.num(p.bytes_per_param) for p in estimate.parts)
+    return w("details.states", method=method_name(estimate, w), sum=total, parts=", ".join(parts), **values)
+
+
+def _activations(estimate: Estimate, w: Words) -> str:
+    lines = [
+        w(
+            "details.activations",
+            m=w.gb(estimate.model_states_gb),
+            a=w.gb(estimate.activations_gb),
+            v=w.gb(estimate.total_gb),
+        )
+    ]
+    assumptions = activation_assumptions(estimate, w)
+    lines.append(assumptions or w("details.activations_measure"))
+    return "\n".join(lines)
+
+
+def _lora(estimate: Estimate, w: Words) -> str:
+    lora = estimate.lora
+    return w(
+        "details.lora",
+        bytes=w.num(estimate.bytes_per_param),
+        adapters=adapters_text(lora, estimate.params_billion, w),
+        base=w.gb(lora.base_gb),
+        adapter_gb=w.gb(lora.adapters_gb),
+        activations=w.gb(lora.activations_gb),
+        total=w.gb(lora.total_gb),
+        fit=adapter_fit(lora, w),
+    )
+
+
+def render_details(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
+    w = Words(language)
+    verdict = w(
+        "details.verdict",
+        card=card_name(estimate, w),
+        capacity=w.num(estimate.single_gpu.capacity_gb),
+        verdict=verdict_text(estimate, w),
+    )
+    fields: list[EmbedField] = [
+        {"name": w("details.states_name"), "value": _model_states(estimate, w), "inline": False},
+        {"name": w("details.activations_name"), "value": _activations(estimate, w), "inline": False},
+        {"name": w("details.verdict_name"), "value": verdict, "inline": False},
+        {"name": w("details.lora_name"), "value": _lora(estimate, w), "inline": False},
+    ]
+    return {
+        "title": w("details.title", subject=subject(estimate, w)),
+        "description": f"`{command_line(estimate.request)}`",
+        "color": verdict_colour(estimate),
+        "fields": fields,
+        "footer": {"text": w("embed.footer")},
+    }

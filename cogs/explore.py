@@ -1,0 +1,169 @@
+"""The controls under a ``/vram`` answer: switch the optimizer, compare every method, show the details.
+
+The controls are stateless. Each one's ``custom_id`` carries the whole request (:mod:`bot.custom_ids`)
+and a view name, and discord.py's ``DynamicItem`` rebuilds the control from it, so a control keeps
+working after a restart and on any shard or process.
+
+Who sees the result: the user who ran the command (or whose control it is) gets the message updated
+in place; anyone else in the channel gets the new view as an ephemeral reply of their own, in their
+own language. A public answer is part of the conversation, so it should not change under the people
+who are reading it because a third person clicked; an ephemeral copy lets everyone explore freely.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import discord
+
+from bot.custom_ids import CUSTOM_ID_MAX, UnreadableState, pack, unpack
+from bot.estimator import Estimate, EstimateRequest, Optimizer, estimate
+from bot.i18n import Language, text
+from bot.render import optimizer_name, render_embed
+from bot.render_compare import render_compare
+from bot.render_details import render_details
+from bot.replies import NO_PINGS, apologize, language_of, reply_ephemeral
+
+log = logging.getLogger(__name__)
+
+PREFIX = "vram"
+SELECT_VIEW = "opt"  # the optimizer select: always answers with the estimate
+ESTIMATE, COMPARE, DETAILS = "est", "cmp", "det"
+RENDERERS: dict[str, Callable[[Estimate, Language], dict[str, Any]]] = {
+    ESTIMATE: render_embed,
+    COMPARE: render_compare,
+    DETAILS: render_details,
+}
+_STATE_ROOM = CUSTOM_ID_MAX - len(f"{PREFIX}:{ESTIMATE}:")
+
+
+def _custom_id(view: str, state: str) -> str:
+    return f"{PREFIX}:{view}:{state}"
+
+
+class ExploreButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]], template=rf"{PREFIX}:(?P<view>[^:]*):(?P<state>.*)"
+):
+    """ "Estimate", "Compare" or "Details" for the request packed in ``state``."""
+
+    def __init__(self, view: str, state: str, *, label: str, disabled: bool = False) -> None:
+        button: discord.ui.Button[Any] = discord.ui.Button(
+            label=label,
+            style=discord.ButtonStyle.primary if view == COMPARE else discord.ButtonStyle.secondary,
+            custom_id=_custom_id(view, state),
+            disabled=disabled,
+        )
+        super().__init__(button)
+        self.view_name = view
+        self.state = state
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
+    ) -> ExploreButton:
+        # Never raise here: discord.py would only log it and the user would get no answer.
+        # The state is checked when the button is used, where a bad one gets an ephemeral reply.
+        label = getattr(item, "label", None) or ""
+        return cls(match["view"], match["state"], label=label)
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await answer(interaction, self.view_name, self.state)
+
+
+class OptimizerSelect(
+    discord.ui.DynamicItem[discord.ui.Select[Any]], template=rf"{PREFIX}:{SELECT_VIEW}:(?P<state>.*)"
+):
+    """A select of the optimizers; picking one answers with the estimate for it."""
+
+    def __init__(self, state: str, *, language: Language, current: Optimizer | None = None) -> None:
+        select: discord.ui.Select[Any] = discord.ui.Select(
+            custom_id=_custom_id(SELECT_VIEW, state),
+            placeholder=text(language, "component.optimizer_placeholder"),
+            options=[
+                discord.SelectOption(
+                    label=optimizer_name(optimizer, language),
+                    value=optimizer.value,
+                    description=text(
+                        language, "component.optimizer_option", bytes=f"{optimizer.bytes_per_param:g}"
+                    ),
+                    default=optimizer is current,
+                )
+                for optimizer in Optimizer
+            ],
+        )
+        super().__init__(select)
+        self.state = state
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
+    ) -> OptimizerSelect:
+        return cls(match["state"], language=language_of(interaction))
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        values = self.item.values
+        await answer(interaction, ESTIMATE, self.state, optimizer=values[0] if len(values) == 1 else "")
+
+
+def explore_view(request: EstimateRequest, current: str, language: Language) -> discord.ui.View | None:
+    """The select and the three buttons for ``request``; None if the request cannot be packed."""
+    state = pack(request, _STATE_ROOM)
+    if state is None:
+        return None
+    # Every item is dynamic, so discord.py keeps no per-message state for this view.
+    view = discord.ui.View(timeout=None)
+    chosen = request.optimizer if request.bytes_per_param is None else None
+    view.add_item(OptimizerSelect(state, language=language, current=chosen))
+    labels = {ESTIMATE: "component.estimate", COMPARE: "component.compare", DETAILS: "component.details"}
+    for name, key in labels.items():
+        view.add_item(ExploreButton(name, state, label=text(language, key), disabled=name == current))
+    return view
+
+
+def _switch_optimizer(request: EstimateRequest, choice: str) -> EstimateRequest:
+    """The same request with another optimizer; a custom B gives way to the optimizer picked."""
+    try:
+        optimizer = Optimizer(choice)
+    except ValueError:
+        raise UnreadableState("not an optimizer") from None
+    return request.model_copy(update={"optimizer": optimizer, "bytes_per_param": None})
+
+
+def started_by(interaction: discord.Interaction) -> bool:
+    """Whether the user who clicked is the one whose interaction produced the message."""
+    message = interaction.message
+    metadata = message.interaction_metadata if message is not None else None
+    return metadata is not None and metadata.user.id == interaction.user.id
+
+
+async def answer(
+    interaction: discord.Interaction, view_name: str, state: str, optimizer: str | None = None
+) -> None:
+    language = language_of(interaction)
+    try:
+        if view_name not in RENDERERS:
+            raise UnreadableState(f"unknown view {view_name[:20]!r}")
+        request = unpack(state)
+        if optimizer is not None:
+            request = _switch_optimizer(request, optimizer)
+    except UnreadableState as exc:
+        log.info("Refused component %s of interaction %s: %s", view_name[:20], interaction.id, exc)
+        await reply_ephemeral(interaction, text(language, "component.bad_custom_id"))
+        return
+    try:
+        embed = discord.Embed.from_dict(RENDERERS[view_name](estimate(request), language))
+        controls = explore_view(request, view_name, language) or discord.utils.MISSING
+        if started_by(interaction):
+            await interaction.response.edit_message(embed=embed, view=controls, allowed_mentions=NO_PINGS)
+        else:
+            await interaction.response.send_message(
+                embed=embed, view=controls, ephemeral=True, allowed_mentions=NO_PINGS
+            )
+    except Exception:
+        log.exception("Component %s of interaction %s failed", view_name, interaction.id)
+        await apologize(interaction)
+
+
+DYNAMIC_ITEMS = (ExploreButton, OptimizerSelect)
