@@ -21,8 +21,8 @@ from bot.estimator import (
     parse_request,
 )
 from bot.hardware import Gpu
-from bot.models import presets
 from bot.i18n import DEFAULT_LANGUAGE, Language
+from bot.models import presets
 from bot.render import describe_problem, embed_to_text, render_embed
 from bot.settings import ConfigError, load_settings, load_token
 

@@ -43,8 +43,11 @@ def _custom_id(view: str, state: str) -> str:
     return f"{PREFIX}:{view}:{state}"
 
 
+# discord.py hands a factory whichever component has the matching custom_id, so the button's template
+# must not match the select's ("vram:opt:...").
 class ExploreButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]], template=rf"{PREFIX}:(?P<view>[^:]*):(?P<state>.*)"
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=rf"{PREFIX}:(?P<view>(?!{SELECT_VIEW}:)[^:]*):(?P<state>.*)",
 ):
     """ "Estimate", "Compare" or "Details" for the request packed in ``state``."""
 

@@ -48,6 +48,7 @@ class Callback:
     interaction_id: str
     body: dict[str, Any]
     query: dict[str, str]
+    message: dict[str, Any] = field(default_factory=dict)  # the message it created or updated
 
     @property
     def type(self) -> int:
@@ -85,11 +86,16 @@ class FakeDiscord:
         }
         self.guild_id = snowflake()
         self.channel_id = snowflake()
+        self.dm_channel_id = snowflake()
+        self.messages: dict[str, dict[str, Any]] = {}  # what the bot posted, by message id
+        self._users: dict[str, dict[str, Any]] = {}
+        self._sent: dict[str, dict[str, Any]] = {}  # interactions sent, by id
         self.registered: dict[str, list[dict[str, Any]]] = {}  # "global" or a guild id
         self.identifies: list[dict[str, Any]] = []
         self.requests: list[tuple[str, str]] = []
         self.unknown_routes: list[tuple[str, str]] = []
         self.callback_faults: list[Fault] = []
+        self.sessions = 0  # READY and RESUMED sent so far
         self._callbacks: dict[str, asyncio.Future[Callback]] = {}
         self._sockets: list[web.WebSocketResponse] = []
         self._sequence = 0
@@ -135,34 +141,72 @@ class FakeDiscord:
     def gateway_url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/gateway"
 
-    async def wait_identified(self, timeout: float = 10) -> None:
-        await asyncio.wait_for(self._identified.wait(), timeout)
+    async def wait_identified(self, timeout: float = 10, *, after: int = 0) -> None:
+        """Wait until more than ``after`` sessions have started (READY or RESUMED sent)."""
+
+        async def started() -> None:
+            while self.sessions <= after:
+                self._identified.clear()
+                await self._identified.wait()
+
+        await asyncio.wait_for(started(), timeout)
 
     # -- what tests send -------------------------------------------------------------------------
 
-    def slash_interaction(
-        self, name: str, options: list[dict[str, Any]], *, locale: str = "en-US"
+    def user(self, name: str = "alice") -> dict[str, Any]:
+        """A Discord user object; the same name gives the same user."""
+        if name not in self._users:
+            self._users[name] = {
+                "id": snowflake(),
+                "username": name,
+                "discriminator": "0",
+                "global_name": name.title(),
+                "avatar": None,
+            }
+        return self._users[name]
+
+    def _interaction(
+        self,
+        kind: int,
+        data: dict[str, Any],
+        *,
+        user: str,
+        locale: str,
+        in_dm: bool,
     ) -> dict[str, Any]:
-        """An APPLICATION_COMMAND interaction as Discord sends it from a guild text channel."""
-        command_id = next(
-            (c["id"] for c in self.registered.get("global", []) if c["name"] == name), snowflake()
-        )
-        user = {
-            "id": snowflake(),
-            "username": "alice",
-            "discriminator": "0",
-            "global_name": "Alice",
-            "avatar": None,
-        }
-        return {
+        """An interaction as Discord sends it, from a guild text channel or from a DM with the bot."""
+        author = self.user(user)
+        interaction: dict[str, Any] = {
             "id": snowflake(),
             "application_id": self.application_id,
-            "type": 2,
+            "type": kind,
             "token": f"interaction-token-{snowflake()}",
             "version": 1,
-            "data": {"id": command_id, "name": name, "type": 1, "options": options},
+            "data": data,
+            "app_permissions": "2248473465835073",
+            "locale": locale,
+            "entitlements": [],
+            "attachment_size_limit": 10_485_760,
+        }
+        if in_dm:
+            dm_channel = {
+                "id": self.dm_channel_id,
+                "type": 1,
+                "recipients": [author],
+                "last_message_id": None,
+            }
+            interaction |= {
+                "channel_id": self.dm_channel_id,
+                "channel": dm_channel,
+                "user": author,
+                "authorizing_integration_owners": {"1": author["id"]},
+                "context": 1,
+            }
+            return interaction
+        return interaction | {
             "guild_id": self.guild_id,
             "guild": {"id": self.guild_id, "locale": "en-US", "features": []},
+            "guild_locale": "en-US",
             "channel_id": self.channel_id,
             "channel": {
                 "id": self.channel_id,
@@ -175,7 +219,7 @@ class FakeDiscord:
                 "parent_id": None,
             },
             "member": {
-                "user": user,
+                "user": author,
                 "roles": [],
                 "joined_at": "2026-01-01T00:00:00+00:00",
                 "deaf": False,
@@ -183,19 +227,49 @@ class FakeDiscord:
                 "flags": 0,
                 "permissions": "2248473465835073",
             },
-            "app_permissions": "2248473465835073",
-            "locale": locale,
-            "guild_locale": "en-US",
-            "entitlements": [],
             "authorizing_integration_owners": {"0": self.guild_id},
             "context": 0,
-            "attachment_size_limit": 10_485_760,
         }
+
+    def slash_interaction(
+        self,
+        name: str,
+        options: list[dict[str, Any]],
+        *,
+        locale: str = "en-US",
+        user: str = "alice",
+        in_dm: bool = False,
+    ) -> dict[str, Any]:
+        """An APPLICATION_COMMAND interaction for ``/name`` with ``options``."""
+        command_id = next(
+            (c["id"] for c in self.registered.get("global", []) if c["name"] == name), snowflake()
+        )
+        data = {"id": command_id, "name": name, "type": 1, "options": options}
+        return self._interaction(2, data, user=user, locale=locale, in_dm=in_dm)
+
+    def component_interaction(
+        self,
+        message: dict[str, Any],
+        custom_id: str,
+        *,
+        values: list[str] | None = None,
+        locale: str = "en-US",
+        user: str = "alice",
+    ) -> dict[str, Any]:
+        """A MESSAGE_COMPONENT interaction: ``user`` used ``custom_id`` (or picked ``values``)."""
+        component = find_component(message, custom_id)
+        data: dict[str, Any] = {"custom_id": custom_id, "component_type": component["type"]}
+        if values is not None:
+            data["values"] = values
+        interaction = self._interaction(3, data, user=user, locale=locale, in_dm=False)
+        interaction["message"] = message
+        return interaction
 
     async def send_interaction(self, interaction: dict[str, Any], timeout: float = 10) -> Callback:
         """Dispatch INTERACTION_CREATE and wait for the bot's callback."""
         future: asyncio.Future[Callback] = asyncio.get_running_loop().create_future()
         self._callbacks[interaction["id"]] = future
+        self._sent[interaction["id"]] = interaction
         await self.dispatch("INTERACTION_CREATE", interaction)
         try:
             return await asyncio.wait_for(future, timeout)
@@ -296,16 +370,23 @@ class FakeDiscord:
             fault = self.callback_faults.pop(0)
             return json_response(fault.body, status=fault.status, headers=fault.headers)
         interaction_id = request.match_info["id"]
+        interaction = self._sent.get(interaction_id, {})
         callback = Callback(interaction_id=interaction_id, body=body, query=dict(request.query))
+        if callback.type == 7 and "message" in interaction:  # UPDATE_MESSAGE: edit the clicked message
+            message = self.messages.setdefault(interaction["message"]["id"], dict(interaction["message"]))
+            message |= {key: callback.data[key] for key in ("embeds", "components") if key in callback.data}
+            message["edited_timestamp"] = "2026-12-02T12:00:01+00:00"
+        else:
+            message = self._message(callback.data, interaction)
+        callback.message = message
         future = self._callbacks.get(interaction_id)
         if future is not None and not future.done():
             future.set_result(callback)
-        message = self._message(callback.data)
         return json_response(
             {
                 "interaction": {
                     "id": interaction_id,
-                    "type": 2,
+                    "type": interaction.get("type", 2),
                     "response_message_id": message["id"],
                     "response_message_loading": False,
                     "response_message_ephemeral": callback.ephemeral,
@@ -321,8 +402,9 @@ class FakeDiscord:
         self.unknown_routes.append((request.method, request.path))
         return json_response({"message": "404: Not Found", "code": 0}, status=404)
 
-    def _message(self, data: dict[str, Any]) -> dict[str, Any]:
-        return {
+    def _message(self, data: dict[str, Any], interaction: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A message the bot posted, kept in ``messages`` with the interaction that caused it."""
+        message: dict[str, Any] = {
             "id": snowflake(),
             "channel_id": self.channel_id,
             "author": self.bot_user,
@@ -341,6 +423,17 @@ class FakeDiscord:
             "flags": int(data.get("flags", 0)),
             "application_id": self.application_id,
         }
+        if interaction:
+            author = interaction.get("member", {}).get("user") or interaction.get("user")
+            message["interaction_metadata"] = {
+                "id": interaction["id"],
+                "type": interaction["type"],
+                "user": author,
+                "authorizing_integration_owners": interaction.get("authorizing_integration_owners", {}),
+            }
+            message["channel_id"] = interaction.get("channel_id", self.channel_id)
+        self.messages[message["id"]] = message
+        return message
 
     # -- gateway ---------------------------------------------------------------------------------
 
@@ -383,10 +476,12 @@ class FakeDiscord:
             if "shard" in identify:
                 ready["shard"] = identify["shard"]
             await ws.send_json({"op": OP_DISPATCH, "t": "READY", "s": self._sequence, "d": ready})
+            self.sessions += 1
             self._identified.set()
         elif op == OP_RESUME:
             self._sequence += 1
             await ws.send_json({"op": OP_DISPATCH, "t": "RESUMED", "s": self._sequence, "d": {}})
+            self.sessions += 1
             self._identified.set()
 
 
@@ -395,6 +490,20 @@ def json_response(data: Any, status: int = 200, headers: dict[str, str] | None =
     return web.Response(
         body=json.dumps(data).encode(), status=status, headers=headers, content_type="application/json"
     )
+
+
+def find_component(message: dict[str, Any], custom_id: str) -> dict[str, Any]:
+    """The button or select with ``custom_id`` in a message's action rows."""
+    for row in message.get("components", []):
+        for component in row.get("components", []):
+            if component.get("custom_id") == custom_id:
+                found: dict[str, Any] = component
+                return found
+    raise KeyError(custom_id)
+
+
+def custom_ids(message: dict[str, Any]) -> list[str]:
+    return [c["custom_id"] for row in message.get("components", []) for c in row.get("components", [])]
 
 
 def guess_option_type(value: Any) -> int:

@@ -1,0 +1,110 @@
+"""The string catalogues: complete in both languages, consistent placeholders, within Discord's limits."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from discord import app_commands
+
+from bot.estimator import Optimizer, estimate, parse_request
+from bot.hardware import Gpu
+from bot.i18n import Language, catalogue, language_for, number, placeholders
+from bot.models import presets
+from bot.render import embed_limit_problems, gpu_choice_name, optimizer_choice_name, render_embed
+from bot.render_compare import render_compare
+from bot.render_details import render_details
+from bot.translator import LOCALES, CatalogueTranslator
+
+RENDERERS = (render_embed, render_compare, render_details)
+DISCORD_DESCRIPTION_MAX = 100  # for commands, options and choice names
+
+
+def test_every_key_is_in_both_languages() -> None:
+    english, german = catalogue(Language.EN), catalogue(Language.DE)
+    assert sorted(set(english) - set(german)) == []
+    assert sorted(set(german) - set(english)) == []
+
+
+@pytest.mark.parametrize("key", sorted(catalogue(Language.EN)))
+def test_placeholders_match_and_no_string_is_empty(key: str) -> None:
+    english, german = catalogue(Language.EN)[key], catalogue(Language.DE)[key]
+    assert placeholders(english) == placeholders(german)
+    assert english.strip()
+    assert german.strip()
+
+
+def test_german_uses_the_terms_of_the_field() -> None:
+    german = "\n".join(catalogue(Language.DE).values())
+    for term in (
+        "Feintuning",
+        "Optimizer-Zustand",
+        "Aktivierungen",
+        "Modellzustände",
+        "Mixed-Precision-Adam",
+    ):
+        assert term in german
+
+
+@pytest.mark.parametrize(
+    ("value", "spec", "english", "german"),
+    [
+        (112.0, ",.1f", "112.0", "112,0"),
+        (1234567.891, ",.2f", "1,234,567.89", "1.234.567,89"),
+        (0.52, "g", "0.52", "0,52"),
+    ],
+)
+def test_numbers_follow_the_language(value: float, spec: str, english: str, german: str) -> None:
+    assert number(value, spec, Language.EN) == english
+    assert number(value, spec, Language.DE) == german
+
+
+@pytest.mark.parametrize(
+    ("locale", "language"),
+    [("de", Language.DE), ("en-US", Language.EN), ("fr", Language.EN), (None, Language.EN)],
+)
+def test_the_locale_picks_the_language(locale: str | None, language: Language) -> None:
+    assert language_for(locale) is language
+
+
+EXTREMES = [
+    {"gpus": 4096, "batch_size": 65_536, "seq_len": 1_048_576, "lora_rank": 1024, "flash_attention": False},
+    {"gpus": 2, "activations": 999_999.123456789, "bytes_per_param": 63.987654321, "gpu": "t4"},
+]
+
+
+@pytest.mark.parametrize("language", list(Language))
+@pytest.mark.parametrize("key", sorted(presets()))
+def test_every_view_of_every_preset_stays_within_discords_limits(language: Language, key: str) -> None:
+    for extra in EXTREMES:
+        result = estimate(
+            parse_request(model=key, params=99_999.123456789 if "activations" in extra else None, **extra)
+        )
+        for render in RENDERERS:
+            assert embed_limit_problems(render(result, language)) == [], (render.__name__, extra)
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_descriptions_and_choice_names_fit_discord(language: Language) -> None:
+    texts = [v for k, v in catalogue(language).items() if k.startswith(("option.", "command."))]
+    texts += [optimizer_choice_name(o, language) for o in Optimizer]
+    texts += [gpu_choice_name(g, language) for g in Gpu]
+    for text in texts:
+        assert 1 <= len(text) <= DISCORD_DESCRIPTION_MAX, text
+
+
+def test_the_translator_answers_german_and_english_and_leaves_other_locales_alone() -> None:
+    translator = CatalogueTranslator()
+    description = app_commands.locale_str("x", key="command.description")
+    context = app_commands.TranslationContext(app_commands.TranslationContextLocation.other, None)
+    answers = {
+        locale.value: asyncio.run(translator.translate(description, locale, context))  # type: ignore[arg-type]
+        for locale in LOCALES
+    }
+    assert answers["de"] == catalogue(Language.DE)["command.description"]
+    assert answers["en-GB"] == catalogue(Language.EN)["command.description"]
+    import discord
+
+    assert asyncio.run(translator.translate(description, discord.Locale.french, context)) is None  # type: ignore[arg-type]
+    plain = app_commands.locale_str("params")  # an option name: no key, so no localization
+    assert asyncio.run(translator.translate(plain, discord.Locale.german, context)) is None  # type: ignore[arg-type]

@@ -1,0 +1,213 @@
+"""German and English, and the controls under an answer: all through the loopback fake Discord."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.custom_ids import CUSTOM_ID_MAX
+from bot.runner import VramBot
+from tests.fake_discord import Callback, FakeDiscord, custom_ids
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+def fields(embed: dict[str, Any]) -> dict[str, str]:
+    return {f["name"]: f["value"] for f in embed["fields"]}
+
+
+def vram_command(fake: FakeDiscord) -> dict[str, Any]:
+    return next(c for c in fake.registered["global"] if c["name"] == "vram")
+
+
+def control(message: dict[str, Any], prefix: str) -> str:
+    return next(c for c in custom_ids(message) if c.startswith(prefix))
+
+
+async def click(fake: FakeDiscord, message: dict[str, Any], custom_id: str, **options: Any) -> Callback:
+    return await fake.send_interaction(fake.component_interaction(message, custom_id, **options))
+
+
+async def test_the_command_is_registered_with_german_localizations(fake: FakeDiscord, bot: VramBot) -> None:
+    command = vram_command(fake)
+    assert command["description_localizations"]["de"] == (
+        "Schätzt den GPU-Speicher für das vollständige Feintuning eines LLM"
+    )
+    assert command["description_localizations"]["en-US"] == command["description"]
+    options = {o["name"]: o for o in command["options"]}
+    assert options["params"]["description_localizations"]["de"].startswith("Modellgröße in Milliarden")
+    assert options["private"]["description_localizations"]["de"].startswith("Die Antwort nur Ihnen")
+    for option in command["options"]:  # option names stay the same ASCII words in every language
+        assert option["name"].isascii()
+        assert option["name"] == option["name"].lower()
+        assert set(option.get("name_localizations") or {}) <= {"en-US", "en-GB", "de"}
+        assert all(v == option["name"] for v in (option.get("name_localizations") or {}).values())
+        assert option["description_localizations"]["de"] != option["description"]
+    sgd = next(c for c in options["optimizer"]["choices"] if c["value"] == "sgd")
+    assert sgd["name_localizations"]["de"] == "sgd · SGD mit Momentum, ~8 B/Param."
+
+
+async def test_the_command_is_offered_in_servers_dms_and_user_installs(
+    fake: FakeDiscord, bot: VramBot
+) -> None:
+    command = vram_command(fake)
+    assert sorted(command["integration_types"]) == [0, 1]  # guild install, user install
+    assert sorted(command["contexts"]) == [0, 1, 2]  # guild, bot DM, private channel
+
+
+async def test_a_german_user_gets_a_german_embed(fake: FakeDiscord, bot: VramBot) -> None:
+    interaction = fake.slash_interaction(
+        "vram", fake.command_options("vram", params=7, activations=20), locale="de"
+    )
+    callback = await fake.send_interaction(interaction)
+    embed = callback.embed
+    assert embed["title"] == "VRAM für vollständiges Feintuning von einem 7B-Modell · Mixed-Precision-Adam"
+    values = fields(embed)
+    assert values["Modellzustände M"] == "112,0 GB"
+    assert values["Gesamt V"] == "**132,0 GB**"
+    assert values["Einzelne 80-GB-GPU"].startswith("❌ Passt nicht: 52,0 GB zu viel.")
+    assert "Schätzung erster Ordnung" in embed["footer"]["text"]
+
+
+async def test_an_english_user_gets_an_english_embed(fake: FakeDiscord, bot: VramBot) -> None:
+    interaction = fake.slash_interaction("vram", fake.command_options("vram", params=7, activations=20))
+    embed = (await fake.send_interaction(interaction)).embed
+    assert embed["title"] == "VRAM to fully fine-tune a 7B model · Mixed-precision Adam"
+    assert fields(embed)["Model states M"] == "112.0 GB"
+
+
+async def test_a_german_user_gets_german_error_messages(fake: FakeDiscord, bot: VramBot) -> None:
+    interaction = fake.slash_interaction("vram", fake.command_options("vram", params=-1), locale="de")
+    callback = await fake.send_interaction(interaction)
+    assert callback.ephemeral
+    assert callback.data["content"] == (
+        "Diese Eingabe funktioniert nicht:\n"
+        "• `params` = -1,0 ist nicht zulässig: Geben Sie eine Zahl größer als 0 und höchstens 100.000 "
+        "(Milliarden Parameter) an"
+    )
+
+
+async def test_the_answer_carries_an_optimizer_select_and_three_buttons(
+    fake: FakeDiscord, bot: VramBot
+) -> None:
+    callback = await fake.invoke("vram", params=7, optimizer="adam8bit")
+    rows = callback.data["components"]
+    select = rows[0]["components"][0]
+    assert select["type"] == 3  # string select
+    assert [o["value"] for o in select["options"]] == ["adam", "adam8bit", "sgd"]
+    assert [o.get("default", False) for o in select["options"]] == [False, True, False]
+    buttons = rows[1]["components"]
+    assert [b["label"] for b in buttons] == ["Estimate", "Compare", "Details"]
+    assert [b.get("disabled", False) for b in buttons] == [True, False, False]
+    for custom_id in custom_ids(callback.message):
+        assert custom_id.startswith("vram:")
+        assert len(custom_id) <= CUSTOM_ID_MAX
+        assert custom_id.endswith(":p=7;o=adam8bit")  # the inputs travel in the custom_id
+
+
+async def test_the_invoker_switching_the_optimizer_updates_the_message(
+    fake: FakeDiscord, bot: VramBot
+) -> None:
+    answer = await fake.invoke("vram", params=7, activations=20)
+    callback = await click(fake, answer.message, control(answer.message, "vram:opt:"), values=["sgd"])
+    assert callback.type == 7  # UPDATE_MESSAGE: the invoker's own answer changes in place
+    assert callback.data["allowed_mentions"] == {"parse": []}
+    embed = callback.embed
+    assert embed["title"] == "VRAM to fully fine-tune a 7B model · SGD with momentum"
+    assert fields(embed)["Total V"] == "**76.0 GB**"  # 7 × 8 + 20
+    assert fake.messages[answer.message["id"]]["embeds"][0]["title"] == embed["title"]
+    assert custom_ids(callback.message)[0] == "vram:opt:p=7;o=sgd;a=20"
+
+
+async def test_someone_else_comparing_gets_their_own_ephemeral_copy(fake: FakeDiscord, bot: VramBot) -> None:
+    answer = await fake.invoke("vram", params=7, activations=20)
+    original = answer.message["embeds"]
+    callback = await click(
+        fake, answer.message, control(answer.message, "vram:cmp:"), user="bob", locale="de"
+    )
+    assert callback.type == 4
+    assert callback.ephemeral
+    embed = callback.embed
+    assert embed["title"] == "Alle Verfahren im Vergleich beim Feintuning von einem 7B-Modell"
+    values = fields(embed)
+    assert (
+        values["Mixed-Precision-Adam · 16 B/Param."] == "M = 112,0 GB\nV = **132,0 GB**\n❌ 52,0 GB zu viel"
+    )
+    assert values["8-Bit-Adam · 12 B/Param."].startswith("M = 84,0 GB")
+    assert values["SGD mit Momentum · 8 B/Param."] == "M = 56,0 GB\nV = **76,0 GB**\n✅ passt"
+    assert values["LoRA · Mixed-Precision-Adam"].startswith("V = **35,1 GB**")  # 14 + 0.07 × 16 + 20
+    assert "QLoRA · Mixed-Precision-Adam" in values
+    assert fake.messages[answer.message["id"]]["embeds"] == original  # the public answer is untouched
+
+
+async def test_details_fill_the_formulas_in(fake: FakeDiscord, bot: VramBot) -> None:
+    answer = await fake.invoke("vram", params=7, activations=20)
+    callback = await click(fake, answer.message, control(answer.message, "vram:det:"))
+    assert callback.type == 7
+    values = fields(callback.embed)
+    assert "2 + 2 + 4 + 4 + 4 = 16 bytes per parameter" in values["Model states dominate"]
+    assert "M = 7 × 16 = **112.0 GB**" in values["Model states dominate"]
+    assert "V = M + A = 112.0 GB + 20.0 GB = **132.0 GB**" in values["Activations are entered separately"]
+    buttons = callback.data["components"][1]["components"]
+    assert [b.get("disabled", False) for b in buttons] == [False, False, True]
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda cid: cid.replace("p=7", "p=-5"),  # out of range
+        lambda cid: cid.replace("p=7", "p=nan"),
+        lambda cid: cid.replace("p=7", "p=7;p=8"),  # a key twice
+        lambda cid: cid.replace("p=7", "x=7"),  # unknown key
+        lambda cid: cid.replace("p=7", "p"),  # no value
+        lambda cid: cid.replace("vram:cmp:", "vram:xyz:"),  # unknown view
+        lambda cid: cid.replace("p=7", "m=" + "y" * 80),  # no such preset
+        lambda cid: cid.split(":", 2)[0] + ":cmp:",  # nothing to estimate
+    ],
+)
+async def test_a_tampered_custom_id_gets_an_ephemeral_error_and_changes_nothing(
+    fake: FakeDiscord, bot: VramBot, tamper: Any
+) -> None:
+    answer = await fake.invoke("vram", params=7)
+    good = control(answer.message, "vram:cmp:")
+    bad = tamper(good)
+    assert bad != good
+    message = dict(answer.message)
+    message["components"] = [
+        {
+            **row,
+            "components": [
+                {**c, "custom_id": bad} if c["custom_id"] == good else c for c in row["components"]
+            ],
+        }
+        for row in answer.message["components"]
+    ]
+    before = fake.messages[answer.message["id"]]
+    callback = await click(fake, message, bad)
+    assert callback.type == 4
+    assert callback.ephemeral
+    assert "nothing changed" in callback.data["content"]
+    assert fake.messages[answer.message["id"]] == before
+
+
+async def test_an_unknown_optimizer_in_the_select_is_refused(fake: FakeDiscord, bot: VramBot) -> None:
+    answer = await fake.invoke("vram", params=7)
+    callback = await click(fake, answer.message, control(answer.message, "vram:opt:"), values=["lion"])
+    assert callback.type == 4
+    assert callback.ephemeral
+    assert "nothing changed" in callback.data["content"]
+
+
+async def test_private_answers_only_the_user(fake: FakeDiscord, bot: VramBot) -> None:
+    callback = await fake.invoke("vram", params=7, private=True)
+    assert callback.ephemeral
+    assert callback.embed["title"].startswith("VRAM to fully fine-tune a 7B model")
+    assert callback.data["components"]  # the controls work on the private answer too
+
+
+async def test_a_dm_with_the_bot_gets_the_answer(fake: FakeDiscord, bot: VramBot) -> None:
+    interaction = fake.slash_interaction("vram", fake.command_options("vram", params=13), in_dm=True)
+    callback = await fake.send_interaction(interaction)
+    assert not callback.ephemeral
+    assert fields(callback.embed)["Model states M"] == "208.0 GB"

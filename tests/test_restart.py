@@ -1,0 +1,43 @@
+"""The controls under an answer are stateless: they keep working after the bot restarts."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bot.runner import VramBot, point_at_discord
+from bot.settings import Settings
+from tests.fake_discord import FakeDiscord, custom_ids
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+async def start_bot(fake: FakeDiscord) -> tuple[VramBot, asyncio.Task[None]]:
+    settings = Settings(api_base_url=fake.api_base, gateway_url=fake.gateway_url)
+    point_at_discord(settings)
+    bot = VramBot(settings)
+    sessions = fake.sessions
+    task = asyncio.create_task(bot.start(fake.token))
+    await fake.wait_identified(after=sessions)
+    return bot, task
+
+
+async def test_a_button_from_before_a_restart_still_answers(
+    fake: FakeDiscord, discord_endpoints: None
+) -> None:
+    first, task = await start_bot(fake)
+    answer = await fake.invoke("vram", model="llama-3.1-8b", optimizer="adam8bit")
+    await first.close()
+    await task
+
+    second, task = await start_bot(fake)
+    try:
+        details = next(c for c in custom_ids(answer.message) if c.startswith("vram:det:"))
+        callback = await fake.send_interaction(fake.component_interaction(answer.message, details))
+        assert callback.type == 7
+        assert callback.embed["title"] == "How the estimate is made for fine-tuning Llama 3.1 8B"
+        assert "M = 8.03026 × 12 = **96.4 GB**" in callback.embed["fields"][0]["value"]
+    finally:
+        await second.close()
+        await task
