@@ -25,9 +25,12 @@ DEFAULT_LANGUAGE = Language.EN
 
 
 def language_for(locale: object) -> Language:
-    """German for Discord's ``de`` (and any ``de-*``), English for everything else."""
+    """The catalogue for a Discord locale (``de``, ``en-US``): by its language code, else English."""
     code = str(locale or "").lower()
-    return Language.DE if code == "de" or code.startswith("de-") else Language.EN
+    for language in Language:
+        if code == language.value or code.startswith(f"{language.value}-"):
+            return language
+    return DEFAULT_LANGUAGE
 
 
 def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, str]:

@@ -109,3 +109,13 @@ def test_preview_takes_the_preset_options(capsys: pytest.CaptureFixture[str]) ->
     assert "batch 1 × 4,096 tokens" in out
     assert main(["estimate", "--list-models"]) == 0
     assert "llama-3.1-8b" in capsys.readouterr().out
+
+
+def test_estimate_speaks_german_with_lang_de(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["estimate", "7", "--activations", "20", "--lang", "de"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("VRAM für vollständiges Feintuning von einem 7B-Modell · Mixed-Precision-Adam\n")
+    assert "Modellzustände M: 112,0 GB" in out
+    assert "Gesamt V: 132,0 GB" in out
+    assert main(["estimate", "0", "--lang", "de"]) == 2
+    assert "params = 0,0 ist nicht zulässig: Geben Sie eine Zahl größer als 0" in capsys.readouterr().err
