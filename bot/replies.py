@@ -18,6 +18,23 @@ log = logging.getLogger(__name__)
 # Replies never ping anyone, whatever text ends up in them.
 NO_PINGS = discord.AllowedMentions.none()
 
+# Discord's error code when an interaction is no longer known: its 3 s window to answer has passed
+# (or it was answered already). Nothing can be sent for it any more, so it is worth one warning.
+UNKNOWN_INTERACTION = 10062
+
+
+def is_expired(error: BaseException) -> bool:
+    """Whether ``error`` (or the error a command wrapped) is Discord's "unknown interaction"."""
+    original = getattr(error, "original", error)
+    return isinstance(original, discord.NotFound) and original.code == UNKNOWN_INTERACTION
+
+
+def warn_expired(interaction: discord.Interaction) -> None:
+    log.warning(
+        "Interaction %s expired before the answer reached Discord (10062 unknown interaction); skipped",
+        interaction.id,
+    )
+
 
 def language_of(interaction: discord.Interaction) -> Language:
     """The language of the user who interacted (their Discord client's locale)."""
@@ -31,8 +48,11 @@ async def reply_ephemeral(interaction: discord.Interaction, message: str) -> Non
             await interaction.followup.send(message, ephemeral=True, allowed_mentions=NO_PINGS)
         else:
             await interaction.response.send_message(message, ephemeral=True, allowed_mentions=NO_PINGS)
-    except discord.HTTPException:
-        log.warning("Could not send the error reply for interaction %s", interaction.id, exc_info=True)
+    except discord.HTTPException as exc:
+        if is_expired(exc):
+            warn_expired(interaction)
+        else:
+            log.warning("Could not send the error reply for interaction %s: %s", interaction.id, exc)
 
 
 async def reply_problems(interaction: discord.Interaction, problems: list[Problem]) -> None:

@@ -23,6 +23,8 @@ class VramBot(commands.Bot):
     """A ``commands.Bot`` that needs no intents and loads the ``/vram`` cog at start-up."""
 
     def __init__(self, settings: Settings, **options: object) -> None:
+        # The bot never joins voice, so discord.py's start-up warnings about voice libraries are noise.
+        discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
         super().__init__(
             # Slash commands only: without the message-content intent, prefixes are never read.
             command_prefix=commands.when_mentioned,
@@ -30,12 +32,17 @@ class VramBot(commands.Bot):
             intents=discord.Intents.none(),
             allowed_mentions=NO_PINGS,
             tree_cls=VramCommandTree,
+            # Keep only what answering interactions needs: no message cache (discord.py keeps 1,000
+            # by default, including the bot's own answers), no member cache, no guild chunking.
+            max_messages=None,
+            member_cache_flags=discord.MemberCacheFlags.none(),
+            chunk_guilds_at_startup=False,
             **options,  # type: ignore[arg-type]
         )
         self.settings = settings
 
     async def setup_hook(self) -> None:
-        for extension in EXTENSIONS:
+        for extension in (*EXTENSIONS, *self.settings.extra_extensions):
             await self.load_extension(extension)
         if self.settings.sync_commands:
             await self.sync_commands()
@@ -55,6 +62,24 @@ class VramBot(commands.Bot):
         log.info("Ready as %s (id %s)", self.user, getattr(self.user, "id", "?"))
 
 
+class ShardedVramBot(VramBot, commands.AutoShardedBot):
+    """The same bot on several gateway shards (discord.py's ``AutoShardedBot``).
+
+    Discord routes a guild's events to shard ``(guild_id >> 22) % shard_count``, so processes that
+    each run some of the shards split the guilds between them. Interactions need no shared state:
+    the components carry theirs in the ``custom_id``.
+    """
+
+    async def on_shard_ready(self, shard_id: int) -> None:
+        log.info("Shard %d of %s is ready", shard_id, self.shard_count)
+
+
+def build_bot(settings: Settings) -> VramBot:
+    if settings.sharded:
+        return ShardedVramBot(settings, shard_count=settings.shard_count, shard_ids=settings.shard_ids)
+    return VramBot(settings)
+
+
 def point_at_discord(settings: Settings) -> None:
     """Use another REST base or gateway (a test fake or a proxy) when the settings name one."""
     if settings.api_base_url:
@@ -66,7 +91,7 @@ def point_at_discord(settings: Settings) -> None:
 async def serve(settings: Settings, token: str) -> None:
     """Log in and serve until the connection ends or SIGTERM / SIGINT asks us to stop."""
     point_at_discord(settings)
-    bot = VramBot(settings)
+    bot = build_bot(settings)
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 CONFIG_ENV = "VRAM_BOT_CONFIG"
 TOKEN_ENV = "DISCORD_TOKEN"  # noqa: S105 (the variable's name, not a token)
@@ -28,9 +28,29 @@ class Settings(BaseModel):
     sync_commands: bool = True
     dev_guild_id: Annotated[int, Field(gt=0)] | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    # Gateway sharding, to split the bot over several processes: each runs shard_ids of shard_count.
+    shard_count: Annotated[int, Field(ge=1, le=65_536)] | None = None
+    shard_ids: list[Annotated[int, Field(ge=0)]] | None = None
+    # More discord.py extensions to load beside cogs.vram, e.g. your own cogs.
+    extra_extensions: list[Annotated[str, Field(pattern=r"^[A-Za-z_][\w.]*$")]] = []
     # Only for tests and self-hosted proxies: where Discord's REST API and gateway are.
     api_base_url: str | None = None
     gateway_url: str | None = None
+
+    @model_validator(mode="after")
+    def _shards_in_range(self) -> Settings:
+        if self.shard_ids is not None:
+            if self.shard_count is None:
+                raise ValueError("shard_ids needs shard_count")
+            if not self.shard_ids or len(set(self.shard_ids)) != len(self.shard_ids):
+                raise ValueError("shard_ids must list each shard once")
+            if max(self.shard_ids) >= self.shard_count:
+                raise ValueError(f"shard_ids must be below shard_count ({self.shard_count})")
+        return self
+
+    @property
+    def sharded(self) -> bool:
+        return self.shard_count is not None
 
 
 def config_path(cli_path: Path | None, env: Mapping[str, str]) -> tuple[Path, bool]:

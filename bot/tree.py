@@ -14,7 +14,7 @@ import discord
 from discord import app_commands
 
 from bot.estimator import Problem
-from bot.replies import apologize, reply_problems
+from bot.replies import apologize, is_expired, reply_problems, warn_expired
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +76,9 @@ class VramCommandTree(app_commands.CommandTree[discord.Client]):
         # Commands with their own handler (like the /vram cog) have answered already.
         command = interaction.command
         if command is not None and command._has_any_error_handlers():
+            return
+        if is_expired(error):
+            warn_expired(interaction)
             return
         log.error("Command %s failed", getattr(command, "name", "?"), exc_info=error)
         await apologize(interaction)

@@ -24,7 +24,7 @@ from bot.i18n import Language, text
 from bot.render import optimizer_name, render_embed
 from bot.render_compare import render_compare
 from bot.render_details import render_details
-from bot.replies import NO_PINGS, apologize, language_of, reply_ephemeral
+from bot.replies import NO_PINGS, apologize, is_expired, language_of, reply_ephemeral, warn_expired
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +164,10 @@ async def answer(
             await interaction.response.send_message(
                 embed=embed, view=controls, ephemeral=True, allowed_mentions=NO_PINGS
             )
-    except Exception:
+    except Exception as exc:
+        if is_expired(exc):
+            warn_expired(interaction)
+            return
         log.exception("Component %s of interaction %s failed", view_name, interaction.id)
         await apologize(interaction)
 

@@ -26,7 +26,7 @@ from bot.hardware import Gpu
 from bot.i18n import text
 from bot.models import search_presets
 from bot.render import format_count, render_embed
-from bot.replies import NO_PINGS, apologize, language_of, reply_problems
+from bot.replies import NO_PINGS, apologize, is_expired, language_of, reply_problems, warn_expired
 from bot.translator import CatalogueTranslator, gpu_choice, localized, optimizer_choice
 from cogs.explore import DYNAMIC_ITEMS, ESTIMATE, explore_view
 
@@ -164,6 +164,9 @@ class VramCog(commands.Cog):
         self, interaction: discord.Interaction, error: app_commands.AppCommandError
     ) -> None:
         # Having this handler stops the tree's default handler from logging a second time.
+        if is_expired(error):
+            warn_expired(interaction)  # too late to answer at all, so no apology either
+            return
         if isinstance(error, app_commands.TransformerError):
             await reply_problems(interaction, [Problem("invalid", None, error.value)])
             return

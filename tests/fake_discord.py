@@ -95,9 +95,17 @@ class FakeDiscord:
         self.requests: list[tuple[str, str]] = []
         self.unknown_routes: list[tuple[str, str]] = []
         self.callback_faults: list[Fault] = []
+        self.faulted: list[tuple[str, int]] = []  # (interaction id, status) of each fault answered
         self.sessions = 0  # READY and RESUMED sent so far
+        self.resumes: list[dict[str, Any]] = []
         self._callbacks: dict[str, asyncio.Future[Callback]] = {}
         self._sockets: list[web.WebSocketResponse] = []
+        self._shard_sockets: dict[int, web.WebSocketResponse] = {}  # shard id -> its connection
+        self._shard_counts: dict[int, int] = {}
+        self._transports: dict[web.WebSocketResponse, Any] = {}
+        self.shard_count = 1  # what GET /gateway/bot recommends
+        self.reject_identify = False  # close every IDENTIFY with 4004, as for a revoked token
+        self.ready_guilds: list[dict[str, Any]] = []  # sent (unavailable) in READY
         self._sequence = 0
         self._identified = asyncio.Event()
         self._runner: web.AppRunner | None = None
@@ -173,6 +181,7 @@ class FakeDiscord:
         user: str,
         locale: str,
         in_dm: bool,
+        guild_id: str | None = None,
     ) -> dict[str, Any]:
         """An interaction as Discord sends it, from a guild text channel or from a DM with the bot."""
         author = self.user(user)
@@ -203,15 +212,16 @@ class FakeDiscord:
                 "context": 1,
             }
             return interaction
+        guild_id = guild_id or self.guild_id
         return interaction | {
-            "guild_id": self.guild_id,
-            "guild": {"id": self.guild_id, "locale": "en-US", "features": []},
+            "guild_id": guild_id,
+            "guild": {"id": guild_id, "locale": "en-US", "features": []},
             "guild_locale": "en-US",
             "channel_id": self.channel_id,
             "channel": {
                 "id": self.channel_id,
                 "type": 0,
-                "guild_id": self.guild_id,
+                "guild_id": guild_id,
                 "name": "ml-team",
                 "position": 0,
                 "permission_overwrites": [],
@@ -227,7 +237,7 @@ class FakeDiscord:
                 "flags": 0,
                 "permissions": "2248473465835073",
             },
-            "authorizing_integration_owners": {"0": self.guild_id},
+            "authorizing_integration_owners": {"0": guild_id},
             "context": 0,
         }
 
@@ -239,13 +249,14 @@ class FakeDiscord:
         locale: str = "en-US",
         user: str = "alice",
         in_dm: bool = False,
+        guild_id: str | None = None,
     ) -> dict[str, Any]:
         """An APPLICATION_COMMAND interaction for ``/name`` with ``options``."""
         command_id = next(
             (c["id"] for c in self.registered.get("global", []) if c["name"] == name), snowflake()
         )
         data = {"id": command_id, "name": name, "type": 1, "options": options}
-        return self._interaction(2, data, user=user, locale=locale, in_dm=in_dm)
+        return self._interaction(2, data, user=user, locale=locale, in_dm=in_dm, guild_id=guild_id)
 
     def component_interaction(
         self,
@@ -292,10 +303,29 @@ class FakeDiscord:
         ]
 
     async def dispatch(self, event: str, data: dict[str, Any]) -> None:
-        assert self._sockets, "no gateway connection"
+        """Send a gateway event on the connection Discord would use: the guild's shard, else the newest."""
+        ws = self._socket_for(data.get("guild_id"))
         self._sequence += 1
         frame = {"op": OP_DISPATCH, "t": event, "s": self._sequence, "d": data}
-        await self._sockets[-1].send_str(json.dumps(frame))
+        await ws.send_str(json.dumps(frame))
+
+    def _socket_for(self, guild_id: str | None) -> web.WebSocketResponse:
+        assert self._sockets, "no gateway connection"
+        if guild_id is not None and self._shard_sockets:
+            counts = {count for count in self._shard_counts.values()}
+            count = max(counts) if counts else 1
+            shard = (int(guild_id) >> 22) % count  # Discord's sharding formula
+            assert shard in self._shard_sockets, f"no connection for shard {shard}"
+            return self._shard_sockets[shard]
+        return self._sockets[-1]
+
+    async def close_gateway(self, code: int) -> None:
+        """Close the newest gateway connection with a close code, as Discord does."""
+        await self._sockets[-1].close(code=code, message=b"closed by the fake")
+
+    def drop_gateway(self) -> None:
+        """Cut the newest gateway connection's TCP connection without a close frame."""
+        self._transports[self._sockets[-1]].abort()
 
     # -- REST ------------------------------------------------------------------------------------
 
@@ -335,7 +365,7 @@ class FakeDiscord:
         return json_response(
             {
                 "url": self.gateway_url,
-                "shards": 1,
+                "shards": self.shard_count,
                 "session_start_limit": {
                     "total": 1000,
                     "remaining": 999,
@@ -368,6 +398,7 @@ class FakeDiscord:
         body = await request.json()
         if self.callback_faults:
             fault = self.callback_faults.pop(0)
+            self.faulted.append((request.match_info["id"], fault.status))
             return json_response(fault.body, status=fault.status, headers=fault.headers)
         interaction_id = request.match_info["id"]
         interaction = self._sent.get(interaction_id, {})
@@ -441,6 +472,7 @@ class FakeDiscord:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         self._sockets.append(ws)
+        self._transports[ws] = request.transport
         await ws.send_json(
             {"op": OP_HELLO, "d": {"heartbeat_interval": HEARTBEAT_INTERVAL_MS}, "s": None, "t": None}
         )
@@ -452,6 +484,10 @@ class FakeDiscord:
         finally:
             with contextlib.suppress(ValueError):
                 self._sockets.remove(ws)
+            self._transports.pop(ws, None)
+            for shard, socket in list(self._shard_sockets.items()):
+                if socket is ws:
+                    del self._shard_sockets[shard]
         return ws
 
     async def _on_gateway_frame(self, ws: web.WebSocketResponse, frame: dict[str, Any]) -> None:
@@ -461,24 +497,28 @@ class FakeDiscord:
         elif op == OP_IDENTIFY:
             identify = frame["d"]
             self.identifies.append(identify)
-            if identify.get("token") != self.token:
+            if identify.get("token") != self.token or self.reject_identify:
                 await ws.close(code=4004, message=b"Authentication failed.")
                 return
             self._sequence += 1
             ready = {
                 "v": 10,
                 "user": self.bot_user,
-                "guilds": [],
+                "guilds": [{"id": g["id"], "unavailable": True} for g in self.ready_guilds],
                 "session_id": f"session-{snowflake()}",
                 "resume_gateway_url": self.gateway_url,
                 "application": {"id": self.application_id, "flags": 0},
             }
             if "shard" in identify:
+                shard, count = identify["shard"]
                 ready["shard"] = identify["shard"]
+                self._shard_sockets[shard] = ws
+                self._shard_counts[shard] = count
             await ws.send_json({"op": OP_DISPATCH, "t": "READY", "s": self._sequence, "d": ready})
             self.sessions += 1
             self._identified.set()
         elif op == OP_RESUME:
+            self.resumes.append(frame["d"])
             self._sequence += 1
             await ws.send_json({"op": OP_DISPATCH, "t": "RESUMED", "s": self._sequence, "d": {}})
             self.sessions += 1

@@ -57,9 +57,10 @@ async def test_runs_syncs_to_the_dev_guild_serves_and_stops_on_sigterm(
     fake: FakeDiscord, tmp_path: Path
 ) -> None:
     config = write_config(tmp_path, fake, dev_guild_id=int(fake.guild_id), log_level="INFO")
+    sessions = fake.sessions
     process = await start_bot(config, bot_env(DISCORD_TOKEN=fake.token))
     try:
-        await fake.wait_identified(timeout=20)
+        await fake.wait_identified(timeout=20, after=sessions)
         assert fake.identifies[-1]["intents"] == 0
         assert [c["name"] for c in fake.registered[fake.guild_id]] == ["vram"]
 
@@ -84,6 +85,75 @@ async def test_a_token_discord_rejects_exits_2_with_one_clear_line(fake: FakeDis
     assert "vram-bot: Discord rejected the token (401 Unauthorized)" in output
     assert bad_token not in output
     assert "Traceback" not in output
+
+
+async def test_a_gateway_that_refuses_authentication_exits_2_with_one_clear_line(
+    fake: FakeDiscord, tmp_path: Path
+) -> None:
+    fake.reject_identify = True  # REST accepts the token, the gateway closes with 4004
+    try:
+        process = await start_bot(write_config(tmp_path, fake), bot_env(DISCORD_TOKEN=fake.token))
+        code, output = await finish(process)
+    finally:
+        fake.reject_identify = False
+    assert code == 2
+    assert output.count("vram-bot: Discord closed the gateway: authentication failed (4004)") == 1
+    assert fake.token not in output
+    assert "Traceback" not in output
+
+
+async def test_the_token_never_appears_in_the_logs_even_at_debug(fake: FakeDiscord, tmp_path: Path) -> None:
+    config = write_config(tmp_path, fake, log_level="DEBUG")
+    sessions = fake.sessions
+    process = await start_bot(config, bot_env(DISCORD_TOKEN=fake.token))
+    try:
+        await fake.wait_identified(timeout=20, after=sessions)
+        await fake.invoke("vram", params=7)
+        await fake.invoke("vram", params=-1)  # an error path too
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code, output = await finish(process)
+    assert code == 0, output
+    assert "DEBUG" in output  # the scan below read real debug logging
+    lines = output.splitlines()
+    assert len(lines) > 20
+    leaking = [line for line in lines if fake.token in line]
+    assert leaking == []
+
+
+async def test_two_processes_split_two_shards_and_each_answers_its_guilds(
+    fake: FakeDiscord, tmp_path: Path
+) -> None:
+    # Discord's rule: guild g is on shard (g >> 22) % shard_count.
+    guilds = {0: str(4_000 << 22), 1: str(4_001 << 22)}
+    processes = []
+    identifies = len(fake.identifies)
+    try:
+        for shard in (0, 1):
+            folder = tmp_path / f"shard{shard}"
+            folder.mkdir()
+            config = write_config(folder, fake, shard_count=2, shard_ids=[shard], sync_commands=shard == 0)
+            processes.append(await start_bot(config, bot_env(DISCORD_TOKEN=fake.token)))
+            for _ in range(400):
+                if len(fake.identifies) > identifies + shard:
+                    break
+                await asyncio.sleep(0.05)
+        shards = sorted(tuple(i["shard"]) for i in fake.identifies[identifies:])
+        assert shards == [(0, 2), (1, 2)]  # each process identified its own shard only
+        for shard, guild in guilds.items():
+            interaction = fake.slash_interaction(
+                "vram", fake.command_options("vram", params=7 + shard), guild_id=guild
+            )
+            callback = await fake.send_interaction(interaction)  # delivered on that shard's connection
+            assert callback.embed["title"].startswith(f"VRAM to fully fine-tune a {7 + shard}B model")
+    finally:
+        outputs = []
+        for process in processes:
+            process.send_signal(signal.SIGTERM)
+            outputs.append(await finish(process))
+    for shard, (code, output) in enumerate(outputs):
+        assert code == 0, output
+        assert "Traceback" not in output, f"shard {shard}: {output}"
 
 
 async def test_token_can_come_from_a_file(fake: FakeDiscord, tmp_path: Path) -> None:
