@@ -22,14 +22,13 @@ and the 32-bit logits of the loss 4sbv.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from dataclasses import dataclass
 
 from bot.models import Architecture
 
 
-class ActivationEstimate(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, slots=True)
+class ActivationEstimate:
     batch_size: int
     seq_len: int
     flash_attention: bool

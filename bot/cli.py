@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -115,5 +116,9 @@ def run_bot(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "estimate":
-        return run_estimate(args)
+        try:
+            return run_estimate(args)
+        except BrokenPipeError:  # e.g. `vram-bot estimate 7 | head`: the reader left, which is fine
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (stays open until exit, by design)
+            return 0
     return run_bot(args)

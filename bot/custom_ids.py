@@ -16,6 +16,21 @@ from bot.estimator import DEFAULT_LORA_RANK, EstimateRequest, InvalidRequest, Op
 
 CUSTOM_ID_MAX: Final = 100
 
+# A control's custom_id is "vram:<view>:<packed request>". The views: the optimizer select (which
+# answers with the estimate), and the three buttons.
+PREFIX: Final = "vram"
+SELECT_VIEW: Final = "opt"
+ESTIMATE: Final = "est"
+COMPARE: Final = "cmp"
+DETAILS: Final = "det"
+BUTTON_VIEWS: Final = (ESTIMATE, COMPARE, DETAILS)
+STATE_ROOM: Final = CUSTOM_ID_MAX - len(f"{PREFIX}:{ESTIMATE}:")
+
+
+def control_id(view: str, state: str) -> str:
+    return f"{PREFIX}:{view}:{state}"
+
+
 # Short key -> request field. Never reuse a key for another field: old messages still carry them.
 _FIELDS: Final = {
     "p": "params",

@@ -11,7 +11,7 @@ parameters times bytes per parameter is GB directly.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -47,13 +47,12 @@ QLORA_BASE_BYTES_PER_PARAM = 0.52
 PartKind = Literal["weights", "gradients", "optimizer"]
 
 
-class Part(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Part:
     """One line of the breakdown: what is stored for every parameter, and what it costs.
 
     ``key`` names the part for the string catalogues (``part.<key>``), which hold its wording.
     """
-
-    model_config = ConfigDict(frozen=True)
 
     key: str
     kind: PartKind
@@ -272,10 +271,9 @@ def parse_request(**options: object) -> EstimateRequest:
         raise InvalidRequest([_problem(e) for e in exc.errors()]) from exc
 
 
-class GpuVerdict(BaseModel):
+@dataclass(frozen=True, slots=True)
+class GpuVerdict:
     """Whether the total fits one card, and how many cards hold it with the model states sharded."""
-
-    model_config = ConfigDict(frozen=True)
 
     gpu: Gpu
     named: bool  # the user picked the card (otherwise the verdict speaks of "80 GB GPU")
@@ -291,10 +289,9 @@ class GpuVerdict(BaseModel):
         return max(0.0, -self.headroom_gb)
 
 
-class ClusterVerdict(BaseModel):
+@dataclass(frozen=True, slots=True)
+class ClusterVerdict:
     """Per-GPU memory on ``gpus`` data-parallel cards for each strategy, and the least that fits."""
-
-    model_config = ConfigDict(frozen=True)
 
     gpus: int
     rows: tuple[PerGpu, ...]
@@ -304,10 +301,9 @@ class ClusterVerdict(BaseModel):
         return next((row.strategy for row in self.rows if row.fits), None)
 
 
-class AdapterHint(BaseModel):
+@dataclass(frozen=True, slots=True)
+class AdapterHint:
     """LoRA or QLoRA: frozen base plus trainable adapters plus activations."""
-
-    model_config = ConfigDict(frozen=True)
 
     method: Literal["LoRA", "QLoRA"]
     base_bytes_per_param: float
@@ -320,10 +316,9 @@ class AdapterHint(BaseModel):
     smallest_card_gb: float | None  # None: larger than every usual card
 
 
-class Estimate(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Estimate:
     """The full answer: breakdown, totals, the verdicts and the LoRA hint."""
-
-    model_config = ConfigDict(frozen=True)
 
     request: EstimateRequest
     bytes_per_param: float
@@ -442,7 +437,7 @@ def estimate(request: EstimateRequest) -> Estimate:
     else:
         parts = request.optimizer.parts
     bytes_per_param = sum(part.bytes_per_param for part in parts)
-    parts = tuple(part.model_copy(update={"gb": n * part.bytes_per_param}) for part in parts)
+    parts = tuple(replace(part, gb=n * part.bytes_per_param) for part in parts)
 
     activations, activation_estimate = _activations(request)
     model_states = n * bytes_per_param

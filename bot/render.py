@@ -8,7 +8,6 @@ catalogue of the reader's language (:mod:`bot.i18n`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from bot.estimator import (
@@ -22,7 +21,7 @@ from bot.estimator import (
     Problem,
 )
 from bot.hardware import Gpu
-from bot.i18n import DEFAULT_LANGUAGE, Language, number, text
+from bot.i18n import DEFAULT_LANGUAGE, Language, catalogue, localize_digits, text
 from bot.models import Architecture
 from bot.sharding import Strategy
 
@@ -59,17 +58,23 @@ class EmbedField(TypedDict):
     inline: bool
 
 
-@dataclass(frozen=True)
 class Words:
     """The catalogue and number formats of one language, bound for short call sites: ``w("key")``."""
 
-    language: Language = DEFAULT_LANGUAGE
+    __slots__ = ("_english_digits", "_strings", "language")
+
+    def __init__(self, language: Language = DEFAULT_LANGUAGE) -> None:
+        self.language = language
+        # Bound once: an embed looks up some 30 strings and formats as many numbers.
+        self._strings = catalogue(language)
+        self._english_digits = language is Language.EN
 
     def __call__(self, key: str, /, **values: object) -> str:
-        return text(self.language, key, **values)
+        return self._strings[key].format(**values)
 
     def num(self, value: float, spec: str = "g") -> str:
-        return number(value, spec, self.language)
+        formatted = format(value, spec)
+        return formatted if self._english_digits else localize_digits(formatted, self.language)
 
     def short(self, value: float) -> str:
         """Short, exact-looking numbers: 7, 0.5, 70.6, 405, 1,234,567."""
@@ -386,8 +391,11 @@ def given_value(value: object, w: Words) -> str:
     """A user's value, echoed safely: numbers in the reader's format, text in a code span."""
     if isinstance(value, bool) or value is None:
         return f"`{value}`"
-    if isinstance(value, (int, float)):
-        return w.num(value, ",") if math.isfinite(value) else f"`{value}`"
+    if isinstance(value, int):
+        return w.num(value, ",")[:GIVEN_MAX]
+    if isinstance(value, float):
+        # Up to 15 significant digits: 0 rather than 0.0, 1e+308 rather than 309 digits.
+        return w.num(value, ",.15g") if math.isfinite(value) else f"`{value}`"
     shown = str(value)
     if len(shown) > GIVEN_MAX:
         shown = shown[:GIVEN_MAX] + "…"

@@ -14,17 +14,15 @@ take the places of 2, 2 and K. Activations are not sharded by ZeRO and are added
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
-
-from pydantic import BaseModel, ConfigDict
 
 Strategy = Literal["data parallel", "ZeRO-1", "ZeRO-2", "ZeRO-3"]
 STRATEGIES: tuple[Strategy, ...] = ("data parallel", "ZeRO-1", "ZeRO-2", "ZeRO-3")
 
 
-class PerGpu(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, slots=True)
+class PerGpu:
     strategy: Strategy
     gb: float
     fits: bool

@@ -18,29 +18,31 @@ from typing import Any
 
 import discord
 
-from bot.custom_ids import CUSTOM_ID_MAX, UnreadableState, pack, unpack
+from bot.custom_ids import (
+    COMPARE,
+    DETAILS,
+    ESTIMATE,
+    PREFIX,
+    SELECT_VIEW,
+    UnreadableState,
+    control_id,
+    unpack,
+)
 from bot.estimator import Estimate, EstimateRequest, Optimizer, estimate
 from bot.i18n import Language, text
 from bot.render import optimizer_name, render_embed
 from bot.render_compare import render_compare
+from bot.render_controls import render_controls
 from bot.render_details import render_details
 from bot.replies import NO_PINGS, apologize, is_expired, language_of, reply_ephemeral, warn_expired
 
 log = logging.getLogger(__name__)
 
-PREFIX = "vram"
-SELECT_VIEW = "opt"  # the optimizer select: always answers with the estimate
-ESTIMATE, COMPARE, DETAILS = "est", "cmp", "det"
 RENDERERS: dict[str, Callable[[Estimate, Language], dict[str, Any]]] = {
     ESTIMATE: render_embed,
     COMPARE: render_compare,
     DETAILS: render_details,
 }
-_STATE_ROOM = CUSTOM_ID_MAX - len(f"{PREFIX}:{ESTIMATE}:")
-
-
-def _custom_id(view: str, state: str) -> str:
-    return f"{PREFIX}:{view}:{state}"
 
 
 # discord.py hands a factory whichever component has the matching custom_id, so the button's template
@@ -55,7 +57,7 @@ class ExploreButton(
         button: discord.ui.Button[Any] = discord.ui.Button(
             label=label,
             style=discord.ButtonStyle.primary if view == COMPARE else discord.ButtonStyle.secondary,
-            custom_id=_custom_id(view, state),
+            custom_id=control_id(view, state),
             disabled=disabled,
         )
         super().__init__(button)
@@ -82,7 +84,7 @@ class OptimizerSelect(
 
     def __init__(self, state: str, *, language: Language, current: Optimizer | None = None) -> None:
         select: discord.ui.Select[Any] = discord.ui.Select(
-            custom_id=_custom_id(SELECT_VIEW, state),
+            custom_id=control_id(SELECT_VIEW, state),
             placeholder=text(language, "component.optimizer_placeholder"),
             options=[
                 discord.SelectOption(
@@ -110,19 +112,26 @@ class OptimizerSelect(
         await answer(interaction, ESTIMATE, self.state, optimizer=values[0] if len(values) == 1 else "")
 
 
+class ControlsView(discord.ui.View):
+    """Sends prebuilt component JSON (:mod:`bot.render_controls`) as a message's controls.
+
+    It holds no items and is stopped at once: clicks reach the ``DynamicItem`` classes above through
+    their custom_id, so this view never listens, and discord.py keeps nothing of it per message.
+    """
+
+    def __init__(self, components: list[dict[str, Any]]) -> None:
+        super().__init__(timeout=None)
+        self._components = components
+        self.stop()
+
+    def to_components(self) -> list[dict[str, Any]]:
+        return self._components
+
+
 def explore_view(request: EstimateRequest, current: str, language: Language) -> discord.ui.View | None:
     """The select and the three buttons for ``request``; None if the request cannot be packed."""
-    state = pack(request, _STATE_ROOM)
-    if state is None:
-        return None
-    # Every item is dynamic, so discord.py keeps no per-message state for this view.
-    view = discord.ui.View(timeout=None)
-    chosen = request.optimizer if request.bytes_per_param is None else None
-    view.add_item(OptimizerSelect(state, language=language, current=chosen))
-    labels = {ESTIMATE: "component.estimate", COMPARE: "component.compare", DETAILS: "component.details"}
-    for name, key in labels.items():
-        view.add_item(ExploreButton(name, state, label=text(language, key), disabled=name == current))
-    return view
+    components = render_controls(request, current, language)
+    return ControlsView(components) if components is not None else None
 
 
 def _switch_optimizer(request: EstimateRequest, choice: str) -> EstimateRequest:

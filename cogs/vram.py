@@ -12,6 +12,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.custom_ids import ESTIMATE
 from bot.estimator import (
     DEFAULT_LORA_RANK,
     OPTION_LIMITS,
@@ -28,7 +29,7 @@ from bot.models import search_presets
 from bot.render import format_count, render_embed
 from bot.replies import NO_PINGS, apologize, is_expired, language_of, reply_problems, warn_expired
 from bot.translator import CatalogueTranslator, gpu_choice, localized, optimizer_choice
-from cogs.explore import DYNAMIC_ITEMS, ESTIMATE, explore_view
+from cogs.explore import DYNAMIC_ITEMS, explore_view
 
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,11 @@ import asyncio
 import contextlib
 import itertools
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from aiohttp import WSMsgType, web
 
 API_PREFIX = "/api/v10"
@@ -49,6 +51,7 @@ class Callback:
     body: dict[str, Any]
     query: dict[str, str]
     message: dict[str, Any] = field(default_factory=dict)  # the message it created or updated
+    received_at: float = 0.0  # time.perf_counter() when the fake got it
 
     @property
     def type(self) -> int:
@@ -95,6 +98,7 @@ class FakeDiscord:
         self.requests: list[tuple[str, str]] = []
         self.unknown_routes: list[tuple[str, str]] = []
         self.callback_faults: list[Fault] = []
+        self.callbacks: list[Callback] = []  # every callback answered, in order
         self.faulted: list[tuple[str, int]] = []  # (interaction id, status) of each fault answered
         self.sessions = 0  # READY and RESUMED sent so far
         self.resumes: list[dict[str, Any]] = []
@@ -307,7 +311,7 @@ class FakeDiscord:
         ws = self._socket_for(data.get("guild_id"))
         self._sequence += 1
         frame = {"op": OP_DISPATCH, "t": event, "s": self._sequence, "d": data}
-        await ws.send_str(json.dumps(frame))
+        await ws.send_str(json.dumps(frame, allow_nan=False))  # Discord's JSON has no NaN
 
     def _socket_for(self, guild_id: str | None) -> web.WebSocketResponse:
         assert self._sockets, "no gateway connection"
@@ -395,14 +399,17 @@ class FakeDiscord:
         return json_response(registered)
 
     async def _callback(self, request: web.Request) -> web.Response:
-        body = await request.json()
+        received_at = time.perf_counter()
+        body = await request.json(loads=orjson.loads)
         if self.callback_faults:
             fault = self.callback_faults.pop(0)
             self.faulted.append((request.match_info["id"], fault.status))
             return json_response(fault.body, status=fault.status, headers=fault.headers)
         interaction_id = request.match_info["id"]
         interaction = self._sent.get(interaction_id, {})
-        callback = Callback(interaction_id=interaction_id, body=body, query=dict(request.query))
+        callback = Callback(
+            interaction_id=interaction_id, body=body, query=dict(request.query), received_at=received_at
+        )
         if callback.type == 7 and "message" in interaction:  # UPDATE_MESSAGE: edit the clicked message
             message = self.messages.setdefault(interaction["message"]["id"], dict(interaction["message"]))
             message |= {key: callback.data[key] for key in ("embeds", "components") if key in callback.data}
@@ -410,6 +417,7 @@ class FakeDiscord:
         else:
             message = self._message(callback.data, interaction)
         callback.message = message
+        self.callbacks.append(callback)
         future = self._callbacks.get(interaction_id)
         if future is not None and not future.done():
             future.set_result(callback)
@@ -528,8 +536,83 @@ class FakeDiscord:
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     """JSON with the bare ``application/json`` content type Discord sends (discord.py checks it)."""
     return web.Response(
-        body=json.dumps(data).encode(), status=status, headers=headers, content_type="application/json"
+        body=orjson.dumps(data), status=status, headers=headers, content_type="application/json"
     )
+
+
+def guild_payload(guild_id: str, channels: int = 5, roles: int = 3) -> dict[str, Any]:
+    """A GUILD_CREATE payload for a small server: a few text channels and roles, no members sent."""
+    role_ids = [guild_id] + [snowflake() for _ in range(roles - 1)]
+    return {
+        "id": guild_id,
+        "name": f"server {guild_id[-6:]}",
+        "icon": None,
+        "splash": None,
+        "discovery_splash": None,
+        "owner_id": snowflake(),
+        "afk_channel_id": None,
+        "afk_timeout": 300,
+        "verification_level": 1,
+        "default_message_notifications": 1,
+        "explicit_content_filter": 0,
+        "roles": [
+            {
+                "id": role_id,
+                "name": "@everyone" if role_id == guild_id else f"role {index}",
+                "color": 0,
+                "hoist": False,
+                "position": index,
+                "permissions": "1071698660929",
+                "managed": False,
+                "mentionable": False,
+                "flags": 0,
+            }
+            for index, role_id in enumerate(role_ids)
+        ],
+        "emojis": [],
+        "stickers": [],
+        "features": [],
+        "mfa_level": 0,
+        "application_id": None,
+        "system_channel_id": None,
+        "system_channel_flags": 0,
+        "rules_channel_id": None,
+        "vanity_url_code": None,
+        "description": None,
+        "banner": None,
+        "premium_tier": 0,
+        "preferred_locale": "en-US",
+        "public_updates_channel_id": None,
+        "nsfw_level": 0,
+        "premium_progress_bar_enabled": False,
+        "joined_at": "2026-01-01T00:00:00+00:00",
+        "large": False,
+        "unavailable": False,
+        "member_count": 50,
+        "voice_states": [],
+        "members": [],
+        "channels": [
+            {
+                "id": snowflake(),
+                "type": 0,
+                "guild_id": guild_id,
+                "name": f"channel-{index}",
+                "position": index,
+                "permission_overwrites": [],
+                "nsfw": False,
+                "parent_id": None,
+                "topic": None,
+                "last_message_id": None,
+                "rate_limit_per_user": 0,
+            }
+            for index in range(channels)
+        ],
+        "threads": [],
+        "presences": [],
+        "stage_instances": [],
+        "guild_scheduled_events": [],
+        "soundboard_sounds": [],
+    }
 
 
 def find_component(message: dict[str, Any], custom_id: str) -> dict[str, Any]:

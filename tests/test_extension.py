@@ -32,7 +32,7 @@ async def test_loads_into_a_plain_bot_and_answers(fake: FakeDiscord, discord_end
         assert callback.embed["title"] == "VRAM to fully fine-tune a 7B model · SGD with momentum"
         bad = await fake.invoke("vram", params=-3)
         assert bad.ephemeral
-        assert "`params` = -3.0 is not allowed" in bad.data["content"]
+        assert "`params` = -3 is not allowed" in bad.data["content"]
     finally:
         await bot.close()
         await task

@@ -83,7 +83,7 @@ async def test_a_german_user_gets_german_error_messages(fake: FakeDiscord, bot: 
     assert callback.ephemeral
     assert callback.data["content"] == (
         "Diese Eingabe funktioniert nicht:\n"
-        "• `params` = -1,0 ist nicht zulässig: Geben Sie eine Zahl größer als 0 und höchstens 100.000 "
+        "• `params` = -1 ist nicht zulässig: Geben Sie eine Zahl größer als 0 und höchstens 100.000 "
         "(Milliarden Parameter) an"
     )
 

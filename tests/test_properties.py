@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from bot.estimator import InvalidRequest, Optimizer, estimate, parse_request
 from bot.i18n import Language
 from bot.render import describe_problem, embed_limit_problems, render_embed
+from bot.render_compare import render_compare
+from bot.render_details import render_details
 
 params = st.floats(min_value=1e-6, max_value=100_000, allow_nan=False)
 activations = st.floats(min_value=0, max_value=1_000_000, allow_nan=False)
@@ -33,7 +35,9 @@ def test_valid_input_gives_a_consistent_estimate(
     assert result.total_gb == pytest.approx(sum(p.gb for p in result.parts) + a)
     assert result.model_states_gb == pytest.approx(n * result.bytes_per_param)
     assert result.single_gpu.fits is (result.total_gb <= 80)
-    assert embed_limit_problems(render_embed(result)) == []
+    for language in Language:
+        for render in (render_embed, render_compare, render_details):
+            assert embed_limit_problems(render(result, language)) == []
     bigger = estimate(
         parse_request(
             params=min(n * 2, 100_000),

@@ -60,7 +60,11 @@ def test_token_from_environment_wins_and_is_secret(tmp_path: Path) -> None:
     assert token.get_secret_value() == "from-env"
     assert "from-env" not in repr(token)
     assert "from-env" not in str(token)
-    assert load_token(settings, {}).get_secret_value() == "from-file"
+    from_file = load_token(settings, {})
+    assert from_file.get_secret_value() == "from-file"
+    # Settings only name the file; neither they nor the loaded secret show the token.
+    for shown in (repr(settings), str(settings), settings.model_dump_json(), repr(from_file), f"{from_file}"):
+        assert "from-file" not in shown
 
 
 def test_missing_token_and_unreadable_token_file() -> None:
@@ -89,7 +93,7 @@ def test_estimate_json_is_the_discord_embed(capsys: pytest.CaptureFixture[str]) 
 def test_estimate_rejects_bad_input_with_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["estimate", "0"]) == 2
     err = capsys.readouterr().err
-    assert "params = 0.0 is not allowed: give a number greater than 0" in err
+    assert "params = 0 is not allowed: give a number greater than 0" in err
 
 
 def test_readme_example_is_what_the_preview_prints(capsys: pytest.CaptureFixture[str]) -> None:
@@ -118,4 +122,4 @@ def test_estimate_speaks_german_with_lang_de(capsys: pytest.CaptureFixture[str])
     assert "Modellzustände M: 112,0 GB" in out
     assert "Gesamt V: 132,0 GB" in out
     assert main(["estimate", "0", "--lang", "de"]) == 2
-    assert "params = 0,0 ist nicht zulässig: Geben Sie eine Zahl größer als 0" in capsys.readouterr().err
+    assert "params = 0 ist nicht zulässig: Geben Sie eine Zahl größer als 0" in capsys.readouterr().err

@@ -1,0 +1,109 @@
+"""Hostile and odd input through real interaction payloads: each gets a clear answer, none a crash."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.render import embed_limit_problems
+from bot.runner import VramBot
+from tests.fake_discord import FakeDiscord
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+NUMBER, INTEGER, STRING, BOOLEAN = 10, 4, 3, 5
+MESSAGE_CONTENT_MAX = 2000  # Discord's limit for a message's content
+LONG = "x" * 6000
+MARKDOWN = "**bold** __under__ `code` ||spoiler|| <@123456789012345678> <@&1> <#2> # Heading\n> quote"
+
+
+def option(name: str, value: Any, kind: int) -> dict[str, Any]:
+    return {"name": name, "type": kind, "value": value}
+
+
+def params(value: Any, kind: int = NUMBER) -> dict[str, Any]:
+    return option("params", value, kind)
+
+
+# (options as Discord's JSON would carry them, "embed" or the start of the ephemeral answer's reason)
+CASES: list[tuple[str, list[dict[str, Any]], str]] = [
+    ("no options at all", [], "give `params` (billions of parameters) or a `model` preset"),
+    ("zero", [params(0)], "`params` = 0 is not allowed"),
+    ("negative", [params(-7.5)], "`params` = -7.5 is not allowed"),
+    ("huge", [params(1e308)], "`params` = 1e+308 is not allowed"),
+    ("hugely negative", [params(-1e308)], "`params` = -1e+308 is not allowed"),
+    ("the largest allowed", [params(100_000)], "embed"),
+    ("the tiniest positive", [params(1e-300)], "embed"),
+    # JSON has no NaN or infinity, so these can only come as strings (or as numbers too big for a double,
+    # which discord.py's JSON decoder refuses before any handler sees them).
+    ("NaN as a string", [params("NaN")], "`params` has a value of the wrong type"),
+    ("Infinity as a string", [params("Infinity")], "`params` has a value of the wrong type"),
+    ("the largest double", [params(1.7976931348623157e308)], "`params` = 1.79769313486232e+308"),
+    ("a number as a string", [params("7", NUMBER)], "`params` has a value of the wrong type"),
+    ("a boolean for a number", [params(True)], "`params` has a value of the wrong type"),
+    ("a list for a number", [params([7])], "`params` has a value of the wrong type"),
+    ("an object for a number", [params({"n": 7})], "`params` has a value of the wrong type"),
+    ("null for a number", [params(None)], "`params` has a value of the wrong type"),
+    ("a fraction for a whole number", [params(7), option("gpus", 2.5, INTEGER)], "`gpus` has a value"),
+    ("a whole number out of range", [params(7), option("gpus", 10**15, INTEGER)], "`gpus` = 1,000,000"),
+    # Beyond 64 bits the JSON decoder gives a float, which a whole-number option refuses.
+    ("a whole number beyond 64 bits", [params(7), option("gpus", 10**30, INTEGER)], "`gpus` has a value"),
+    (
+        "zero rank",
+        [option("model", "mistral-7b", STRING), option("lora_rank", 0, INTEGER)],
+        "`lora_rank` = 0",
+    ),
+    ("a string for a boolean", [params(7), option("private", "yes", BOOLEAN)], "`private` has a value"),
+    ("an unknown optimizer", [params(7), option("optimizer", "lion", STRING)], "`optimizer` = `lion`"),
+    ("an unknown card", [params(7), option("gpu", "tpu-v5", STRING)], "`gpu` = `tpu-v5`"),
+    ("6000 characters of model", [option("model", LONG, STRING)], "`model` = `" + "x" * 100 + "…`"),
+    ("6000 characters of optimizer", [params(7), option("optimizer", LONG, STRING)], "`optimizer` = `xxx"),
+    ("6000 characters of card", [params(7), option("gpu", LONG, STRING)], "`gpu` = `xxx"),
+    ("@everyone as the model", [option("model", "@everyone", STRING)], "`model` = `@everyone`"),
+    ("@here as the optimizer", [params(7), option("optimizer", "@here", STRING)], "`optimizer` = `@here`"),
+    ("markdown as the model", [option("model", MARKDOWN, STRING)], "`model` = `**bold** __under__ ˋcodeˋ"),
+    (
+        "batch size without a model",
+        [params(7), option("batch_size", 8, INTEGER)],
+        "`batch_size` and `seq_len`",
+    ),
+    ("an option with no type", [{"name": "params", "value": 7}], "`params` has a value of the wrong type"),
+    ("an option type as a string", [params(7, "10")], "`params` has a value of the wrong type"),  # type: ignore[arg-type]
+    ("an unknown option beside a good one", [params(7), option("flavour", "vanilla", STRING)], "embed"),
+    ("an unknown option with a 6000-character name", [params(7), option(LONG, 1, INTEGER)], "embed"),
+    ("the same option twice", [params(7), params(13)], "embed"),
+]
+
+
+@pytest.mark.parametrize(("options", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+async def test_hostile_input_gets_a_clear_answer_and_the_bot_serves_on(
+    fake: FakeDiscord, bot: VramBot, options: list[dict[str, Any]], expected: str
+) -> None:
+    callback = await fake.send_interaction(fake.slash_interaction("vram", options))
+    assert callback.data["allowed_mentions"] == {"parse": []}
+    if expected == "embed":
+        assert not callback.ephemeral
+        assert embed_limit_problems(callback.embed) == []
+    else:
+        assert callback.ephemeral
+        content = callback.data["content"]
+        assert content.startswith("That input doesn't work:\n• ")
+        assert expected in content
+        assert len(content) <= MESSAGE_CONTENT_MAX
+    after = await fake.invoke("vram", params=7)
+    assert after.embed["fields"][3]["value"] == "**112.0 GB**"
+
+
+async def test_options_that_are_not_a_list_get_a_clear_answer(fake: FakeDiscord, bot: VramBot) -> None:
+    interaction = fake.slash_interaction("vram", [])
+    interaction["data"]["options"] = "params:7"
+    callback = await fake.send_interaction(interaction)
+    assert callback.ephemeral
+    assert "`options` has a value of the wrong type" in callback.data["content"]
+
+
+async def test_every_answer_in_this_module_pinged_nobody(fake: FakeDiscord, bot: VramBot) -> None:
+    assert len(fake.callbacks) > len(CASES)
+    for callback in fake.callbacks:
+        assert callback.data.get("allowed_mentions") == {"parse": []}, callback.body
