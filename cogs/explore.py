@@ -30,7 +30,7 @@ from bot.custom_ids import (
 )
 from bot.estimator import Estimate, EstimateRequest, Optimizer, estimate
 from bot.i18n import Language, text
-from bot.render import optimizer_name, render_embed
+from bot.render import render_embed
 from bot.render_compare import render_compare
 from bot.render_controls import render_controls
 from bot.render_details import render_details
@@ -45,22 +45,17 @@ RENDERERS: dict[str, Callable[[Estimate, Language], dict[str, Any]]] = {
 }
 
 
+# The controls are drawn as JSON by bot.render_controls; these classes only receive the clicks.
 # discord.py hands a factory whichever component has the matching custom_id, so the button's template
 # must not match the select's ("vram:opt:...").
 class ExploreButton(
     discord.ui.DynamicItem[discord.ui.Button[Any]],
     template=rf"{PREFIX}:(?P<view>(?!{SELECT_VIEW}:)[^:]*):(?P<state>.*)",
 ):
-    """ "Estimate", "Compare" or "Details" for the request packed in ``state``."""
+    """A click on "Estimate", "Compare" or "Details" for the request packed in ``state``."""
 
-    def __init__(self, view: str, state: str, *, label: str, disabled: bool = False) -> None:
-        button: discord.ui.Button[Any] = discord.ui.Button(
-            label=label,
-            style=discord.ButtonStyle.primary if view == COMPARE else discord.ButtonStyle.secondary,
-            custom_id=control_id(view, state),
-            disabled=disabled,
-        )
-        super().__init__(button)
+    def __init__(self, view: str, state: str) -> None:
+        super().__init__(discord.ui.Button(custom_id=control_id(view, state)))
         self.view_name = view
         self.state = state
 
@@ -70,8 +65,7 @@ class ExploreButton(
     ) -> ExploreButton:
         # Never raise here: discord.py would only log it and the user would get no answer.
         # The state is checked when the button is used, where a bad one gets an ephemeral reply.
-        label = getattr(item, "label", None) or ""
-        return cls(match["view"], match["state"], label=label)
+        return cls(match["view"], match["state"])
 
     async def callback(self, interaction: discord.Interaction) -> None:
         await answer(interaction, self.view_name, self.state)
@@ -80,35 +74,20 @@ class ExploreButton(
 class OptimizerSelect(
     discord.ui.DynamicItem[discord.ui.Select[Any]], template=rf"{PREFIX}:{SELECT_VIEW}:(?P<state>.*)"
 ):
-    """A select of the optimizers; picking one answers with the estimate for it."""
+    """A pick in the optimizer select: answers with the estimate for that optimizer."""
 
-    def __init__(self, state: str, *, language: Language, current: Optimizer | None = None) -> None:
-        select: discord.ui.Select[Any] = discord.ui.Select(
-            custom_id=control_id(SELECT_VIEW, state),
-            placeholder=text(language, "component.optimizer_placeholder"),
-            options=[
-                discord.SelectOption(
-                    label=optimizer_name(optimizer, language),
-                    value=optimizer.value,
-                    description=text(
-                        language, "component.optimizer_option", bytes=f"{optimizer.bytes_per_param:g}"
-                    ),
-                    default=optimizer is current,
-                )
-                for optimizer in Optimizer
-            ],
-        )
-        super().__init__(select)
+    def __init__(self, state: str) -> None:
+        super().__init__(discord.ui.Select(custom_id=control_id(SELECT_VIEW, state)))
         self.state = state
 
     @classmethod
     async def from_custom_id(
         cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
     ) -> OptimizerSelect:
-        return cls(match["state"], language=language_of(interaction))
+        return cls(match["state"])
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        values = self.item.values
+        values = self.item.values  # discord.py fills them in from the interaction
         await answer(interaction, ESTIMATE, self.state, optimizer=values[0] if len(values) == 1 else "")
 
 

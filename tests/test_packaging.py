@@ -10,8 +10,12 @@ PROJECT = Path(__file__).resolve().parents[1]
 
 def test_every_data_file_is_in_the_package_data() -> None:
     pyproject = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))
-    patterns = pyproject["tool"]["setuptools"]["package-data"]["bot"]
-    shipped = {path for pattern in patterns for path in (PROJECT / "bot").glob(pattern)}
+    shipped = {
+        path
+        for package, patterns in pyproject["tool"]["setuptools"]["package-data"].items()
+        for pattern in patterns
+        for path in (PROJECT / package.replace(".", "/")).glob(pattern)
+    }
     data = {path for path in (PROJECT / "bot" / "data").rglob("*") if path.is_file()}
     assert data
     assert data - shipped == set(), "a plain `pip install .` would leave these out"
