@@ -68,6 +68,14 @@ async def test_a_german_user_gets_a_german_embed(fake: FakeDiscord, bot: VramBot
     assert values["Gesamt V"] == "**132,0 GB**"
     assert values["Einzelne 80-GB-GPU"].startswith("❌ Passt nicht: 52,0 GB zu viel.")
     assert "Schätzung erster Ordnung" in embed["footer"]["text"]
+    select, buttons = (row["components"] for row in callback.data["components"])
+    assert select[0]["placeholder"] == "Optimizer wechseln"
+    assert [o["label"] for o in select[0]["options"]] == [
+        "Mixed-Precision-Adam",
+        "8-Bit-Adam",
+        "SGD mit Momentum",
+    ]
+    assert [b["label"] for b in buttons] == ["Schätzung", "Vergleichen", "Details"]
 
 
 async def test_an_english_user_gets_an_english_embed(fake: FakeDiscord, bot: VramBot) -> None:
@@ -211,3 +219,10 @@ async def test_a_dm_with_the_bot_gets_the_answer(fake: FakeDiscord, bot: VramBot
     callback = await fake.send_interaction(interaction)
     assert not callback.ephemeral
     assert fields(callback.embed)["Model states M"] == "208.0 GB"
+
+
+async def test_every_answer_in_this_module_pinged_nobody(fake: FakeDiscord, bot: VramBot) -> None:
+    answers = [c for c in fake.callbacks if c.type in (4, 7)]  # messages and message updates
+    assert len(answers) > 20
+    for callback in answers:
+        assert callback.data.get("allowed_mentions") == {"parse": []}, callback.body
