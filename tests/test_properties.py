@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.estimator import InvalidRequest, Optimizer, estimate, parse_request
+from bot.estimator import EstimateRequest, InvalidRequest, Optimizer, estimate, parse_request
 from bot.i18n import Language
 from bot.render import describe_problem, embed_limit_problems, render_embed
 from bot.render_compare import render_compare
@@ -75,3 +75,35 @@ def test_invalid_activations_raise_only_the_validation_error(value: float) -> No
     with pytest.raises(InvalidRequest) as caught:
         parse_request(params=7, activations=value)
     assert [(p.code, p.option) for p in caught.value.problems] == [("out_of_range", "activations")]
+
+
+anything = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=200),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+)
+option_names = st.sampled_from([*EstimateRequest.model_fields, "flavour", "", "params "])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(option_names, anything, max_size=6))
+def test_any_options_give_a_request_or_the_validation_error_and_nothing_else(
+    options: dict[str, object],
+) -> None:
+    try:
+        request = parse_request(**options)
+    except InvalidRequest as exc:
+        problems = exc.problems
+    else:
+        problems = []
+        result = estimate(request)
+        assert math.isfinite(result.total_gb)
+        for language in Language:
+            assert embed_limit_problems(render_embed(result, language)) == []
+    for problem in problems:  # every problem can be worded, in every language
+        for language in Language:
+            assert describe_problem(problem, language).strip()
