@@ -244,9 +244,12 @@ def _problem(error: Any) -> Problem:
     location = error.get("loc") or ()
     kind = str(error.get("type"))
     given = error.get("input")
-    if not location:
-        code: ProblemCode = kind if kind in ("missing_size", "needs_preset") else "invalid"  # type: ignore[assignment]
-        return Problem(code)
+    if not location:  # the request as a whole
+        if kind == "missing_size":
+            return Problem("missing_size")
+        if kind == "needs_preset":
+            return Problem("needs_preset")
+        return Problem("invalid")
     option = str(location[0])
     if kind == "extra_forbidden":
         return Problem("not_an_option", option, given)

@@ -42,8 +42,15 @@ class VramBot(commands.Bot):
         self.settings = settings
 
     async def setup_hook(self) -> None:
-        for extension in (*EXTENSIONS, *self.settings.extra_extensions):
+        for extension in EXTENSIONS:
             await self.load_extension(extension)
+        for extension in self.settings.extra_extensions:
+            try:
+                await self.load_extension(extension)
+            except (commands.ExtensionError, ImportError) as exc:  # a missing parent package: ImportError
+                # The operator's setting, so one line for them rather than a traceback.
+                cause = exc.__cause__ or exc
+                raise ConfigError(f"cannot load extra_extensions entry {extension!r}: {cause}") from None
         if self.settings.sync_commands:
             await self.sync_commands()
 

@@ -156,6 +156,15 @@ async def test_two_processes_split_two_shards_and_each_answers_its_guilds(
         assert "Traceback" not in output, f"shard {shard}: {output}"
 
 
+async def test_an_extension_that_cannot_load_exits_2_with_one_line(fake: FakeDiscord, tmp_path: Path) -> None:
+    config = write_config(tmp_path, fake, extra_extensions=["no_such_package.cog"])
+    process = await start_bot(config, bot_env(DISCORD_TOKEN=fake.token))
+    code, output = await finish(process)
+    assert code == 2
+    assert "vram-bot: cannot load extra_extensions entry 'no_such_package.cog'" in output
+    assert "Traceback" not in output
+
+
 async def test_token_can_come_from_a_file(fake: FakeDiscord, tmp_path: Path) -> None:
     token_file = tmp_path / "token"
     token_file.write_text(fake.token + "\n", encoding="utf-8")
@@ -200,6 +209,10 @@ async def test_missing_token_exits_2_without_traceback(tmp_path: Path) -> None:
         ("dev_guild_id = -5\n", "dev_guild_id"),
         ("unknown_key = 1\n", "unknown_key"),
         ("this is not toml\n", "cannot read config file"),
+        ("shard_ids = [0]\n", "shard_ids needs shard_count"),
+        ("shard_count = 2\nshard_ids = [2]\n", "shard_ids must be below shard_count (2)"),
+        ("shard_count = 2\nshard_ids = [1, 1]\n", "shard_ids must list each shard once"),
+        ("extra_extensions = ['not a module']\n", "extra_extensions"),
     ],
 )
 async def test_bad_settings_exit_2_with_one_line(tmp_path: Path, content: str, message: str) -> None:
