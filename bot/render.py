@@ -21,7 +21,7 @@ from bot.estimator import (
     Problem,
 )
 from bot.hardware import Gpu
-from bot.i18n import DEFAULT_LANGUAGE, Language, catalogue, localize_digits, text
+from bot.i18n import DEFAULT_LANGUAGE, Language, catalogue, number, text
 from bot.models import Architecture
 from bot.sharding import Strategy
 
@@ -61,20 +61,17 @@ class EmbedField(TypedDict):
 class Words:
     """The catalogue and number formats of one language, bound for short call sites: ``w("key")``."""
 
-    __slots__ = ("_english_digits", "_strings", "language")
+    __slots__ = ("_strings", "language")
 
     def __init__(self, language: Language = DEFAULT_LANGUAGE) -> None:
         self.language = language
-        # Bound once: an embed looks up some 30 strings and formats as many numbers.
-        self._strings = catalogue(language)
-        self._english_digits = language is Language.EN
+        self._strings = catalogue(language)  # bound once: an embed looks up some 30 strings
 
     def __call__(self, key: str, /, **values: object) -> str:
         return self._strings[key].format(**values)
 
     def num(self, value: float, spec: str = "g") -> str:
-        formatted = format(value, spec)
-        return formatted if self._english_digits else localize_digits(formatted, self.language)
+        return number(value, spec, self.language)
 
     def short(self, value: float) -> str:
         """Short, exact-looking numbers: 7, 0.5, 70.6, 405, 1,234,567."""
@@ -259,16 +256,24 @@ def adapters_text(lora: AdapterHint, params_billion: float, w: Words) -> str:
     )
 
 
+def lora_terms(estimate: Estimate, w: Words) -> dict[str, str]:
+    """The LoRA sum, base + adapters + activations = total, and the card it fits, as placeholders."""
+    lora = estimate.lora
+    return {
+        "adapters": adapters_text(lora, estimate.params_billion, w),
+        "base": w.gb(lora.base_gb),
+        "adapter_gb": w.gb(lora.adapters_gb),
+        "activations": w.gb(lora.activations_gb),
+        "total": w.gb(lora.total_gb),
+        "fit": adapter_fit(lora, w),
+    }
+
+
 def lora_text(estimate: Estimate, w: Words) -> str:
-    lora, qlora = estimate.lora, estimate.qlora
+    qlora = estimate.qlora
     return w(
         "lora.hint",
-        adapters=adapters_text(lora, estimate.params_billion, w),
-        base=w.gb(lora.base_gb),
-        adapter_gb=w.gb(lora.adapters_gb),
-        activations=w.gb(lora.activations_gb),
-        total=w.gb(lora.total_gb),
-        fit=adapter_fit(lora, w),
+        **lora_terms(estimate, w),
         qlora_bytes=w.num(qlora.base_bytes_per_param),
         qlora_total=w.gb(qlora.total_gb),
         qlora_fit=adapter_fit(qlora, w),

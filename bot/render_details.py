@@ -11,10 +11,9 @@ from bot.render import (
     EmbedField,
     Words,
     activation_assumptions,
-    adapter_fit,
-    adapters_text,
     card_name,
     command_line,
+    lora_terms,
     method_name,
     subject,
     verdict_colour,
@@ -52,17 +51,7 @@ def _activations(estimate: Estimate, w: Words) -> str:
 
 
 def _lora(estimate: Estimate, w: Words) -> str:
-    lora = estimate.lora
-    return w(
-        "details.lora",
-        bytes=w.num(estimate.bytes_per_param),
-        adapters=adapters_text(lora, estimate.params_billion, w),
-        base=w.gb(lora.base_gb),
-        adapter_gb=w.gb(lora.adapters_gb),
-        activations=w.gb(lora.activations_gb),
-        total=w.gb(lora.total_gb),
-        fit=adapter_fit(lora, w),
-    )
+    return w("details.lora", bytes=w.num(estimate.bytes_per_param), **lora_terms(estimate, w))
 
 
 def render_details(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
