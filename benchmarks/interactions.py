@@ -91,20 +91,12 @@ class Bench:
 
     async def _send(self, interaction: dict[str, Any], within: float) -> float | None:
         """Seconds from dispatch to callback, or None when no callback came ``within`` seconds."""
-        future = asyncio.get_running_loop().create_future()
-        self.fake._callbacks[interaction["id"]] = future
-        self.fake._sent[interaction["id"]] = interaction
         sent_at = time.perf_counter()
-        await self.fake.dispatch("INTERACTION_CREATE", interaction)
         try:
-            async with asyncio.timeout(within):
-                callback = await future
+            callback = await self.fake.send_interaction(interaction, timeout=within)
         except TimeoutError:
             return None
-        finally:
-            self.fake._callbacks.pop(interaction["id"], None)
-            self.fake._sent.pop(interaction["id"], None)
-        return float(callback.received_at - sent_at)
+        return callback.received_at - sent_at
 
     async def one_at_a_time(self, commands: tuple[str, ...], count: int) -> list[Latencies]:
         """``count`` of each command, one after the other and interleaved (ping, ping_embed, vram, ping,

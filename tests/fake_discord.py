@@ -290,6 +290,7 @@ class FakeDiscord:
             return await asyncio.wait_for(future, timeout)
         finally:
             self._callbacks.pop(interaction["id"], None)
+            self._sent.pop(interaction["id"], None)  # answered or given up: nothing more to route
 
     async def invoke(self, name: str, timeout: float = 10, **options: Any) -> Callback:
         """Send ``/name`` with ``options`` as a user would, typed as the registered command says."""
