@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator
 
 import discord
 import pytest
 import pytest_asyncio
 
-from bot.runner import VramBot, point_at_discord
-from bot.settings import Settings
+from bot.runner import VramBot
 from tests.fake_discord import FakeDiscord
+from tests.running import start_bot
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +34,7 @@ async def fake() -> AsyncIterator[FakeDiscord]:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def bot(fake: FakeDiscord, discord_endpoints: None) -> AsyncIterator[VramBot]:
     """The real bot, logged in to the fake and connected to its gateway."""
-    settings = Settings(api_base_url=fake.api_base, gateway_url=fake.gateway_url)
-    point_at_discord(settings)
-    bot = VramBot(settings)
-    task = asyncio.create_task(bot.start(fake.token))
-    await fake.wait_identified()
+    bot, task = await start_bot(fake)
     yield bot
     await bot.close()
     await task

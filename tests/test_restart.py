@@ -2,25 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
-from bot.runner import VramBot, point_at_discord
-from bot.settings import Settings
 from tests.fake_discord import FakeDiscord, custom_ids
+from tests.running import start_bot
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-
-async def start_bot(fake: FakeDiscord) -> tuple[VramBot, asyncio.Task[None]]:
-    settings = Settings(api_base_url=fake.api_base, gateway_url=fake.gateway_url)
-    point_at_discord(settings)
-    bot = VramBot(settings)
-    sessions = fake.sessions
-    task = asyncio.create_task(bot.start(fake.token))
-    await fake.wait_identified(after=sessions)
-    return bot, task
 
 
 async def test_a_button_from_before_a_restart_still_answers(
