@@ -317,8 +317,7 @@ class FakeDiscord:
     def _socket_for(self, guild_id: str | None) -> web.WebSocketResponse:
         assert self._sockets, "no gateway connection"
         if guild_id is not None and self._shard_sockets:
-            counts = {count for count in self._shard_counts.values()}
-            count = max(counts) if counts else 1
+            count = max(self._shard_counts.values(), default=1)
             shard = (int(guild_id) >> 22) % count  # Discord's sharding formula
             assert shard in self._shard_sockets, f"no connection for shard {shard}"
             return self._shard_sockets[shard]
