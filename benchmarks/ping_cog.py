@@ -12,11 +12,11 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.custom_ids import ESTIMATE
-from bot.estimator import estimate, parse_request
-from bot.i18n import Language
-from bot.render import render_embed
-from bot.replies import NO_PINGS
+from bot.estimate.core import estimate, parse_request
+from bot.present.custom_ids import ESTIMATE
+from bot.present.i18n import Language
+from bot.present.render import render_embed
+from bot.runtime.replies import NO_PINGS
 from cogs.explore import explore_view
 
 _REQUEST = parse_request(params=7.0, optimizer="adam8bit", activations=20.0)

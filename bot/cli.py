@@ -13,7 +13,7 @@ from pathlib import Path
 
 import discord
 
-from bot.estimator import (
+from bot.estimate.core import (
     DEFAULT_LORA_RANK,
     EstimateRequest,
     InvalidRequest,
@@ -21,11 +21,11 @@ from bot.estimator import (
     estimate,
     parse_request,
 )
-from bot.hardware import Gpu
-from bot.i18n import DEFAULT_LANGUAGE, Language
-from bot.models import presets
-from bot.render import describe_problem, embed_to_text, render_embed
-from bot.settings import ConfigError, load_settings, load_token
+from bot.estimate.hardware import Gpu
+from bot.estimate.models import presets
+from bot.present.i18n import DEFAULT_LANGUAGE, Language
+from bot.present.render import describe_problem, embed_to_text, render_embed
+from bot.runtime.settings import ConfigError, load_settings, load_token
 
 EXIT_USAGE = 2
 
@@ -98,7 +98,7 @@ def run_estimate(args: argparse.Namespace) -> int:
 
 
 def run_bot(args: argparse.Namespace) -> int:
-    from bot.runner import serve  # the runner pulls in the network stack; the preview needs none
+    from bot.runtime.runner import serve  # the runner pulls in the network stack; the preview needs none
 
     try:
         settings = load_settings(args.config)

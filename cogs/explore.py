@@ -1,6 +1,6 @@
 """The controls under a ``/vram`` answer: switch the optimizer, compare every method, show the details.
 
-The controls are stateless. Each one's ``custom_id`` carries the whole request (:mod:`bot.custom_ids`)
+The controls are stateless. Each one's ``custom_id`` carries the whole request (:mod:`bot.present.custom_ids`)
 and a view name, and discord.py's ``DynamicItem`` rebuilds the control from it, so a control keeps
 working after a restart and on any shard or process.
 
@@ -18,7 +18,10 @@ from typing import Any
 
 import discord
 
-from bot.custom_ids import (
+from bot.estimate.core import Estimate, EstimateRequest, Optimizer, estimate
+from bot.present.compare import render_compare
+from bot.present.controls import render_controls
+from bot.present.custom_ids import (
     COMPARE,
     DETAILS,
     ESTIMATE,
@@ -28,13 +31,10 @@ from bot.custom_ids import (
     control_id,
     unpack,
 )
-from bot.estimator import Estimate, EstimateRequest, Optimizer, estimate
-from bot.i18n import Language, text
-from bot.render import render_embed
-from bot.render_compare import render_compare
-from bot.render_controls import render_controls
-from bot.render_details import render_details
-from bot.replies import NO_PINGS, apologize, is_expired, language_of, reply_ephemeral, warn_expired
+from bot.present.details import render_details
+from bot.present.i18n import Language, text
+from bot.present.render import render_embed
+from bot.runtime.replies import NO_PINGS, apologize, is_expired, language_of, reply_ephemeral, warn_expired
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ RENDERERS: dict[str, Callable[[Estimate, Language], dict[str, Any]]] = {
 }
 
 
-# The controls are drawn as JSON by bot.render_controls; these classes only receive the clicks.
+# The controls are drawn as JSON by bot.present.controls; these classes only receive the clicks.
 # discord.py hands a factory whichever component has the matching custom_id, so the button's template
 # must not match the select's ("vram:opt:...").
 class ExploreButton(
@@ -92,7 +92,7 @@ class OptimizerSelect(
 
 
 class ControlsView(discord.ui.View):
-    """Sends prebuilt component JSON (:mod:`bot.render_controls`) as a message's controls.
+    """Sends prebuilt component JSON (:mod:`bot.present.controls`) as a message's controls.
 
     It holds no items and is stopped at once: clicks reach the ``DynamicItem`` classes above through
     their custom_id, so this view never listens, and discord.py keeps nothing of it per message.

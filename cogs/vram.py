@@ -12,8 +12,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.custom_ids import ESTIMATE
-from bot.estimator import (
+from bot.estimate.core import (
     DEFAULT_LORA_RANK,
     OPTION_LIMITS,
     InvalidRequest,
@@ -23,12 +22,13 @@ from bot.estimator import (
     estimate,
     parse_request,
 )
-from bot.hardware import Gpu
-from bot.i18n import text
-from bot.models import search_presets
-from bot.render import format_count, render_embed
-from bot.replies import NO_PINGS, apologize, is_expired, language_of, reply_problems, warn_expired
-from bot.translator import CatalogueTranslator, gpu_choice, localized, optimizer_choice
+from bot.estimate.hardware import Gpu
+from bot.estimate.models import search_presets
+from bot.present.custom_ids import ESTIMATE
+from bot.present.i18n import text
+from bot.present.render import format_count, render_embed
+from bot.runtime.replies import NO_PINGS, apologize, is_expired, language_of, reply_problems, warn_expired
+from bot.runtime.translator import CatalogueTranslator, gpu_choice, localized, optimizer_choice
 from cogs.explore import DYNAMIC_ITEMS, explore_view
 
 log = logging.getLogger(__name__)

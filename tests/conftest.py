@@ -8,7 +8,7 @@ import discord
 import pytest
 import pytest_asyncio
 
-from bot.runner import VramBot
+from bot.runtime.runner import VramBot
 from tests.fake_discord import FakeDiscord
 from tests.running import start_bot
 

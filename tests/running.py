@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.runner import VramBot, point_at_discord
-from bot.settings import Settings
+from bot.runtime.runner import VramBot, point_at_discord
+from bot.runtime.settings import Settings
 from tests.fake_discord import FakeDiscord
 
 

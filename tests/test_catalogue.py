@@ -7,14 +7,14 @@ import asyncio
 import pytest
 from discord import app_commands
 
-from bot.estimator import Optimizer, estimate, parse_request
-from bot.hardware import Gpu
-from bot.i18n import Language, catalogue, language_for, number, placeholders
-from bot.models import presets
-from bot.render import embed_limit_problems, gpu_choice_name, optimizer_choice_name, render_embed
-from bot.render_compare import render_compare
-from bot.render_details import render_details
-from bot.translator import LOCALES, CatalogueTranslator
+from bot.estimate.core import Optimizer, estimate, parse_request
+from bot.estimate.hardware import Gpu
+from bot.estimate.models import presets
+from bot.present.compare import render_compare
+from bot.present.details import render_details
+from bot.present.i18n import Language, catalogue, language_for, number, placeholders
+from bot.present.render import embed_limit_problems, gpu_choice_name, optimizer_choice_name, render_embed
+from bot.runtime.translator import LOCALES, CatalogueTranslator
 
 RENDERERS = (render_embed, render_compare, render_details)
 DISCORD_DESCRIPTION_MAX = 100  # for commands, options and choice names

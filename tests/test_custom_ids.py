@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.custom_ids import CUSTOM_ID_MAX, UnreadableState, pack, unpack
-from bot.estimator import EstimateRequest, Optimizer, parse_request
-from bot.hardware import Gpu
-from bot.models import presets
+from bot.estimate.core import EstimateRequest, Optimizer, parse_request
+from bot.estimate.hardware import Gpu
+from bot.estimate.models import presets
+from bot.present.custom_ids import CUSTOM_ID_MAX, UnreadableState, pack, unpack
 
 ROOM = CUSTOM_ID_MAX - len("vram:est:")
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from bot.estimator import (
+from bot.estimate.core import (
     InvalidRequest,
     Optimizer,
     estimate,
@@ -14,7 +14,7 @@ from bot.estimator import (
     parse_request,
     smallest_card,
 )
-from bot.render import Words, describe_problem, given_value, title
+from bot.present.render import Words, describe_problem, given_value, title
 
 
 def run(**options: object):  # type: ignore[no-untyped-def]

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from bot.runner import VramBot
+from bot.runtime.runner import VramBot
 from tests.fake_discord import FakeDiscord, Fault
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

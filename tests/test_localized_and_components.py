@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from bot.custom_ids import CUSTOM_ID_MAX
-from bot.runner import VramBot
+from bot.present.custom_ids import CUSTOM_ID_MAX
+from bot.runtime.runner import VramBot
 from tests.fake_discord import Callback, FakeDiscord, custom_ids
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

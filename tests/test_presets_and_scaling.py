@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from bot.activations import estimate_activations, layer_bytes
-from bot.estimator import InvalidRequest, estimate, parse_request
-from bot.hardware import Gpu
-from bot.models import Architecture, close_matches, find_preset, presets, search_presets
-from bot.render import describe_problem, render_embed
-from bot.sharding import STRATEGIES, per_gpu_gb
+from bot.estimate.activations import estimate_activations, layer_bytes
+from bot.estimate.core import InvalidRequest, estimate, parse_request
+from bot.estimate.hardware import Gpu
+from bot.estimate.models import Architecture, close_matches, find_preset, presets, search_presets
+from bot.estimate.sharding import STRATEGIES, per_gpu_gb
+from bot.present.render import describe_problem, render_embed
 
 # Published totals (the safetensors parameter counts on each model's Hugging Face page).
 PUBLISHED = {
@@ -204,7 +204,7 @@ def test_invalid_scaling_options(options: dict[str, object], message: str) -> No
 
 @pytest.mark.parametrize("key", sorted(PUBLISHED))
 def test_every_preset_embed_stays_within_discord_limits(key: str) -> None:
-    from bot.render import embed_limit_problems
+    from bot.present.render import embed_limit_problems
 
     request = parse_request(
         model=key,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.estimator import Optimizer, estimate, parse_request
-from bot.render import (
+from bot.estimate.core import Optimizer, estimate, parse_request
+from bot.present.render import (
     DOES_NOT_FIT_COLOUR,
     FITS_COLOUR,
     command_line,

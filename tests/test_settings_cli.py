@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.estimator import estimate, parse_request
-from bot.render import embed_to_text, render_embed
-from bot.settings import ConfigError, Settings, load_settings, load_token
+from bot.estimate.core import estimate, parse_request
+from bot.present.render import embed_to_text, render_embed
+from bot.runtime.settings import ConfigError, Settings, load_settings, load_token
 
 
 def test_defaults_when_no_config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

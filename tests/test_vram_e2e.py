@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bot.runner import VramBot
+from bot.runtime.runner import VramBot
 from tests.fake_discord import Callback, FakeDiscord
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

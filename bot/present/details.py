@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.estimator import Estimate
-from bot.i18n import DEFAULT_LANGUAGE, Language
-from bot.render import (
+from bot.estimate.core import Estimate
+from bot.present.i18n import DEFAULT_LANGUAGE, Language
+from bot.present.render import (
     EmbedField,
     Words,
     activation_assumptions,

@@ -4,7 +4,7 @@ Discord allows 100 characters per ``custom_id``. The packed form lists only what
 defaults, as ``key=value`` pairs joined by ``;`` with one- or two-letter keys, e.g.
 ``p=7;o=adam8bit;a=20``. Numbers are written exactly (Python's shortest round-trip form); only when
 that does not fit are they rounded to fewer significant digits, and the reply's command line then
-shows the rounded inputs it used. Unpacking goes through :func:`bot.estimator.parse_request`, so a
+shows the rounded inputs it used. Unpacking goes through :func:`bot.estimate.core.parse_request`, so a
 tampered value meets the same validation as a typed one.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from bot.estimator import DEFAULT_LORA_RANK, EstimateRequest, InvalidRequest, Optimizer, parse_request
+from bot.estimate.core import DEFAULT_LORA_RANK, EstimateRequest, InvalidRequest, Optimizer, parse_request
 
 CUSTOM_ID_MAX: Final = 100
 

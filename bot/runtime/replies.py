@@ -9,9 +9,9 @@ import logging
 
 import discord
 
-from bot.estimator import Problem
-from bot.i18n import Language, language_for, text
-from bot.render import problems_message
+from bot.estimate.core import Problem
+from bot.present.i18n import Language, language_for, text
+from bot.present.render import problems_message
 
 log = logging.getLogger(__name__)
 

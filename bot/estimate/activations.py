@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.models import Architecture
+from bot.estimate.models import Architecture
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,8 @@
-"""Turn an :class:`~bot.estimator.Estimate` into plain data: a Discord embed dict and terminal text.
+"""Turn an :class:`~bot.estimate.core.Estimate` into plain data: a Discord embed dict and terminal text.
 
 Nothing here talks to Discord; the cog wraps the dict with ``discord.Embed.from_dict`` and the CLI
 prints :func:`embed_to_text`, so both show the same content. Every word comes from the string
-catalogue of the reader's language (:mod:`bot.i18n`).
+catalogue of the reader's language (:mod:`bot.present.i18n`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, TypedDict
 
-from bot.estimator import (
+from bot.estimate.core import (
     DEFAULT_LORA_RANK,
     OPTION_LIMITS,
     SINGLE_GPU_GB,
@@ -20,10 +20,10 @@ from bot.estimator import (
     Optimizer,
     Problem,
 )
-from bot.hardware import Gpu
-from bot.i18n import DEFAULT_LANGUAGE, Language, catalogue, number, text
-from bot.models import Architecture
-from bot.sharding import Strategy
+from bot.estimate.hardware import Gpu
+from bot.estimate.models import Architecture
+from bot.estimate.sharding import Strategy
+from bot.present.i18n import DEFAULT_LANGUAGE, Language, catalogue, number, text
 
 FITS_COLOUR = 0x2ECC71
 DOES_NOT_FIT_COLOUR = 0xE74C3C

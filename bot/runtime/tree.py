@@ -13,8 +13,8 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from bot.estimator import Problem
-from bot.replies import apologize, is_expired, reply_problems, warn_expired
+from bot.estimate.core import Problem
+from bot.runtime.replies import apologize, is_expired, reply_problems, warn_expired
 
 log = logging.getLogger(__name__)
 

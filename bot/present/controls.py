@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.custom_ids import BUTTON_VIEWS, COMPARE, SELECT_VIEW, STATE_ROOM, control_id, pack
-from bot.estimator import EstimateRequest, Optimizer
-from bot.i18n import Language, number, text
-from bot.render import optimizer_name
+from bot.estimate.core import EstimateRequest, Optimizer
+from bot.present.custom_ids import BUTTON_VIEWS, COMPARE, SELECT_VIEW, STATE_ROOM, control_id, pack
+from bot.present.i18n import Language, number, text
+from bot.present.render import optimizer_name
 
 ACTION_ROW, BUTTON, STRING_SELECT = 1, 2, 3
 PRIMARY, SECONDARY = 1, 2  # button styles

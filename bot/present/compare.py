@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.estimator import AdapterHint, Estimate, compare_methods
-from bot.i18n import DEFAULT_LANGUAGE, Language
-from bot.render import NEUTRAL_COLOUR, EmbedField, Words, card_name, command_line, method_name, subject
+from bot.estimate.core import AdapterHint, Estimate, compare_methods
+from bot.present.i18n import DEFAULT_LANGUAGE, Language
+from bot.present.render import (
+    NEUTRAL_COLOUR,
+    EmbedField,
+    Words,
+    card_name,
+    command_line,
+    method_name,
+    subject,
+)
 
 
 def _fit(total_gb: float, capacity_gb: float, w: Words) -> str:

@@ -18,10 +18,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from bot.activations import ActivationEstimate, estimate_activations
-from bot.hardware import DEFAULT_GPU, Gpu
-from bot.models import Architecture, close_matches, find_preset
-from bot.sharding import PerGpu, Strategy, all_strategies
+from bot.estimate.activations import ActivationEstimate, estimate_activations
+from bot.estimate.hardware import DEFAULT_GPU, Gpu
+from bot.estimate.models import Architecture, close_matches, find_preset
+from bot.estimate.sharding import PerGpu, Strategy, all_strategies
 
 # The card the verdict measures against unless the user picks one (an H100 or A100 80 GB).
 SINGLE_GPU_GB = DEFAULT_GPU.memory_gb

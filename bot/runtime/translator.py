@@ -11,10 +11,10 @@ from __future__ import annotations
 import discord
 from discord import app_commands
 
-from bot.estimator import Optimizer
-from bot.hardware import Gpu
-from bot.i18n import DEFAULT_LANGUAGE, Language, has_text, text
-from bot.render import gpu_choice_name, optimizer_choice_name
+from bot.estimate.core import Optimizer
+from bot.estimate.hardware import Gpu
+from bot.present.i18n import DEFAULT_LANGUAGE, Language, has_text, text
+from bot.present.render import gpu_choice_name, optimizer_choice_name
 
 # Discord's locales we have a catalogue for. English ones are registered too, so that a client set
 # to British English sees the same words as the default.

@@ -10,9 +10,9 @@ import discord
 import yarl
 from discord.ext import commands
 
-from bot.replies import NO_PINGS
-from bot.settings import ConfigError, Settings
-from bot.tree import VramCommandTree
+from bot.runtime.replies import NO_PINGS
+from bot.runtime.settings import ConfigError, Settings
+from bot.runtime.tree import VramCommandTree
 
 log = logging.getLogger(__name__)
 
