@@ -7,14 +7,18 @@ import asyncio
 import pytest
 from discord import app_commands
 
-from bot.estimate.core import Optimizer, estimate, parse_request
+from bot.estimate.core import estimate
 from bot.estimate.hardware import Gpu
 from bot.estimate.models import presets
+from bot.estimate.optimizers import Optimizer
+from bot.estimate.request import parse_request
+from bot.present.answer import render_embed
 from bot.present.compare import render_compare
 from bot.present.details import render_details
 from bot.present.i18n import Language, catalogue, language_for, number, placeholders
-from bot.present.render import embed_limit_problems, gpu_choice_name, optimizer_choice_name, render_embed
+from bot.present.phrases import gpu_choice_name, optimizer_choice_name
 from bot.runtime.translator import LOCALES, CatalogueTranslator
+from tests.embed_limits import embed_limit_problems
 
 RENDERERS = (render_embed, render_compare, render_details)
 DISCORD_DESCRIPTION_MAX = 100  # for commands, options and choice names

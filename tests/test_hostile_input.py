@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from bot.present.render import embed_limit_problems
 from bot.runtime.runner import VramBot
+from tests.embed_limits import embed_limit_problems
 from tests.fake_discord import FakeDiscord
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from bot.estimate.activations import estimate_activations, layer_bytes
-from bot.estimate.core import InvalidRequest, estimate, parse_request
+from bot.estimate.core import estimate
 from bot.estimate.hardware import Gpu
 from bot.estimate.models import Architecture, close_matches, find_preset, presets, search_presets
+from bot.estimate.request import InvalidRequest, parse_request
 from bot.estimate.sharding import STRATEGIES, per_gpu_gb
-from bot.present.render import describe_problem, render_embed
+from bot.present.answer import render_embed
+from bot.present.problems import describe_problem
 
 # Published totals (the safetensors parameter counts on each model's Hugging Face page).
 PUBLISHED = {
@@ -204,7 +206,7 @@ def test_invalid_scaling_options(options: dict[str, object], message: str) -> No
 
 @pytest.mark.parametrize("key", sorted(PUBLISHED))
 def test_every_preset_embed_stays_within_discord_limits(key: str) -> None:
-    from bot.present.render import embed_limit_problems
+    from tests.embed_limits import embed_limit_problems
 
     request = parse_request(
         model=key,

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from bot.estimate.core import Optimizer, estimate, parse_request
-from bot.present.render import (
-    DOES_NOT_FIT_COLOUR,
-    FITS_COLOUR,
-    command_line,
-    embed_limit_problems,
-    embed_to_text,
-    format_gb,
-    optimizer_choice_name,
-    render_embed,
-    usage_bar,
-)
+from bot.estimate.core import estimate
+from bot.estimate.optimizers import Optimizer
+from bot.estimate.request import parse_request
+from bot.present.answer import render_embed, usage_bar
+from bot.present.command_line import command_line
+from bot.present.phrases import DOES_NOT_FIT_COLOUR, FITS_COLOUR, optimizer_choice_name
+from bot.present.terminal import embed_to_text
+from bot.present.words import format_gb
+from tests.embed_limits import embed_limit_problems
 
 
 def embed_for(**options: object) -> dict[str, object]:

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from bot.estimate.core import estimate, parse_request
-from bot.present.render import embed_to_text, render_embed
+from bot.estimate.core import estimate
+from bot.estimate.request import parse_request
+from bot.present.answer import render_embed
+from bot.present.terminal import embed_to_text
 from bot.runtime.settings import ConfigError, Settings, load_settings, load_token
 
 

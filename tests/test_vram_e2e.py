@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
-import sys
 from typing import Any
 
 import pytest
 
+from bot.present.custom_ids import ESTIMATE
+from bot.present.views import RENDERERS
 from bot.runtime.runner import VramBot
 from tests.fake_discord import Callback, FakeDiscord
 
@@ -132,17 +133,17 @@ async def test_unexpected_error_apologises_logs_and_keeps_serving(
     def broken(*_: object) -> dict[str, Any]:
         raise RuntimeError("renderer exploded")
 
-    # discord.py loads the extension as its own module object; patch the renderer there.
-    monkeypatch.setattr(sys.modules["cogs.vram"], "render_embed", broken)
-    with caplog.at_level(logging.ERROR, logger="cogs.vram"):
+    monkeypatch.setitem(RENDERERS, ESTIMATE, broken)
+    with caplog.at_level(logging.DEBUG):
         callback = await fake.invoke("vram", params=7)
     assert callback.ephemeral
     assert callback.data["content"].startswith("Sorry, something went wrong")
     assert "renderer exploded" not in callback.data["content"]  # no internals shown to users
-    records = [r for r in caplog.records if r.name == "cogs.vram"]
-    assert len(records) == 1
-    assert records[0].exc_info is not None
-    assert "renderer exploded" in str(records[0].exc_info[1].__cause__ or records[0].exc_info[1])
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1  # one traceback, logged once
+    assert errors[0].name == "bot.runtime.tree"
+    assert errors[0].exc_info is not None
+    assert str(errors[0].exc_info[1]) == "renderer exploded"
 
     monkeypatch.undo()
     after = await fake.invoke("vram", params=7)

@@ -1,0 +1,54 @@
+"""The options described for people: the CLI's help texts and the README's option table.
+
+Both come from the option table (:func:`bot.estimate.request.command_options`) and the catalogue, so
+what ``vram-bot estimate --help``, the README and Discord say about an option is the same.
+"""
+
+from __future__ import annotations
+
+from bot.estimate.options import OptionSpec
+from bot.estimate.request import command_options
+from bot.present.command_line import value_text
+from bot.present.i18n import DEFAULT_LANGUAGE, Language
+from bot.present.problems import describe_limit
+from bot.present.words import Words
+
+
+def allowed_values(spec: OptionSpec, w: Words) -> str:
+    """What the option takes: its range, its choices, or its kind."""
+    if spec.option.limit is not None:
+        return describe_limit(spec, w)
+    if spec.option.choices is not None:
+        return w("docs.choice", choices=", ".join(f"`{c.value}`" for c in spec.option.choices))
+    if spec.kind == "boolean":
+        return w("docs.boolean")
+    return w("docs.text", length=w.plain(spec.option.max_length or 0))
+
+
+def default_value(spec: OptionSpec, w: Words) -> str:
+    if spec.default is None:
+        return w("docs.no_default")
+    return f"`{value_text(spec.default)}`"
+
+
+def option_help(spec: OptionSpec, language: Language = DEFAULT_LANGUAGE) -> str:
+    """One line for ``--help``: what it is, what it takes, its default."""
+    w = Words(language)
+    allowed = allowed_values(spec, w).replace("`", "")
+    default = default_value(spec, w).replace("`", "")
+    return w("docs.help", description=w(spec.option.description_key), allowed=allowed, default=default)
+
+
+def readme_option_table(language: Language = DEFAULT_LANGUAGE) -> str:
+    """The README's table of ``/vram`` options (a test keeps the README's copy equal to it)."""
+    w = Words(language)
+    rows = [w("docs.table_head"), "|---|---|---|---|"]
+    for spec in command_options():
+        cells = [
+            f"`{spec.name}`",
+            w(spec.option.description_key),
+            allowed_values(spec, w),
+            default_value(spec, w),
+        ]
+        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(rows)
