@@ -6,8 +6,9 @@ what ``vram-bot estimate --help``, the README and Discord say about an option is
 
 from __future__ import annotations
 
+from bot.estimate.hardware import DEFAULT_GPU
 from bot.estimate.options import OptionSpec
-from bot.estimate.request import command_options
+from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, command_options
 from bot.present.command_line import value_text
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.problems import describe_limit
@@ -31,12 +32,30 @@ def default_value(spec: OptionSpec, w: Words) -> str:
     return f"`{value_text(spec.default)}`"
 
 
+def description(spec: OptionSpec, w: Words) -> str:
+    """What the option is, in one line (the defaults that are not the option's own filled in)."""
+    return w(
+        spec.option.description_key,
+        gpu=DEFAULT_GPU.display_name,
+        batch_size=w.plain(DEFAULT_BATCH_SIZE),
+        seq_len=w.plain(DEFAULT_SEQ_LEN),
+    )
+
+
+def discord_description(spec: OptionSpec, language: Language = DEFAULT_LANGUAGE) -> str:
+    """The description Discord shows beside the option: what it is and its default, if it has one."""
+    w = Words(language)
+    if spec.default is None:
+        return description(spec, w)
+    return w("docs.with_default", description=description(spec, w), default=value_text(spec.default))
+
+
 def option_help(spec: OptionSpec, language: Language = DEFAULT_LANGUAGE) -> str:
     """One line for ``--help``: what it is, what it takes, its default."""
     w = Words(language)
     allowed = allowed_values(spec, w).replace("`", "")
     default = default_value(spec, w).replace("`", "")
-    return w("docs.help", description=w(spec.option.description_key), allowed=allowed, default=default)
+    return w("docs.help", description=description(spec, w), allowed=allowed, default=default)
 
 
 def readme_option_table(language: Language = DEFAULT_LANGUAGE) -> str:
@@ -46,7 +65,7 @@ def readme_option_table(language: Language = DEFAULT_LANGUAGE) -> str:
     for spec in command_options():
         cells = [
             f"`{spec.name}`",
-            w(spec.option.description_key),
+            description(spec, w),
             allowed_values(spec, w),
             default_value(spec, w),
         ]

@@ -24,7 +24,7 @@ from bot.present.i18n import text
 from bot.present.words import format_count
 from bot.runtime.controls import DYNAMIC_ITEMS, send_view
 from bot.runtime.replies import language_of
-from bot.runtime.translator import CatalogueTranslator, localized, localized_choice
+from bot.runtime.translator import CatalogueTranslator, localized, localized_choice, localized_description
 from bot.runtime.tree import VramCommandTree
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ def _with_the_options(callback: CommandCallback) -> CommandCallback:
     return callback
 
 
-_DESCRIPTIONS = {spec.name: localized(spec.option.description_key) for spec in command_options()}
+_DESCRIPTIONS = {spec.name: localized_description(spec) for spec in command_options()}
 _CHOICES = {
     spec.name: [localized_choice(spec.name, choice) for choice in spec.option.choices]
     for spec in command_options()

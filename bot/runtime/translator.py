@@ -14,8 +14,10 @@ from enum import StrEnum
 import discord
 from discord import app_commands
 
+from bot.estimate.options import OptionSpec
 from bot.estimate.request import option
 from bot.present.i18n import DEFAULT_LANGUAGE, Language, has_text, text
+from bot.present.option_docs import discord_description
 from bot.present.phrases import choice_name
 
 # Discord's locales we have a catalogue for. English ones are registered too, so that a client set
@@ -30,6 +32,11 @@ LOCALES: dict[discord.Locale, Language] = {
 def localized(key: str) -> app_commands.locale_str:
     """A catalogue string for the command tree: English as the default, the key for the translator."""
     return app_commands.locale_str(text(DEFAULT_LANGUAGE, key), key=key)
+
+
+def localized_description(spec: OptionSpec) -> app_commands.locale_str:
+    """An option's description for the command tree, with its default, localized by the translator."""
+    return app_commands.locale_str(discord_description(spec), description_of=spec.name)
 
 
 def localized_choice(option_name: str, choice: StrEnum) -> app_commands.Choice[str]:
@@ -49,6 +56,8 @@ class CatalogueTranslator(app_commands.Translator):
         if language is None:
             return None
         extras = string.extras
+        if "description_of" in extras:
+            return discord_description(option(extras["description_of"]), language)
         if "option" in extras:  # a choice's name
             choices = option(extras["option"]).option.choices
             return choice_name(choices(extras["value"]), language) if choices is not None else None
