@@ -8,6 +8,8 @@ import discord
 import pytest
 from discord.ext import commands
 
+from bot.runtime.runner import point_at_discord
+from bot.runtime.settings import Settings
 from bot.runtime.tree import VramCommandTree
 from tests.fake_discord import FakeDiscord
 
@@ -18,8 +20,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 async def test_loads_into_a_plain_bot_and_answers(
     fake: FakeDiscord, discord_endpoints: None, extension: str
 ) -> None:
-    discord.http.Route.BASE = fake.api_base
-    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = discord.gateway.yarl.URL(fake.gateway_url)
+    point_at_discord(Settings(api_base_url=fake.api_base, gateway_url=fake.gateway_url))
 
     class PlainBot(commands.Bot):
         async def setup_hook(self) -> None:

@@ -221,8 +221,16 @@ async def test_a_dm_with_the_bot_gets_the_answer(fake: FakeDiscord, bot: VramBot
     assert fields(callback.embed)["Model states M"] == "208.0 GB"
 
 
-async def test_every_answer_in_this_module_pinged_nobody(fake: FakeDiscord, bot: VramBot) -> None:
-    answers = [c for c in fake.callbacks if c.type in (4, 7)]  # messages and message updates
-    assert len(answers) > 20
+async def test_answers_clicks_and_errors_ping_nobody(fake: FakeDiscord, bot: VramBot) -> None:
+    start = len(fake.callbacks)
+    answer = await fake.invoke("vram", params=7, activations=20)
+    for custom_id in custom_ids(answer.message)[1:]:
+        await click(fake, answer.message, custom_id)  # the invoker: the message is updated
+        await click(fake, answer.message, custom_id, user="bob", locale="de")  # someone else: a copy
+    await click(fake, answer.message, control(answer.message, "vram:opt:"), values=["sgd"])
+    await fake.invoke("vram", params=-1)  # an error reply
+    answers = fake.callbacks[start:]
+    assert [c.type for c in answers].count(7) == 4  # three buttons and the select, in place
+    assert len(answers) == 9
     for callback in answers:
         assert callback.data.get("allowed_mentions") == {"parse": []}, callback.body

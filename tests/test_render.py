@@ -22,7 +22,7 @@ def embed_for(**options: object) -> dict[str, object]:
 def field(embed: dict[str, object], name: str) -> str:
     fields = embed["fields"]
     assert isinstance(fields, list)
-    return next(f["value"] for f in fields if f["name"] == name)
+    return str(next(f["value"] for f in fields if f["name"] == name))
 
 
 def test_worked_example_embed() -> None:
