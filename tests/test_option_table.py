@@ -87,7 +87,8 @@ def test_a_non_default_value_survives_packing_the_command_line_and_the_cli(spec:
 
 
 def test_the_readme_shows_the_option_table() -> None:
-    assert readme_option_table() in README.read_text(encoding="utf-8")
+    table = readme_option_table()
+    assert table in README.read_text(encoding="utf-8"), f"paste this table into README.md:\n{table}"
 
 
 def test_the_cli_help_lists_every_option_of_the_request(capsys: pytest.CaptureFixture[str]) -> None:
