@@ -17,7 +17,9 @@ from bot.estimate.options import OptionSpec
 from bot.estimate.request import EstimateRequest, command_options, parse_request, request_options
 from bot.present.command_line import command_line, parse_command_line, value_text
 from bot.present.custom_ids import BUTTON_VIEWS, FROM_MESSAGE, SELECT_VIEW, pack, unpack
-from bot.present.option_docs import readme_option_table
+from bot.present.i18n import Language
+from bot.present.option_docs import allowed_values, default_value, description
+from bot.present.words import Words
 from bot.preview import run_estimate
 from bot.runtime.runner import VramBot
 from tests.fake_discord import Callback, FakeDiscord, custom_ids
@@ -30,7 +32,7 @@ def other_value(spec: OptionSpec) -> object:
     """A value a user can give ``spec`` that is not its default."""
     limit = spec.option.limit
     if spec.kind == "number" and limit is not None:
-        return 12.75 if limit.allows(12.75) else limit.maximum / 3
+        return 12.75 if limit.maximum >= 12.75 else limit.maximum / 3
     if spec.kind == "integer" and limit is not None:
         return int(limit.minimum) + 3
     if spec.kind == "boolean":
@@ -84,6 +86,21 @@ def test_a_non_default_value_survives_packing_the_command_line_and_the_cli(spec:
     with contextlib.redirect_stdout(io.StringIO()) as out:
         assert run_estimate(args) == 0
     assert line in out.getvalue()
+
+
+def readme_option_table(language: Language = Language.EN) -> str:
+    """The README's table of ``/vram`` options, from the table and the catalogue."""
+    w = Words(language)
+    rows = ["| option | what it is | allowed | default |", "|---|---|---|---|"]
+    for spec in command_options():
+        cells = [
+            f"`{spec.name}`",
+            description(spec, w),
+            allowed_values(spec, w),
+            default_value(spec, w),
+        ]
+        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(rows)
 
 
 def test_the_readme_shows_the_option_table() -> None:

@@ -11,7 +11,7 @@ from bot.present.answer import render_embed, usage_bar
 from bot.present.command_line import command_line
 from bot.present.phrases import DOES_NOT_FIT_COLOUR, FITS_COLOUR, optimizer_choice_name
 from bot.present.terminal import embed_to_text
-from bot.present.words import format_gb
+from bot.present.words import Words
 from tests.embed_limits import embed_limit_problems
 
 
@@ -88,10 +88,10 @@ def test_usage_bar(total: float, bar: str) -> None:
 
 
 def test_gb_formatting() -> None:
-    assert format_gb(0) == "0 GB"
-    assert format_gb(0.016) == "0.016 GB"
-    assert format_gb(112) == "112.0 GB"
-    assert format_gb(1_600_000) == "1,600,000.0 GB"
+    assert Words().gb(0) == "0 GB"
+    assert Words().gb(0.016) == "0.016 GB"
+    assert Words().gb(112) == "112.0 GB"
+    assert Words().gb(1_600_000) == "1,600,000.0 GB"
 
 
 @pytest.mark.parametrize(

@@ -29,10 +29,6 @@ class Limit:
     maximum: float
     minimum_inclusive: bool = True
 
-    def allows(self, value: float) -> bool:
-        above = value >= self.minimum if self.minimum_inclusive else value > self.minimum
-        return above and value <= self.maximum
-
 
 @dataclass(frozen=True, slots=True)
 class Option:

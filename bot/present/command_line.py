@@ -83,7 +83,7 @@ def command_line(request: EstimateRequest) -> str:
 def parse_command_line(line: str) -> EstimateRequest:
     """The request a :func:`command_line` stands for; :class:`UnreadableCommand` for anything else."""
     words = line.strip().strip("`").split(" ")
-    if not words or words[0] != COMMAND:
+    if words[0] != COMMAND:
         raise UnreadableCommand("not a /vram line")
     options: dict[str, object] = {}
     by_name = {spec.name: spec for spec in command_options()}

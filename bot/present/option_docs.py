@@ -1,4 +1,4 @@
-"""The options described for people: the CLI's help texts and the README's option table.
+"""The options described for people: Discord's descriptions, the CLI's help and the README's table.
 
 Both come from the option table (:func:`bot.estimate.request.command_options`) and the catalogue, so
 what ``vram-bot estimate --help``, the README and Discord say about an option is the same.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from bot.estimate.hardware import DEFAULT_GPU
 from bot.estimate.options import OptionSpec
-from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, command_options
+from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN
 from bot.present.command_line import value_text
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.problems import describe_limit
@@ -56,18 +56,3 @@ def option_help(spec: OptionSpec, language: Language = DEFAULT_LANGUAGE) -> str:
     allowed = allowed_values(spec, w).replace("`", "")
     default = default_value(spec, w).replace("`", "")
     return w("docs.help", description=description(spec, w), allowed=allowed, default=default)
-
-
-def readme_option_table(language: Language = DEFAULT_LANGUAGE) -> str:
-    """The README's table of ``/vram`` options (a test keeps the README's copy equal to it)."""
-    w = Words(language)
-    rows = [w("docs.table_head"), "|---|---|---|---|"]
-    for spec in command_options():
-        cells = [
-            f"`{spec.name}`",
-            description(spec, w),
-            allowed_values(spec, w),
-            default_value(spec, w),
-        ]
-        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
-    return "\n".join(rows)

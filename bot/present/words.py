@@ -63,10 +63,6 @@ class Words:
         return self.num(count, ",.0f")
 
 
-def format_gb(value: float, language: Language = DEFAULT_LANGUAGE) -> str:
-    return Words(language).gb(value)
-
-
 def format_count(count: float, language: Language = DEFAULT_LANGUAGE) -> str:
     return Words(language).count(count)
 

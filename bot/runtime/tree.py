@@ -88,8 +88,6 @@ async def answer_error(interaction: discord.Interaction, error: Exception) -> No
     if isinstance(original, MalformedOptions | InvalidRequest):
         log.info("Refused the input of interaction %s: %s", interaction.id, original.problems)
         await reply_problems(interaction, original.problems)
-    elif isinstance(original, app_commands.TransformerError):
-        await reply_problems(interaction, [Problem("invalid", None, original.value)])
     elif isinstance(original, UnreadableState | UnreadableCommand):
         log.info("Refused a control of interaction %s: %s", interaction.id, original)
         await reply_bad_control(interaction)
