@@ -352,22 +352,25 @@ def find_preset(name: str) -> Architecture | None:
 
 def search_presets(query: str, limit: int = 25) -> list[Architecture]:
     """Presets for autocomplete: every word of the query appears in order in the name (loosely),
-    or the query spells one of the preset's other names (a Hub repo id, an alias)."""
+    or every word is part of one of its other names (a Hub repo id, an alias)."""
     words = [_squash(word) for word in query.replace("/", " ").split()]
     words = [word for word in words if word]
     if not words:
         return list(presets().values())[:limit]
-    hits: list[tuple[int, int, Architecture]] = []
+    hits: list[tuple[int, int, int, int, Architecture]] = []
     for index, model in enumerate(presets().values()):
         target = _squash(model.name)
-        others = _names(model)
+        tokens = re.findall(r"[a-z0-9]+", model.name.lower())
         if all(_is_subsequence(word, target) for word in words):
-            # Whole-word substrings first, then the data file's order.
+            # Words that are a token of the name first ("llama 4" -> Llama 4, not Llama 3.1 405B),
+            # then words that start one, then whole-word substrings, then the data file's order.
+            equal = sum(word in tokens for word in words)
+            starts = sum(any(token.startswith(word) for token in tokens) for word in words)
             exact = sum(word in target for word in words)
-            hits.append((-exact, index, model))
-        elif any(all(_is_subsequence(word, other) for word in words) for other in others):
-            hits.append((1, index, model))
-    return [model for *_, model in sorted(hits, key=lambda hit: hit[:2])][:limit]
+            hits.append((-equal, -starts, -exact, index, model))
+        elif any(all(word in other for word in words) for other in _names(model)):
+            hits.append((1, 1, 1, index, model))
+    return [model for *_, model in sorted(hits, key=lambda hit: hit[:4])][:limit]
 
 
 def close_matches(name: str, limit: int = 5) -> list[str]:
