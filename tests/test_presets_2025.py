@@ -352,3 +352,45 @@ def test_the_schema_refuses_half_an_mla() -> None:
     shape = presets()["qwen3-8b"].model_dump() | {"key": "Qwen3/8B"}
     with pytest.raises(ValidationError, match="key"):
         Architecture.model_validate(shape)
+
+
+# The Hub's stored totals of the checkpoints that hold a multi-token-prediction layer, which
+# parameter_count leaves out: https://huggingface.co/zai-org/GLM-4.5 and .../GLM-4.5-Air (BF16).
+@pytest.mark.parametrize(("key", "stored"), [("glm-4.5", 358_337_791_296), ("glm-4.5-air", 110_468_824_832)])
+def test_with_the_mtp_layer_the_count_is_the_hubs_stored_total(key: str, stored: int) -> None:
+    model = presets()[key]
+    assert model.parameter_count + model.mtp_parameter_count == stored
+
+
+def test_deepseek_v3_hub_total_is_main_model_plus_mtp_plus_fp8_scales() -> None:
+    # https://huggingface.co/deepseek-ai/DeepSeek-V3 stores 684,531,386,000 ("685B"): the main model,
+    # the MTP module (with its own embedding and head copies) and one FP32 scale per 128 × 128 block
+    # of every FP8 linear weight (the repo's quantization_config: weight_block_size [128, 128]).
+    model = presets()["deepseek-v3"]
+
+    def blocks(d_in: int, d_out: int) -> int:
+        return -(-d_in // 128) * -(-d_out // 128)
+
+    attention = blocks(7168, 1536) + blocks(1536, 24576) + blocks(7168, 576) + blocks(512, 32768)
+    attention += blocks(16384, 7168)
+    dense, expert = 3 * blocks(7168, 18432), 3 * blocks(7168, 2048)
+    moe_layer = attention + 257 * expert  # 256 routed + 1 shared
+    scales = 3 * (attention + dense) + 58 * moe_layer + moe_layer  # + the MTP block
+    assert scales == 41_540_496
+    assert model.mtp_parameter_count == 13_463_426_304  # the "14B" MTP module
+    assert model.parameter_count + model.mtp_parameter_count + scales == 684_531_386_000
+    assert presets()["qwen3-32b"].mtp_parameter_count == 0
+
+
+def test_lora_on_fused_projections_by_hand() -> None:
+    # Phi-4 (Phi3ForCausalLM): qkv_proj 5120 -> 5120 + 2·1280, gate_up_proj 5120 -> 2·17920.
+    h, f, r = 5120, 17920, 8
+    per_layer = (h + h + 2 * 1280) + (h + h) + (h + 2 * f) + (f + h)
+    phi = presets()["phi-4"]
+    assert phi.lora_adapter_params(r) == r * 40 * per_layer
+    assert phi.lora_target_modules == ("qkv_proj", "o_proj", "gate_up_proj", "down_proj")
+    oss = presets()["gpt-oss-20b"]  # experts.gate_up_proj 2880 -> 5760 per expert, 32 experts
+    attention = (2880 + 4096) + 2 * (2880 + 512) + (4096 + 2880)
+    experts = 32 * ((2880 + 5760) + (2880 + 2880))
+    assert oss.lora_adapter_params(r) == r * 24 * (attention + experts)
+    assert oss.lora_target_modules[-2:] == ("experts.gate_up_proj", "experts.down_proj")

@@ -49,6 +49,11 @@ class Architecture(BaseModel):
     qk_norm: bool = False  # Qwen3, Gemma 3, GLM-4.5: RMSNorm of head_dim on each query and key head
     attention_sinks: bool = False  # gpt-oss: one learned logit per head and layer
     norms_per_layer: int = Field(default=2, ge=0)
+    # How the checkpoint stores its projections (same parameters; LoRA pairs differ): Phi-3/Phi-4
+    # fuse qkv_proj and gate_up_proj; gpt-oss and Llama 4 fuse every routed expert's gate_up_proj.
+    fused_qkv: bool = False
+    fused_gate_up: bool = False
+    fused_expert_gate_up: bool = False
     # Multi-head Latent Attention (DeepSeek-V2/V3, Kimi K2): set kv_lora_rank and the head dims.
     q_lora_rank: int | None = Field(default=None, gt=0)  # None: a plain q_proj
     kv_lora_rank: int | None = Field(default=None, gt=0)
@@ -179,7 +184,9 @@ class Architecture(BaseModel):
         h = self.hidden_size
         kv_lora, rope = self.kv_lora_rank, self.qk_rope_head_dim
         if kv_lora is not None and rope is not None:
-            # DeepSeek-V3 (transformers DeepseekV3Attention): low-rank q, joint compressed kv.
+            # Multi-head Latent Attention (DeepSeek-V2 report, section 2.1; transformers
+            # DeepseekV3Attention): low-rank q (or a plain q_proj), a joint compressed kv plus the
+            # shared rope key, then kv_b decompresses every head's nope key and value.
             if self.q_lora_rank is None:
                 q = [("q_proj", h, self.q_dim)]
             else:
@@ -191,79 +198,84 @@ class Architecture(BaseModel):
                 ("kv_b_proj", kv_lora, kv_b_out),
                 ("o_proj", self.o_dim, h),
             ]
-        return [
-            ("q_proj", h, self.q_dim),
-            ("k_proj", h, self.k_dim),
-            ("v_proj", h, self.v_dim),
-            ("o_proj", self.o_dim, h),
-        ]
+        if self.fused_qkv:
+            # Phi-3/Phi-4 store Q, K and V as one qkv_proj: the same parameters, one LoRA pair.
+            qkv = [("qkv_proj", h, self.q_dim + self.k_dim + self.v_dim)]
+        else:
+            qkv = [("q_proj", h, self.q_dim), ("k_proj", h, self.k_dim), ("v_proj", h, self.v_dim)]
+        return [*qkv, ("o_proj", self.o_dim, h)]
 
     @staticmethod
-    def _mlp(prefix: str, h: int, f: int) -> list[tuple[str, int, int]]:
-        # A gated MLP (Shazeer 2020, "GLU Variants Improve Transformer"): gate and up h -> f, down f -> h.
+    def _mlp(prefix: str, h: int, f: int, *, fused: bool) -> list[tuple[str, int, int]]:
+        # A gated MLP (Shazeer 2020, "GLU Variants Improve Transformer"): gate and up h -> f, down
+        # f -> h; some checkpoints store gate and up as one gate_up_proj of h -> 2f.
+        if fused:
+            return [(f"{prefix}gate_up_proj", h, 2 * f), (f"{prefix}down_proj", f, h)]
         return [(f"{prefix}gate_proj", h, f), (f"{prefix}up_proj", h, f), (f"{prefix}down_proj", f, h)]
+
+    def dense_mlp_linears(self, width: int | None = None) -> list[tuple[str, int, int]]:
+        return self._mlp("", self.hidden_size, width or self.intermediate_size, fused=self.fused_gate_up)
+
+    def expert_linears(self) -> list[tuple[str, int, int]]:
+        h, f = self.hidden_size, self.expert_intermediate_size
+        return self._mlp("experts.", h, f, fused=self.fused_expert_gate_up)
+
+    def shared_expert_linears(self) -> list[tuple[str, int, int]]:
+        if not self.shared_experts:
+            return []
+        h, f = self.hidden_size, self.shared_intermediate_size
+        return self._mlp("shared_experts.", h, f, fused=self.fused_gate_up)
 
     def linear_layers(self) -> list[tuple[str, int, int, int]]:
         """Every linear layer of the blocks as (module name, d_in, d_out, copies in the whole model).
 
         Routers are left out: LoRA does not adapt them and the counter adds them separately."""
-        h = self.hidden_size
         found = [(name, d_in, d_out, self.layers) for name, d_in, d_out in self.attention_linears()]
         if self.dense_layers:
-            found += [(n, i, o, self.dense_layers) for n, i, o in self._mlp("", h, self.intermediate_size)]
+            found += [(n, i, o, self.dense_layers) for n, i, o in self.dense_mlp_linears()]
         if self.moe_layers:
             routed = self.moe_layers * self.experts
-            found += [
-                (n, i, o, routed) for n, i, o in self._mlp("experts.", h, self.expert_intermediate_size)
-            ]
-            if self.shared_experts:
-                shared = self._mlp("shared_experts.", h, self.shared_intermediate_size)
-                found += [(n, i, o, self.moe_layers) for n, i, o in shared]
+            found += [(n, i, o, routed) for n, i, o in self.expert_linears()]
+            found += [(n, i, o, self.moe_layers) for n, i, o in self.shared_expert_linears()]
         return found
-
-    def linear_shapes(self) -> list[tuple[str, int, int, int]]:
-        """Kept for callers of the old name: the same list as linear_layers()."""
-        return self.linear_layers()
 
     # --- counts ---------------------------------------------------------------------------------
 
-    def _attention_extras(self) -> int:
-        """Per-layer attention parameters that are not linear weights: biases, norms, sinks."""
-        extra = 0
+    def _attention_params(self) -> int:
+        """One block's attention: the linear weights, then biases, MLA's latent norms, QK-norm, sinks."""
+        params = sum(i * o for _, i, o in self.attention_linears())
         if self.is_mla:
-            extra += (self.q_lora_rank or 0) + (self.kv_lora_rank or 0)  # q_a_layernorm, kv_a_layernorm
+            params += (self.q_lora_rank or 0) + (self.kv_lora_rank or 0)  # q_a_layernorm, kv_a_layernorm
         if self.qkv_bias:
-            extra += self.q_dim + self.k_dim + self.v_dim
+            params += self.q_dim + self.k_dim + self.v_dim
         if self.o_bias:
-            extra += self.hidden_size
+            params += self.hidden_size
         if self.qk_norm:
-            extra += 2 * self.qk_head_dim  # q_norm and k_norm, shared by the heads
+            params += 2 * self.qk_head_dim  # q_norm and k_norm, shared by the heads
         if self.attention_sinks:
-            extra += self.attention_heads
-        return extra
+            params += self.attention_heads  # gpt-oss: one learned sink logit per head
+        return params
 
     def _expert_params(self) -> int:
-        """One routed expert: gate, up, down (+ their biases in gpt-oss)."""
+        """One routed expert: gate, up, down (+ their biases in gpt-oss: 2f on gate_up, h on down)."""
         h, f = self.hidden_size, self.expert_intermediate_size
         return 3 * h * f + ((2 * f + h) if self.expert_bias else 0)
 
-    def _router_params(self) -> int:
-        """One MoE layer's router: h × experts (+ a bias, + DeepSeek-V3's e_score_correction_bias)."""
-        return self.hidden_size * self.experts + self.experts * (
-            self.router_bias + self.router_correction_bias
-        )
+    def _moe_params(self, experts_counted: int) -> int:
+        """One MoE layer's MLP side: the counted routed experts, the shared MLP and the router
+        (h × experts, + a bias in gpt-oss, + DeepSeek-V3's per-expert e_score_correction_bias)."""
+        h, e = self.hidden_size, self.experts
+        router = h * e + e * (self.router_bias + self.router_correction_bias)
+        return experts_counted * self._expert_params() + 3 * h * self.shared_intermediate_size + router
 
     def _counts(self, experts_counted: int, embeddings_counted: str = "both") -> int:
         h = self.hidden_size
-        attention = sum(i * o for _, i, o in self.attention_linears()) + self._attention_extras()
-        dense_mlp = 3 * h * self.intermediate_size
-        moe = (
-            experts_counted * self._expert_params()
-            + 3 * h * self.shared_intermediate_size
-            + self._router_params()
+        per_layer = self._attention_params() + self.norms_per_layer * h
+        blocks = (
+            self.layers * per_layer
+            + self.dense_layers * 3 * h * self.intermediate_size
+            + self.moe_layers * self._moe_params(experts_counted)
         )
-        norms = self.norms_per_layer * h
-        blocks = self.layers * (attention + norms) + self.dense_layers * dense_mlp + self.moe_layers * moe
         matrix = self.vocab_size * h
         if embeddings_counted == "none":
             embeddings = lm_head = 0
@@ -272,6 +284,20 @@ class Architecture(BaseModel):
         else:
             embeddings, lm_head = matrix, 0 if self.tied_embeddings else matrix
         return embeddings + blocks + h + lm_head  # + h: the final norm
+
+    @property
+    def mtp_parameter_count(self) -> int:
+        """The multi-token-prediction modules as the checkpoints store them, outside parameter_count.
+        Each is one more block (a MoE block when the model has experts), a projection of the
+        concatenated [hidden; embedding] 2h -> h, RMSNorms on both inputs and on the output, and its
+        own copy of the embedding and the output head (DeepSeek-V3 report, section 2.2; the
+        checkpoints' extra layer holds embed_tokens and shared_head.head)."""
+        if not self.mtp_layers:
+            return 0
+        h = self.hidden_size
+        mlp = self._moe_params(self.experts) if self.is_moe else 3 * h * self.intermediate_size
+        block = self._attention_params() + self.norms_per_layer * h + mlp
+        return self.mtp_layers * (block + 2 * h * h + 3 * h + 2 * self.vocab_size * h)
 
     @property
     def parameter_count(self) -> int:
