@@ -35,7 +35,7 @@ PUBLISHED = {
 
 
 def test_every_required_preset_is_there() -> None:
-    assert set(presets()) == set(PUBLISHED)
+    assert set(PUBLISHED) <= set(presets())  # the 2025-26 ones: tests/test_presets_2025.py
 
 
 def test_llama_counts_are_exact() -> None:
@@ -72,7 +72,8 @@ def test_autocomplete_matches_loosely(query: str, first: str) -> None:
 
 def test_autocomplete_limits_and_empty_query() -> None:
     assert [m.name for m in search_presets("mixtral")] == ["Mixtral 8x7B", "Mixtral 8x22B"]
-    assert len(search_presets("")) == len(presets())
+    assert len(search_presets("")) == min(25, len(presets()))  # Discord shows 25 choices at most
+    assert len(search_presets("", limit=100)) == len(presets())
     assert len(search_presets("", limit=3)) == 3
     assert search_presets("zzz") == []
 
