@@ -138,7 +138,7 @@ class Architecture(BaseModel):
 
     @property
     def v_dim(self) -> int:
-        """The value tensor's width, which is also the output projection's input."""
+        """The value tensor's width per token: KV heads × head_dim, or every head's v_head_dim (MLA)."""
         if self.v_head_dim is not None:
             return self.attention_heads * self.v_head_dim
         return self.kv_heads * self.attention_head_dim
