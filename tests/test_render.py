@@ -133,3 +133,20 @@ def test_choice_names_start_with_the_key() -> None:
         assert name.startswith(optimizer.value + " ")
         assert len(name) <= 100  # Discord's limit for a choice name
     assert optimizer_choice_name(Optimizer.ADAM8BIT) == "adam8bit · 8-bit Adam, ~12 B/param"
+
+
+def test_a_mixture_of_experts_shows_total_and_active_parameters_and_what_it_leaves_out() -> None:
+    description = str(embed_for(model="deepseek-v3")["description"])
+    assert "671B total, 37.6B active per token" in description
+    assert "Its 1 multi-token-prediction layer(s) are not counted" in description
+    scout = str(embed_for(model="llama-4-scout")["description"])
+    assert "108B total, 17.2B active per token" in scout
+    assert "Only the text model is counted" in scout
+    dense = str(embed_for(model="llama-3.1-8b")["description"])
+    assert "active per token" not in dense
+
+
+def test_lora_by_rank_names_the_layers_it_counts() -> None:
+    hint = field(embed_for(model="deepseek-v3", lora_rank=8), "LoRA hint")
+    assert "rank 8 on q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj, o_proj," in hint
+    assert "experts.gate_proj" in hint

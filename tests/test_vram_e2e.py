@@ -206,7 +206,8 @@ async def test_preset_embed_with_card_sharding_lora_rank_and_activations(
     cluster = values["On 8 × NVIDIA A100 80 GB"]
     assert "ZeRO-1" in cluster
     assert "ZeRO-3 is the smallest strategy that fits" in cluster.replace("**", "")
-    assert "rank 32 on every attention and MLP linear layer: 83.9M adapter parameters" in values["LoRA hint"]
+    lora = "rank 32 on q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj in every layer: 83.9M"
+    assert lora in values["LoRA hint"]
 
 
 async def test_unknown_model_lists_close_matches(fake: FakeDiscord, bot: VramBot) -> None:

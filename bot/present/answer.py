@@ -13,6 +13,7 @@ from bot.present.phrases import (
     EmbedField,
     activation_assumptions,
     adapter_fit,
+    architecture_notes,
     architecture_shape,
     card_name,
     lora_terms,
@@ -91,12 +92,13 @@ def _preset_line(estimate: Estimate, w: Words) -> str | None:
         return None
     if estimate.preset_overridden:
         return w("preset.overridden", model=model.name, count=w.count(model.parameter_count))
-    return w(
+    line = w(
         "preset.counted",
         model=model.name,
         count=w.plain(model.parameter_count),
         shape=architecture_shape(model, w),
     )
+    return " ".join([line, *architecture_notes(model, w)])
 
 
 def activations_value(estimate: Estimate, w: Words) -> str:

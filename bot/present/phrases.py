@@ -62,14 +62,16 @@ def adapter_fit(hint: AdapterHint, w: Words) -> str:
     return w("lora.fits", gb=w.num(hint.smallest_card_gb))
 
 
-def adapters_text(lora: AdapterHint, params_billion: float, w: Words) -> str:
-    """How many adapter parameters LoRA trains, and how that was counted."""
-    if lora.rank is None:
+def adapters_text(estimate: Estimate, w: Words) -> str:
+    """How many adapter parameters LoRA trains, on which layers, and how that was counted."""
+    lora, model = estimate.lora, estimate.request.model
+    if lora.rank is None or model is None:
         return w("lora.budget")
-    share = lora.adapter_params_billion / params_billion * 100
+    share = lora.adapter_params_billion / estimate.params_billion * 100
     return w(
         "lora.rank",
         rank=w.plain(lora.rank),
+        modules=", ".join(model.lora_target_modules),
         count=w.count(lora.adapter_params_billion * 1e9),
         share=w.num(share, ".2g"),
     )
@@ -79,7 +81,7 @@ def lora_terms(estimate: Estimate, w: Words) -> dict[str, str]:
     """The LoRA sum, base + adapters + activations = total, and the card it fits, as placeholders."""
     lora = estimate.lora
     return {
-        "adapters": adapters_text(lora, estimate.params_billion, w),
+        "adapters": adapters_text(estimate, w),
         "base": w.gb(lora.base_gb),
         "adapter_gb": w.gb(lora.adapters_gb),
         "activations": w.gb(lora.activations_gb),
@@ -99,6 +101,25 @@ def architecture_shape(model: Architecture, w: Words) -> str:
         vocab=model.vocab_size,
     )
     return shape + (w("preset.experts", experts=model.experts) if model.experts > 1 else "")
+
+
+def architecture_notes(model: Architecture, w: Words) -> list[str]:
+    """What the count of a preset means: total and active parameters of a mixture of experts, the
+    text model of a multimodal repo, multi-token-prediction layers left out."""
+    notes = []
+    if model.is_moe:
+        notes.append(
+            w(
+                "preset.moe",
+                total=w.count(model.parameter_count),
+                active=w.count(model.active_parameter_count),
+            )
+        )
+    if model.text_only_of_multimodal:
+        notes.append(w("preset.text_only"))
+    if model.mtp_layers:
+        notes.append(w("preset.mtp", layers=w.plain(model.mtp_layers)))
+    return notes
 
 
 def activation_assumptions(estimate: Estimate, w: Words) -> str | None:
