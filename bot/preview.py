@@ -66,7 +66,7 @@ def add_estimate_command(commands: Any) -> None:
 def run_estimate(args: argparse.Namespace) -> int:
     if args.list_models:
         for preset in presets().values():
-            print(f"{preset.key:16} {preset.name:20} {preset.parameter_count:>17,} parameters")
+            print(f"{preset.key:20} {preset.name:24} {preset.parameter_count:>18,} parameters")
         return 0
     language = Language(args.lang)
     try:
