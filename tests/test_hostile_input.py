@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -125,3 +126,32 @@ async def test_hostile_answers_ping_nobody(fake: FakeDiscord, bot: VramBot) -> N
     assert len(answers) == 2
     for callback in answers:
         assert callback.data.get("allowed_mentions") == {"parse": []}, callback.body
+
+
+AUTOCOMPLETE_CASES = [
+    (
+        "another option of the wrong type",
+        [params("abc"), {**option("model", "llama", STRING), "focused": True}],
+    ),
+    ("another option as a list", [params([7]), {**option("model", "llama", STRING), "focused": True}]),
+    ("focused on an option without suggestions", [{**params("7"), "focused": True}]),
+    ("nothing focused", [option("model", "llama", STRING)]),
+]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize(
+    ("options"), [c[1] for c in AUTOCOMPLETE_CASES], ids=[c[0] for c in AUTOCOMPLETE_CASES]
+)
+async def test_odd_autocompletes_get_an_empty_answer_and_no_error(
+    fake: FakeDiscord, bot: VramBot, options: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    interaction = fake.slash_interaction("vram", options)
+    interaction["type"] = 4  # APPLICATION_COMMAND_AUTOCOMPLETE
+    with caplog.at_level(logging.INFO):
+        callback = await fake.send_interaction(interaction)
+    assert callback.type == 8  # APPLICATION_COMMAND_AUTOCOMPLETE_RESULT
+    assert callback.data["choices"] == []
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+    after = await fake.invoke("vram", params=7)
+    assert after.embed["fields"][3]["value"] == "**112.0 GB**"

@@ -35,6 +35,10 @@ class MalformedOptions(app_commands.AppCommandError):
         self.problems = problems
 
 
+class NothingToSuggest(app_commands.AppCommandError):
+    """An autocomplete for an option that has no suggestions, or with no option being typed."""
+
+
 class ControlError(app_commands.AppCommandError):
     """An error raised while answering a click on a control; ``original`` is what was raised."""
 
@@ -68,6 +72,8 @@ def malformed_options(options: list[Any]) -> list[Problem]:
         name = str(option.get("name", "?"))[:100]
         if option_type in (_SUB_COMMAND, _SUB_COMMAND_GROUP):
             problems += malformed_options(option.get("options", []))
+        elif option.get("focused") is True and isinstance(option.get("value"), str):
+            continue  # the option being typed in an autocomplete: its value is the text so far
         elif (
             not isinstance(option_type, int)
             or isinstance(option_type, bool)
@@ -85,7 +91,9 @@ async def answer_error(interaction: discord.Interaction, error: Exception) -> No
     its traceback once, and the user gets a short apology.
     """
     original = getattr(error, "original", error)  # CommandInvokeError and ControlError wrap it
-    if isinstance(original, MalformedOptions | InvalidRequest):
+    if interaction.type is discord.InteractionType.autocomplete:
+        await _no_suggestions(interaction, original)
+    elif isinstance(original, MalformedOptions | InvalidRequest):
         log.info("Refused the input of interaction %s: %s", interaction.id, original.problems)
         await reply_problems(interaction, original.problems)
     elif isinstance(original, UnreadableState | UnreadableCommand):
@@ -98,9 +106,26 @@ async def answer_error(interaction: discord.Interaction, error: Exception) -> No
         await apologize(interaction)
 
 
+async def _no_suggestions(interaction: discord.Interaction, error: Exception) -> None:
+    """An autocomplete shows no message, so whatever went wrong, it gets an empty list of suggestions.
+
+    Input Discord's client never sends (wrong types, a focused option without suggestions) is the
+    sender's problem, logged at INFO; anything else is a bug, logged with its traceback.
+    """
+    if isinstance(error, MalformedOptions | NothingToSuggest):
+        log.info("No suggestions for interaction %s: %s", interaction.id, error)
+    else:
+        log.error("Suggesting for interaction %s failed", interaction.id, exc_info=error)
+    try:
+        await interaction.response.autocomplete([])
+    except discord.HTTPException as exc:
+        log.warning("Could not answer autocomplete %s: %s", interaction.id, exc)
+
+
 class VramCommandTree(app_commands.CommandTree[discord.Client]):
     async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
-        if interaction.type is not discord.InteractionType.application_command:
+        kinds = (discord.InteractionType.application_command, discord.InteractionType.autocomplete)
+        if interaction.type not in kinds:
             return True
         data: Any = interaction.data or {}
         options = data.get("options", [])
@@ -112,7 +137,27 @@ class VramCommandTree(app_commands.CommandTree[discord.Client]):
             # options it cannot parse, and the user would get no answer.
             await self.on_error(interaction, MalformedOptions(problems))
             return False
+        if interaction.type is discord.InteractionType.autocomplete and not self._suggests(data):
+            # discord.py would log this at ERROR and leave the user's picker spinning.
+            await self.on_error(interaction, NothingToSuggest("no option with suggestions is focused"))
+            return False
         return True
+
+    def _suggests(self, data: Any) -> bool:
+        """Whether the focused option of an autocomplete payload has suggestions (an autocomplete)."""
+        command: Any = self.get_command(str(data.get("name", "")))
+        options: list[Any] = data.get("options", [])
+        while True:  # walk down sub-command groups and sub-commands to the options being typed
+            nested = next((o for o in options if o.get("type") in (_SUB_COMMAND, _SUB_COMMAND_GROUP)), None)
+            if nested is None or not isinstance(command, app_commands.Group):
+                break
+            command = command.get_command(str(nested.get("name", "")))
+            options = nested.get("options", [])
+        focused = next((o for o in options if o.get("focused") is True), None)
+        if focused is None or not isinstance(command, app_commands.Command):
+            return False
+        parameter = command.get_parameter(str(focused.get("name", "")))
+        return parameter is not None and parameter.autocomplete
 
     async def on_error(
         self, interaction: discord.Interaction, error: app_commands.AppCommandError, /
