@@ -16,7 +16,7 @@ from typing import Literal
 
 from bot.estimate.activations import ActivationEstimate, estimate_activations
 from bot.estimate.hardware import Gpu
-from bot.estimate.optimizers import CUSTOM_PART_KEY, Optimizer, Part, PartKind
+from bot.estimate.optimizers import CUSTOM_PART_KEY, Optimizer, Part, PartKind, parts_for
 from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
 from bot.estimate.sharding import PerGpu, Strategy, all_strategies
 
@@ -199,7 +199,7 @@ def estimate(request: EstimateRequest) -> Estimate:
             Part(key=CUSTOM_PART_KEY, kind="optimizer", bytes_per_param=request.bytes_per_param),
         )
     else:
-        parts = request.optimizer.parts
+        parts = parts_for(request.optimizer, request.precision)
     bytes_per_param = sum(part.bytes_per_param for part in parts)
     parts = tuple(replace(part, gb=n * part.bytes_per_param) for part in parts)
 

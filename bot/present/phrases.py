@@ -8,9 +8,9 @@ from typing import TypedDict
 from bot.estimate.core import AdapterHint, Estimate
 from bot.estimate.hardware import Gpu
 from bot.estimate.models import Architecture
-from bot.estimate.optimizers import Optimizer
+from bot.estimate.optimizers import Optimizer, Precision
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
-from bot.present.words import Words, optimizer_name
+from bot.present.words import Words, optimizer_name, precision_name
 
 FITS_COLOUR = 0x2ECC71
 DOES_NOT_FIT_COLOUR = 0xE74C3C
@@ -27,7 +27,7 @@ def method_name(estimate: Estimate, w: Words) -> str:
     """The optimizer's name, or "Custom 10 B/param" when a custom B replaced it."""
     if estimate.request.bytes_per_param is not None:
         return w("method.custom", bytes=w.num(estimate.request.bytes_per_param))
-    return optimizer_name(estimate.request.optimizer, w)
+    return optimizer_name(estimate.request.optimizer, w, estimate.request.precision)
 
 
 def subject(estimate: Estimate, w: Words) -> str:
@@ -162,4 +162,7 @@ def choice_name(choice: StrEnum, language: Language = DEFAULT_LANGUAGE) -> str:
         return optimizer_choice_name(choice, language)
     if isinstance(choice, Gpu):
         return gpu_choice_name(choice, language)
+    if isinstance(choice, Precision):
+        w = Words(language)
+        return w("choice.precision", key=choice.value, name=precision_name(choice, w))
     return choice.value
