@@ -92,13 +92,34 @@ def test_zero_reproduces_table_1_of_the_paper() -> None:
     assert per_gpu == [120.0, 31.4, 16.6, 1.9]
 
 
-def test_zero_through_the_estimator_scales_for_other_optimizers() -> None:
+def test_zero_through_the_estimator_keeps_the_paper_and_scales_for_other_optimizers() -> None:
     cluster = estimate(parse_request(params=7.5, gpus=64)).cluster
     assert cluster is not None
-    assert [round(r.gb, 1) for r in cluster.rows] == [120.0, 31.4, 16.6, 1.9]
+    assert [round(r.gb, 1) for r in cluster.paper_rows] == [120.0, 31.4, 16.6, 1.9]
     sgd = estimate(parse_request(params=7.5, optimizer="sgd", gpus=64)).cluster
     assert sgd is not None
-    assert sgd.rows[1].gb == pytest.approx(7.5 * 4 + 7.5 * 4 / 64)  # weights + grads, momentum sharded
+    assert sgd.paper_rows[1].gb == pytest.approx(7.5 * 4 + 7.5 * 4 / 64)  # weights + grads, momentum sharded
+
+
+def test_mixed_precision_shards_as_deepspeed_holds_it() -> None:
+    # DeepSpeed's estimators without offload: stage 2 4Ψ + 16Ψ/N, stage 3 4·L + 18Ψ/N.
+    cluster = estimate(parse_request(params=7.5, gpus=64)).cluster
+    assert cluster is not None
+    assert cluster.source == "deepspeed"
+    assert [r.gb for r in cluster.rows] == pytest.approx([120.0, 30 + 120 / 64, 30 + 120 / 64, 135 / 64])
+    assert cluster.largest_module_billion is None  # no architecture: nothing known to gather
+    llama = estimate(parse_request(model="llama-3.1-8b", gpus=8)).cluster
+    assert llama is not None
+    embedding = 128_256 * 4096  # the largest module: the embedding (and the untied LM head)
+    assert llama.largest_module_billion == pytest.approx(embedding / 1e9)
+    assert llama.rows[3].gb == pytest.approx(4 * embedding / 1e9 + 18 * 8.030261248 / 8)
+    mixtral = estimate(parse_request(model="mixtral-8x7b", gpus=8)).cluster
+    assert mixtral is not None
+    experts = 8 * 3 * 4096 * 14_336  # one layer's routed experts, one module in transformers 5
+    assert mixtral.largest_module_billion == pytest.approx(experts / 1e9)
+    bf16 = estimate(parse_request(params=7.5, gpus=64, precision="bf16")).cluster
+    assert bf16 is not None
+    assert (bf16.source, bf16.rows) == ("paper", bf16.paper_rows)
     assert estimate(parse_request(params=7)).cluster is None  # one card: no table
 
 

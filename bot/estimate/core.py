@@ -16,9 +16,9 @@ from typing import Literal
 
 from bot.estimate.activations import ActivationEstimate, estimate_activations
 from bot.estimate.hardware import Gpu
-from bot.estimate.optimizers import CUSTOM_PART_KEY, Optimizer, Part, PartKind, parts_for
+from bot.estimate.optimizers import CUSTOM_PART_KEY, Optimizer, Part, PartKind, Precision, parts_for
 from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
-from bot.estimate.sharding import PerGpu, Strategy, all_strategies
+from bot.estimate.sharding import PerGpu, Strategy, all_strategies, deepspeed_strategies
 
 # Usual card sizes, smallest first, for "the smallest card it fits" in the LoRA hint
 # (RTX 4090 / 3090, L40S / RTX 6000 Ada / A6000, H100 / A100 80 GB).
@@ -53,12 +53,24 @@ class GpuVerdict:
         return max(0.0, -self.headroom_gb)
 
 
+ShardingSource = Literal["deepspeed", "paper"]
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterVerdict:
-    """Per-GPU memory on ``gpus`` data-parallel cards for each strategy, and the least that fits."""
+    """Per-GPU memory on ``gpus`` data-parallel cards for each strategy, and the least that fits.
+
+    ``rows`` are what the framework that runs the setup holds: DeepSpeed for the seed's mixed
+    precision (``source`` "deepspeed"), else the ZeRO paper's figures, which FSDP follows. The
+    paper's figures are kept in ``paper_rows`` either way.
+    """
 
     gpus: int
     rows: tuple[PerGpu, ...]
+    paper_rows: tuple[PerGpu, ...]
+    source: ShardingSource
+    # DeepSpeed ZeRO-3 gathers the largest module whole; None when no architecture says how large.
+    largest_module_billion: float | None
 
     @property
     def smallest_fitting(self) -> Strategy | None:
@@ -191,6 +203,24 @@ def _activations(request: EstimateRequest) -> tuple[float, ActivationEstimate | 
     return 0.0, None
 
 
+def _cluster(
+    request: EstimateRequest, parts: tuple[Part, ...], params_billion: float, activations_gb: float
+) -> ClusterVerdict:
+    weights, gradients, optimizer = (params_billion * b for b in _shard_split(request, parts))
+    capacity = request.card.memory_gb
+    paper = all_strategies(weights, gradients, optimizer, activations_gb, request.gpus, capacity)
+    # DeepSpeed runs the seed's mixed precision (16-bit weights, fp32 master); a custom B says
+    # nothing about how it is kept, and amp / bf16 runs are FSDP's, which follows the paper.
+    if request.precision is not Precision.MIXED or request.bytes_per_param is not None:
+        return ClusterVerdict(request.gpus, paper, paper, "paper", None)
+    model = request.model if request.params is None else None
+    largest = model.largest_module_params / 1e9 if model is not None else None
+    rows = deepspeed_strategies(
+        weights, gradients, optimizer, activations_gb, params_billion, largest or 0.0, request.gpus, capacity
+    )
+    return ClusterVerdict(request.gpus, rows, paper, "deepspeed", largest)
+
+
 def estimate(request: EstimateRequest) -> Estimate:
     """Apply M = N × B and V = M + A, then judge the result against the chosen card(s)."""
     n = request.params_billion
@@ -215,11 +245,7 @@ def estimate(request: EstimateRequest) -> Estimate:
         headroom_gb=card.memory_gb - total,
         sharded_gpus=gpus_needed_sharded(model_states, activations, card.memory_gb),
     )
-    cluster = None
-    if request.gpus > 1:
-        weights, gradients, optimizer = (n * b for b in _shard_split(request, parts))
-        rows = all_strategies(weights, gradients, optimizer, activations, request.gpus, card.memory_gb)
-        cluster = ClusterVerdict(gpus=request.gpus, rows=rows)
+    cluster = _cluster(request, parts, n, activations) if request.gpus > 1 else None
     return Estimate(
         request=request,
         bytes_per_param=bytes_per_param,

@@ -70,7 +70,7 @@ def _cluster(estimate: Estimate, w: Words) -> tuple[str, str] | None:
             lines.append(w("cluster.none_fits_activations"))
     else:
         lines.append(w("cluster.smallest", strategy=strategy_name(best, w)))
-    lines.append(w("cluster.source"))
+    lines.append(w("cluster.deepspeed" if cluster.source == "deepspeed" else "cluster.source"))
     name = w("field.cluster", gpus=w.plain(cluster.gpus), card=estimate.single_gpu.gpu.display_name)
     return name, "\n".join(lines)
 
