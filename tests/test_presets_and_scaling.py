@@ -242,3 +242,33 @@ def test_every_preset_embed_stays_within_discord_limits(key: str) -> None:
     embed = render_embed(estimate(request))
     assert embed_limit_problems(embed) == []
     assert embed["color"] == 0xE74C3C
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"model": "qwen3-8b", "seq_len": 2048, "precision": "bf16", "gpu": "b200"},
+        {"model": "llama-3.1-8b", "seq_len": 4096, "precision": "bf16"},
+        {"model": "mistral-7b", "seq_len": 1024, "optimizer": "sgd", "precision": "bf16", "gpu": "h200"},
+    ],
+)
+def test_the_largest_batch_is_the_last_that_fits(options: dict[str, object]) -> None:
+    found = estimate(parse_request(**options)).largest_batch
+    assert found is not None
+    assert found.checkpointed_batch is not None
+    for batch, checkpointing in ((found.batch, False), (found.checkpointed_batch, True)):
+        if batch is None:  # not even one sequence fits without checkpointing
+            assert not estimate(parse_request(**options, batch_size=1)).single_gpu.fits
+            continue
+        at = estimate(parse_request(**options, batch_size=batch, checkpointing=checkpointing))
+        beyond = estimate(parse_request(**options, batch_size=batch + 1, checkpointing=checkpointing))
+        assert at.single_gpu.fits
+        assert not beyond.single_gpu.fits
+
+
+def test_no_batch_fits_when_the_model_states_fill_the_card() -> None:
+    found = estimate(parse_request(model="llama-3.1-70b", seq_len=4096)).largest_batch
+    assert found is not None
+    assert (found.batch, found.checkpointed_batch) == (None, None)
+    assert estimate(parse_request(model="llama-3.1-8b", activations=10)).largest_batch is None
+    assert estimate(parse_request(params=8)).largest_batch is None

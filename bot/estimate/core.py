@@ -27,6 +27,8 @@ USUAL_CARDS_GB = (24.0, 48.0, 80.0)
 # LoRA trains small adapters; the seed's rule of thumb is that they cover well under 1 % of the
 # parameters, so without a preset to count them the hint budgets the upper end of that: 1 % of N.
 LORA_TRAINABLE_FRACTION = 0.01
+# The largest batch reported is capped at the batch_size option's own maximum.
+MAX_BATCH = 65_536
 
 # Frozen base weights: 16-bit for LoRA; QLoRA keeps them in 4-bit NF4 with double quantization,
 # about 4.127 bits = 0.516 B/param including the quantization constants (Dettmers et al. 2023,
@@ -51,6 +53,22 @@ class GpuVerdict:
     @property
     def overflow_gb(self) -> float:
         return max(0.0, -self.headroom_gb)
+
+
+@dataclass(frozen=True, slots=True)
+class LargestBatch:
+    """The most sequences per GPU that fit the card at the request's sequence length.
+
+    Activations grow linearly with the micro-batch (every term of the estimate is a multiple of b),
+    so the largest batch is the room the model states leave divided by one sequence's activations.
+    None where not even one sequence fits.
+    """
+
+    seq_len: int
+    batch: int | None
+    checkpointed_batch: int | None  # the same with full activation checkpointing
+    per_sequence_gb: float
+    per_sequence_checkpointed_gb: float
 
 
 ShardingSource = Literal["deepspeed", "paper"]
@@ -105,6 +123,7 @@ class Estimate:
     total_gb: float
     single_gpu: GpuVerdict
     cluster: ClusterVerdict | None
+    largest_batch: LargestBatch | None  # with a known architecture and no entered activations
     lora: AdapterHint
     qlora: AdapterHint
 
@@ -203,6 +222,32 @@ def _activations(request: EstimateRequest) -> tuple[float, ActivationEstimate | 
     return 0.0, None
 
 
+def _fitting_batch(room_gb: float, per_sequence_gb: float) -> int | None:
+    if per_sequence_gb <= 0 or room_gb < per_sequence_gb:
+        return None
+    batch = math.floor(room_gb / per_sequence_gb * (1 + 1e-12))  # exact boundaries count as fitting
+    return min(batch, MAX_BATCH)
+
+
+def _largest_batch(request: EstimateRequest, states_per_gpu_gb: float) -> LargestBatch | None:
+    model = request.model
+    if model is None or request.activations is not None:
+        return None  # an entered figure was measured at one batch, which we do not know
+    seq_len = request.seq_len or DEFAULT_SEQ_LEN
+    room = request.card.memory_gb - states_per_gpu_gb
+    one = estimate_activations(model, 1, seq_len, flash_attention=request.flash_attention)
+    recomputed = estimate_activations(
+        model, 1, seq_len, flash_attention=request.flash_attention, checkpointing=True
+    )
+    return LargestBatch(
+        seq_len=seq_len,
+        batch=_fitting_batch(room, one.total_gb),
+        checkpointed_batch=_fitting_batch(room, recomputed.total_gb),
+        per_sequence_gb=one.total_gb,
+        per_sequence_checkpointed_gb=recomputed.total_gb,
+    )
+
+
 def _cluster(
     request: EstimateRequest, parts: tuple[Part, ...], params_billion: float, activations_gb: float
 ) -> ClusterVerdict:
@@ -246,6 +291,9 @@ def estimate(request: EstimateRequest) -> Estimate:
         sharded_gpus=gpus_needed_sharded(model_states, activations, card.memory_gb),
     )
     cluster = _cluster(request, parts, n, activations) if request.gpus > 1 else None
+    # On several cards, the room per card follows the leanest strategy's model states.
+    states_per_gpu = min((row.gb for row in cluster.rows), default=0.0) - activations if cluster else 0.0
+    largest_batch = _largest_batch(request, states_per_gpu if cluster else model_states)
     return Estimate(
         request=request,
         bytes_per_param=bytes_per_param,
@@ -256,6 +304,7 @@ def estimate(request: EstimateRequest) -> Estimate:
         total_gb=total,
         single_gpu=verdict,
         cluster=cluster,
+        largest_batch=largest_batch,
         lora=_adapter_hint("LoRA", LORA_BASE_BYTES_PER_PARAM, request, n, bytes_per_param, activations),
         qlora=_adapter_hint("QLoRA", QLORA_BASE_BYTES_PER_PARAM, request, n, bytes_per_param, activations),
     )

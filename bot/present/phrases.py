@@ -122,6 +122,32 @@ def architecture_notes(model: Architecture, w: Words) -> list[str]:
     return notes
 
 
+def largest_batch_text(estimate: Estimate, w: Words) -> str | None:
+    """The largest micro-batch that fits, with and without checkpointing, when the request asks about
+    a sequence length or a batch of a known architecture."""
+    found, request = estimate.largest_batch, estimate.request
+    if found is None or (request.seq_len is None and request.batch_size is None):
+        return None
+    card = card_name(estimate, w)
+    seq_len = w.plain(found.seq_len)
+    if found.checkpointed_batch is None:
+        return w("batch.none", seq_len=seq_len, card=card)
+    if found.batch is None:
+        return w(
+            "batch.only_checkpointed",
+            seq_len=seq_len,
+            card=card,
+            checkpointed=w.plain(found.checkpointed_batch),
+        )
+    return w(
+        "batch.largest",
+        seq_len=seq_len,
+        card=card,
+        batch=w.plain(found.batch),
+        checkpointed=w.plain(found.checkpointed_batch),
+    )
+
+
 def activation_assumptions(estimate: Estimate, w: Words) -> str | None:
     found = estimate.activation_estimate
     if found is None:
