@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.sharding import Strategy
-from bot.present.i18n import DEFAULT_LANGUAGE, Language, catalogue, number
+from bot.present.i18n import DEFAULT_LANGUAGE, Language, catalogue, localize_digits
 
 # The catalogue keys of names that come from the estimate.
 OPTIMIZER_NAME_KEYS: dict[Optimizer, str] = {
@@ -35,6 +35,22 @@ STRATEGY_NAME_KEYS: dict[Strategy, str] = {
 }
 
 
+# Memory below this is shown as "< 0.01 GB": nothing a GPU plan can tell apart from zero.
+SMALLEST_GB = 0.01
+# Digits after the point for a number that would otherwise need an exponent.
+FIXED_DECIMALS = 12
+
+
+def _fixed(value: float) -> str:
+    """A number without an exponent: large ones whole, small ones to 12 decimals, else "< 0.000…1"."""
+    if abs(value) >= 1:
+        return format(value, ",.0f")
+    text = format(value, f",.{FIXED_DECIMALS}f").rstrip("0")
+    if text.rstrip(".") in ("0", "-0"):
+        return "< " + format(10.0**-FIXED_DECIMALS, f".{FIXED_DECIMALS}f")
+    return text
+
+
 class Words:
     """The catalogue and number formats of one language, bound for short call sites: ``w("key")``."""
 
@@ -48,7 +64,12 @@ class Words:
         return self._strings[key].format(**values)
 
     def num(self, value: float, spec: str = "g") -> str:
-        return number(value, spec, self.language)
+        """``value`` formatted by ``spec`` for the language, and never with an exponent: a reader
+        should not have to decode 1e-06; what is too small to show says so."""
+        text = format(value, spec)
+        if "e" in text or "E" in text:
+            text = _fixed(value)
+        return localize_digits(text, self.language)
 
     def short(self, value: float) -> str:
         """Short, exact-looking numbers: 7, 0.5, 70.6, 405, 1,234,567."""
@@ -61,6 +82,8 @@ class Words:
     def gb(self, value: float) -> str:
         if value == 0:
             return "0 GB"
+        if abs(value) < SMALLEST_GB:
+            return f"< {self.num(SMALLEST_GB)} GB"
         if abs(value) < 1:
             return f"{self.num(value, '.2g')} GB"
         return f"{self.num(value, ',.1f')} GB"
