@@ -100,15 +100,16 @@ async def test_two_processes_split_two_shards_and_each_answers_its_guilds(
     processes = []
     identifies = len(fake.identifies)
     try:
+        # Both start at once: the two process starts overlap instead of adding up.
         for shard in (0, 1):
             folder = tmp_path / f"shard{shard}"
             folder.mkdir()
             config = write_config(folder, fake, shard_count=2, shard_ids=[shard], sync_commands=shard == 0)
             processes.append(await start_bot(config, bot_env(DISCORD_TOKEN=fake.token)))
-            for _ in range(400):
-                if len(fake.identifies) > identifies + shard:
-                    break
-                await asyncio.sleep(0.05)
+        for _ in range(400):
+            if len(fake.identifies) >= identifies + 2 and fake.registered.get("global"):
+                break
+            await asyncio.sleep(0.02)
         shards = sorted(tuple(i["shard"]) for i in fake.identifies[identifies:])
         assert shards == [(0, 2), (1, 2)]  # each process identified its own shard only
         for shard, guild in guilds.items():
@@ -118,10 +119,9 @@ async def test_two_processes_split_two_shards_and_each_answers_its_guilds(
             callback = await fake.send_interaction(interaction)  # delivered on that shard's connection
             assert callback.embed["title"].startswith(f"VRAM to fully fine-tune a {7 + shard}B model")
     finally:
-        outputs = []
         for process in processes:
             process.send_signal(signal.SIGTERM)
-            outputs.append(await finish(process))
+        outputs = [await finish(process) for process in processes]
     for shard, (code, output) in enumerate(outputs):
         assert code == 0, output
         assert "Traceback" not in output, f"shard {shard}: {output}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import logging
 import socket
@@ -19,6 +20,7 @@ import pytest
 
 from bot.cli import main
 from bot.runtime import health
+from bot.runtime.logs import setup_logging
 from bot.runtime.retry import GaveUp
 from bot.runtime.runner import serve
 from bot.runtime.settings import ConfigError, Settings
@@ -103,6 +105,50 @@ async def test_discord_unreachable_at_start_up_is_retried_until_it_answers(
     assert len(lines) >= 2
     assert all("during login (ClientConnectorError" in line for line in lines), lines
     assert tracebacks(caplog) == []
+
+
+async def test_a_503_on_the_gateway_is_one_line_and_the_bot_connects_after(
+    fake: FakeDiscord, discord_endpoints: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    # discord.py's connect loop logs the failure (one line through our filter, after its own
+    # backoff of up to 2 s) and then trips over its own missing websocket; our loop retries.
+    caplog.set_level(logging.INFO)
+    fake.route_faults.append(RouteFault("GET", "/gateway", 503))
+    sessions = fake.sessions
+    stream = io.StringIO()
+    handler = setup_logging("INFO", "text", stream)  # the bot's own handler, with its retry filter
+    try:
+        async with serving(settings_for(fake, sync_commands=False), fake.token):
+            await fake.wait_identified(after=sessions)
+            await assert_serves(fake)
+    finally:
+        logging.getLogger().removeHandler(handler)
+    assert [status for _, path, status in fake.route_faulted if path == "/gateway"] == [503]
+    logged = stream.getvalue()
+    reconnects = [line for line in logged.splitlines() if "Attempting a reconnect" in line]
+    assert len(reconnects) == 1
+    assert "WARNING  discord.client: Attempting a reconnect in" in reconnects[0]
+    assert "(WSServerHandshakeError: 503, message='Invalid response status'" in reconnects[0]
+    lines = retry_lines(caplog)
+    assert len(lines) == 1
+    assert "during gateway connection (WSServerHandshakeError: 503" in lines[0]
+    assert "Traceback" not in logged
+
+
+async def test_a_429_at_login_is_retried(
+    fake: FakeDiscord, discord_endpoints: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Without Discord's Via header discord.py takes a 429 for a Cloudflare ban and raises at once.
+    caplog.set_level(logging.INFO)
+    fake.route_faults.append(
+        RouteFault("GET", "/users/@me", 429, {"message": "rate limited", "retry_after": 0})
+    )
+    sessions = fake.sessions
+    async with serving(settings_for(fake, sync_commands=False), fake.token):
+        await fake.wait_identified(after=sessions)
+    lines = retry_lines(caplog)
+    assert len(lines) == 1
+    assert "during login (HTTP 429 Too Many Requests); retry 1 in" in lines[0]
 
 
 async def test_startup_retry_s_bounds_the_retries(discord_endpoints: None) -> None:

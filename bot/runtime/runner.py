@@ -175,6 +175,22 @@ def stop_on_signals(stop: asyncio.Event) -> Iterator[None]:
             loop.remove_signal_handler(sig)
 
 
+def first_connection_cause(bot: VramBot, error: Exception) -> BaseException:
+    """The real failure behind discord.py's AttributeError when the first gateway connection fails.
+
+    discord.py 2.7's reconnect path reads ``self.ws.sequence`` while ``self.ws`` is still None (no
+    connection has ever been made), so a transient 503 or refused connection surfaces as an
+    AttributeError raised while handling it; the original is its ``__context__``.
+    """
+    if (
+        isinstance(error, AttributeError)
+        and getattr(bot, "ws", None) is None
+        and error.__context__ is not None
+    ):
+        return error.__context__
+    return error
+
+
 async def run_once(bot: VramBot, token: str, stop: asyncio.Event) -> BaseException | None:
     """Log in and serve until ``stop``, or until a transient failure, which is returned."""
     async with bot:
@@ -186,9 +202,10 @@ async def run_once(bot: VramBot, token: str, stop: asyncio.Event) -> BaseExcepti
             await bot.close()
         try:
             await runner
-        except Exception as exc:
+        except Exception as error:
             if stop.is_set():
                 return None  # whatever closing cut short does not matter any more
+            exc = first_connection_cause(bot, error)
             reason = fatal(exc)
             if reason is not None:
                 raise reason from None
