@@ -50,6 +50,10 @@ class VramBot(commands.Bot):
             max_messages=None,
             member_cache_flags=discord.MemberCacheFlags.none(),
             chunk_guilds_at_startup=False,
+            # Without the guilds intent Discord sends no GUILD_CREATE after READY, so discord.py's
+            # default 2 s wait for them only delays on_ready; and a bot stopped within those 2 s
+            # left a "Task exception was never retrieved" traceback from that wait.
+            guild_ready_timeout=0.0,
             **options,  # type: ignore[arg-type]
         )
         self.settings = settings
