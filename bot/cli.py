@@ -34,6 +34,9 @@ RUN_EPILOG = """exit codes: 0 stopped by SIGTERM/SIGINT; 1 unexpected error (a b
   2 the operator must fix something (bad setting, missing or rejected token, fatal gateway close code);
   3 Discord unreachable for longer than startup_retry_s
 
+settings: every key of config.example.toml, with its default there; any key can also be set as
+  VRAM_BOT_<KEY> in the environment, which wins over the file
+
 examples:
   DISCORD_TOKEN=... vram-bot                      run the bot with ./config.toml, if any
   VRAM_BOT_LOG_LEVEL=debug vram-bot --config /etc/vram-bot.toml
