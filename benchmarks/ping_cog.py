@@ -12,15 +12,18 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.estimate.core import estimate, parse_request
+from bot.estimate.core import estimate
+from bot.estimate.request import parse_request
+from bot.present.answer import render_embed
+from bot.present.controls import render_controls
 from bot.present.custom_ids import ESTIMATE
 from bot.present.i18n import Language
-from bot.present.render import render_embed
+from bot.runtime.controls import ControlsView
 from bot.runtime.replies import NO_PINGS
-from cogs.explore import explore_view
 
 _REQUEST = parse_request(params=7.0, optimizer="adam8bit", activations=20.0)
 _EMBED = render_embed(estimate(_REQUEST))
+_CONTROLS = render_controls(_REQUEST, ESTIMATE, Language.EN)
 
 
 class PingCog(commands.Cog):
@@ -32,7 +35,7 @@ class PingCog(commands.Cog):
     async def ping_embed(self, interaction: discord.Interaction) -> None:
         await interaction.response.send_message(
             embed=discord.Embed.from_dict(_EMBED),
-            view=explore_view(_REQUEST, ESTIMATE, Language.EN) or discord.utils.MISSING,
+            view=ControlsView(_CONTROLS),
             allowed_mentions=NO_PINGS,
         )
 

@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
-PROJECT = Path(__file__).resolve().parents[1]
+import pytest
+
+from benchmarks.interactions import parse_args, print_table, run
+
+pytestmark = pytest.mark.benchmark
 
 
-def test_the_benchmark_runs_and_writes_its_figures(tmp_path: Path) -> None:
-    out = tmp_path / "results.json"
-    finished = subprocess.run(  # noqa: S603 (our own interpreter and script)
-        [sys.executable, "-m", "benchmarks.interactions", "--quick", "--out", str(out)],
-        cwd=PROJECT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert finished.returncode == 0, finished.stderr
-    result = json.loads(out.read_text(encoding="utf-8"))
+async def test_the_benchmark_runs_and_reports_every_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = await run(parse_args(["--quick", "--out", str(tmp_path / "results.json")]))
     commands = {(row["command"], row["mode"]) for row in result["latency"]}
     assert {c for c, _ in commands} == {"/ping", "/ping_embed", "/vram"}
     assert all(row["answered"] == row["sent"] for row in result["latency"])
     assert result["leak_run_lost"] == 0
     assert set(result["ratios"]) == {"/vram vs /ping", "/vram vs /ping_embed"}
-    assert "/vram vs /ping" in finished.stdout
+    print_table(result)
+    assert "/vram vs /ping" in capsys.readouterr().out

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from discord import app_commands
 
-from bot.estimate.core import Optimizer, estimate, parse_request
+from bot.estimate.core import estimate
 from bot.estimate.hardware import Gpu
 from bot.estimate.models import presets
+from bot.estimate.optimizers import Optimizer
+from bot.estimate.request import command_options, parse_request
+from bot.present.answer import render_embed
 from bot.present.compare import render_compare
 from bot.present.details import render_details
 from bot.present.i18n import Language, catalogue, language_for, number, placeholders
-from bot.present.render import embed_limit_problems, gpu_choice_name, optimizer_choice_name, render_embed
+from bot.present.option_docs import discord_description
+from bot.present.phrases import gpu_choice_name, optimizer_choice_name
 from bot.runtime.translator import LOCALES, CatalogueTranslator
+from tests.embed_limits import embed_limit_problems
 
 RENDERERS = (render_embed, render_compare, render_details)
 DISCORD_DESCRIPTION_MAX = 100  # for commands, options and choice names
@@ -67,7 +73,7 @@ def test_the_locale_picks_the_language(locale: str | None, language: Language) -
     assert language_for(locale) is language
 
 
-EXTREMES = [
+EXTREMES: list[dict[str, Any]] = [
     {"gpus": 4096, "batch_size": 65_536, "seq_len": 1_048_576, "lora_rank": 1024, "flash_attention": False},
     {"gpus": 2, "activations": 999_999.123456789, "bytes_per_param": 63.987654321, "gpu": "t4"},
 ]
@@ -86,7 +92,8 @@ def test_every_view_of_every_preset_stays_within_discords_limits(language: Langu
 
 @pytest.mark.parametrize("language", list(Language))
 def test_descriptions_and_choice_names_fit_discord(language: Language) -> None:
-    texts = [v for k, v in catalogue(language).items() if k.startswith(("option.", "command."))]
+    texts = [discord_description(spec, language) for spec in command_options()]
+    texts.append(catalogue(language)["command.description"])
     texts += [optimizer_choice_name(o, language) for o in Optimizer]
     texts += [gpu_choice_name(g, language) for g in Gpu]
     for text in texts:
@@ -96,15 +103,16 @@ def test_descriptions_and_choice_names_fit_discord(language: Language) -> None:
 def test_the_translator_answers_german_and_english_and_leaves_other_locales_alone() -> None:
     translator = CatalogueTranslator()
     description = app_commands.locale_str("x", key="command.description")
-    context = app_commands.TranslationContext(app_commands.TranslationContextLocation.other, None)
+    context: app_commands.TranslationContextTypes = app_commands.TranslationContext(
+        app_commands.TranslationContextLocation.other, None
+    )
     answers = {
-        locale.value: asyncio.run(translator.translate(description, locale, context))  # type: ignore[arg-type]
-        for locale in LOCALES
+        locale.value: asyncio.run(translator.translate(description, locale, context)) for locale in LOCALES
     }
     assert answers["de"] == catalogue(Language.DE)["command.description"]
     assert answers["en-GB"] == catalogue(Language.EN)["command.description"]
     import discord
 
-    assert asyncio.run(translator.translate(description, discord.Locale.french, context)) is None  # type: ignore[arg-type]
+    assert asyncio.run(translator.translate(description, discord.Locale.french, context)) is None
     plain = app_commands.locale_str("params")  # an option name: no key, so no localization
-    assert asyncio.run(translator.translate(plain, discord.Locale.german, context)) is None  # type: ignore[arg-type]
+    assert asyncio.run(translator.translate(plain, discord.Locale.german, context)) is None

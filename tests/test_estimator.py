@@ -6,15 +6,12 @@ import math
 
 import pytest
 
-from bot.estimate.core import (
-    InvalidRequest,
-    Optimizer,
-    estimate,
-    gpus_needed_sharded,
-    parse_request,
-    smallest_card,
-)
-from bot.present.render import Words, describe_problem, given_value, title
+from bot.estimate.core import estimate, gpus_needed_sharded, smallest_card
+from bot.estimate.optimizers import Optimizer
+from bot.estimate.request import InvalidRequest, parse_request
+from bot.present.answer import title
+from bot.present.problems import describe_problem, given_value
+from bot.present.words import Words
 
 
 def run(**options: object):  # type: ignore[no-untyped-def]
@@ -53,11 +50,11 @@ def test_every_optimizer(optimizer: str, bytes_per_param: float, total_7b: float
 def test_adam_parts_are_the_seed_breakdown() -> None:
     parts = run(params=1).parts
     assert [(p.key, p.bytes_per_param) for p in parts] == [
-        ("weights16", 2),
-        ("gradients16", 2),
-        ("master32", 4),
-        ("adam_momentum32", 4),
-        ("adam_variance32", 4),
+        ("part.weights16", 2),
+        ("part.gradients16", 2),
+        ("part.master32", 4),
+        ("part.adam_momentum32", 4),
+        ("part.adam_variance32", 4),
     ]
     assert [p.kind for p in parts] == ["weights", "gradients", "optimizer", "optimizer", "optimizer"]
 

@@ -8,24 +8,31 @@ import discord
 import pytest
 from discord.ext import commands
 
+from bot.runtime.runner import point_at_discord
+from bot.runtime.settings import Settings
+from bot.runtime.tree import VramCommandTree
 from tests.fake_discord import FakeDiscord
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-async def test_loads_into_a_plain_bot_and_answers(fake: FakeDiscord, discord_endpoints: None) -> None:
-    discord.http.Route.BASE = fake.api_base
-    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = discord.gateway.yarl.URL(fake.gateway_url)
+@pytest.mark.parametrize("extension", ["cogs.vram", "bot.runtime.cog"])
+async def test_loads_into_a_plain_bot_and_answers(
+    fake: FakeDiscord, discord_endpoints: None, extension: str
+) -> None:
+    point_at_discord(Settings(api_base_url=fake.api_base, gateway_url=fake.gateway_url))
 
     class PlainBot(commands.Bot):
         async def setup_hook(self) -> None:
-            await self.load_extension("cogs.vram")
+            await self.load_extension(extension)
             await self.tree.sync()
 
-    bot = PlainBot(command_prefix="!", intents=discord.Intents.none())
+    # The README tells a host bot to use our command tree, which answers /vram's errors.
+    bot = PlainBot(command_prefix="!", intents=discord.Intents.none(), tree_cls=VramCommandTree)
+    sessions = fake.sessions
     task = asyncio.create_task(bot.start(fake.token))
     try:
-        await fake.wait_identified()
+        await fake.wait_identified(after=sessions)
         assert [c["name"] for c in fake.registered["global"]] == ["vram"]
         callback = await fake.invoke("vram", params=7, optimizer="sgd")
         assert not callback.ephemeral

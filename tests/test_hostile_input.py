@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
 from typing import Any
 
 import pytest
 
-from bot.present.render import embed_limit_problems
 from bot.runtime.runner import VramBot
+from tests.embed_limits import embed_limit_problems
 from tests.fake_discord import FakeDiscord
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-
-@pytest.fixture(autouse=True)
-def every_answer_pings_nobody(fake: FakeDiscord) -> Iterator[None]:
-    """Checked after each test on the answers it caused: it holds alone and in any order (a last
-    test reading every earlier answer failed when run by itself)."""
-    before = len(fake.callbacks)
-    yield
-    for callback in fake.callbacks[before:]:
-        if callback.type in (4, 7):  # messages and message updates
-            assert callback.data.get("allowed_mentions") == {"parse": []}, callback.body
-
 
 NUMBER, INTEGER, STRING, BOOLEAN = 10, 4, 3, 5
 MESSAGE_CONTENT_MAX = 2000  # Discord's limit for a message's content
@@ -39,15 +27,20 @@ def params(value: Any, kind: int = NUMBER) -> dict[str, Any]:
     return option("params", value, kind)
 
 
-# (options as Discord's JSON would carry them, "embed" or the start of the ephemeral answer's reason)
+# (options as Discord's JSON would carry them, "embed: " and the answer's command line, or the part of
+# the ephemeral answer that gives the reason)
 CASES: list[tuple[str, list[dict[str, Any]], str]] = [
     ("no options at all", [], "give `params` (billions of parameters) or a `model` preset"),
     ("zero", [params(0)], "`params` = 0 is not allowed"),
     ("negative", [params(-7.5)], "`params` = -7.5 is not allowed"),
     ("huge", [params(1e308)], "`params` = 1e+308 is not allowed"),
     ("hugely negative", [params(-1e308)], "`params` = -1e+308 is not allowed"),
-    ("the largest allowed", [params(100_000)], "embed"),
-    ("the tiniest positive", [params(1e-300)], "embed"),
+    ("the largest allowed", [params(100_000)], "embed: `/vram params:100000 optimizer:adam`"),
+    (
+        "the tiniest positive",
+        [params(1e-300)],
+        "embed: `/vram params:0." + "0" * 299 + "1 optimizer:adam`",
+    ),
     # JSON has no NaN or infinity, so these can only come as strings (or as numbers too big for a double,
     # which discord.py's JSON decoder refuses before any handler sees them).
     ("NaN as a string", [params("NaN")], "`params` has a value of the wrong type"),
@@ -83,9 +76,17 @@ CASES: list[tuple[str, list[dict[str, Any]], str]] = [
     ),
     ("an option with no type", [{"name": "params", "value": 7}], "`params` has a value of the wrong type"),
     ("an option type as a string", [params(7, "10")], "`params` has a value of the wrong type"),  # type: ignore[arg-type]
-    ("an unknown option beside a good one", [params(7), option("flavour", "vanilla", STRING)], "embed"),
-    ("an unknown option with a 6000-character name", [params(7), option(LONG, 1, INTEGER)], "embed"),
-    ("the same option twice", [params(7), params(13)], "embed"),
+    (
+        "an unknown option beside a good one",
+        [params(7), option("flavour", "vanilla", STRING)],
+        "embed: `/vram params:7 optimizer:adam`",
+    ),
+    (
+        "an unknown option with a 6000-character name",
+        [params(7), option(LONG, 1, INTEGER)],
+        "embed: `/vram params:7 optimizer:adam`",
+    ),
+    ("the same option twice", [params(7), params(13)], "embed: `/vram params:13 optimizer:adam`"),
 ]
 
 
@@ -95,9 +96,10 @@ async def test_hostile_input_gets_a_clear_answer_and_the_bot_serves_on(
 ) -> None:
     callback = await fake.send_interaction(fake.slash_interaction("vram", options))
     assert callback.data["allowed_mentions"] == {"parse": []}
-    if expected == "embed":
+    if expected.startswith("embed: "):  # an answer, for the value shown in its command line
         assert not callback.ephemeral
         assert embed_limit_problems(callback.embed) == []
+        assert callback.embed["description"].split("\n", 1)[0] == expected.removeprefix("embed: ")
     else:
         assert callback.ephemeral
         content = callback.data["content"]
@@ -114,3 +116,42 @@ async def test_options_that_are_not_a_list_get_a_clear_answer(fake: FakeDiscord,
     callback = await fake.send_interaction(interaction)
     assert callback.ephemeral
     assert "`options` has a value of the wrong type" in callback.data["content"]
+
+
+async def test_hostile_answers_ping_nobody(fake: FakeDiscord, bot: VramBot) -> None:
+    start = len(fake.callbacks)
+    for options in ([option("model", "@everyone", STRING)], [params(7), option("gpu", MARKDOWN, STRING)]):
+        await fake.send_interaction(fake.slash_interaction("vram", options))
+    answers = fake.callbacks[start:]
+    assert len(answers) == 2
+    for callback in answers:
+        assert callback.data.get("allowed_mentions") == {"parse": []}, callback.body
+
+
+AUTOCOMPLETE_CASES = [
+    (
+        "another option of the wrong type",
+        [params("abc"), {**option("model", "llama", STRING), "focused": True}],
+    ),
+    ("another option as a list", [params([7]), {**option("model", "llama", STRING), "focused": True}]),
+    ("focused on an option without suggestions", [{**params("7"), "focused": True}]),
+    ("nothing focused", [option("model", "llama", STRING)]),
+]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize(
+    ("options"), [c[1] for c in AUTOCOMPLETE_CASES], ids=[c[0] for c in AUTOCOMPLETE_CASES]
+)
+async def test_odd_autocompletes_get_an_empty_answer_and_no_error(
+    fake: FakeDiscord, bot: VramBot, options: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    interaction = fake.slash_interaction("vram", options)
+    interaction["type"] = 4  # APPLICATION_COMMAND_AUTOCOMPLETE
+    with caplog.at_level(logging.INFO):
+        callback = await fake.send_interaction(interaction)
+    assert callback.type == 8  # APPLICATION_COMMAND_AUTOCOMPLETE_RESULT
+    assert callback.data["choices"] == []
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+    after = await fake.invoke("vram", params=7)
+    assert after.embed["fields"][3]["value"] == "**112.0 GB**"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,17 +11,6 @@ from bot.runtime.runner import VramBot
 from tests.fake_discord import Callback, FakeDiscord, custom_ids
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-
-@pytest.fixture(autouse=True)
-def every_answer_pings_nobody(fake: FakeDiscord) -> Iterator[None]:
-    """Checked after each test on the answers it caused: it holds alone and in any order (a last
-    test reading every earlier answer failed when run by itself)."""
-    before = len(fake.callbacks)
-    yield
-    for callback in fake.callbacks[before:]:
-        if callback.type in (4, 7):  # messages and message updates
-            assert callback.data.get("allowed_mentions") == {"parse": []}, callback.body
 
 
 def fields(embed: dict[str, Any]) -> dict[str, str]:
@@ -231,3 +219,18 @@ async def test_a_dm_with_the_bot_gets_the_answer(fake: FakeDiscord, bot: VramBot
     callback = await fake.send_interaction(interaction)
     assert not callback.ephemeral
     assert fields(callback.embed)["Model states M"] == "208.0 GB"
+
+
+async def test_answers_clicks_and_errors_ping_nobody(fake: FakeDiscord, bot: VramBot) -> None:
+    start = len(fake.callbacks)
+    answer = await fake.invoke("vram", params=7, activations=20)
+    for custom_id in custom_ids(answer.message)[1:]:
+        await click(fake, answer.message, custom_id)  # the invoker: the message is updated
+        await click(fake, answer.message, custom_id, user="bob", locale="de")  # someone else: a copy
+    await click(fake, answer.message, control(answer.message, "vram:opt:"), values=["sgd"])
+    await fake.invoke("vram", params=-1)  # an error reply
+    answers = fake.callbacks[start:]
+    assert [c.type for c in answers].count(7) == 4  # three buttons and the select, in place
+    assert len(answers) == 9
+    for callback in answers:
+        assert callback.data.get("allowed_mentions") == {"parse": []}, callback.body

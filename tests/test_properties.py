@@ -8,11 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.estimate.core import EstimateRequest, InvalidRequest, Optimizer, estimate, parse_request
+from bot.estimate.core import estimate
+from bot.estimate.optimizers import Optimizer
+from bot.estimate.request import EstimateRequest, InvalidRequest, parse_request
+from bot.present.answer import render_embed
 from bot.present.compare import render_compare
 from bot.present.details import render_details
 from bot.present.i18n import Language
-from bot.present.render import describe_problem, embed_limit_problems, render_embed
+from bot.present.problems import describe_problem
+from tests.embed_limits import embed_limit_problems
 
 params = st.floats(min_value=1e-6, max_value=100_000, allow_nan=False)
 activations = st.floats(min_value=0, max_value=1_000_000, allow_nan=False)

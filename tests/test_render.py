@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from bot.estimate.core import Optimizer, estimate, parse_request
-from bot.present.render import (
-    DOES_NOT_FIT_COLOUR,
-    FITS_COLOUR,
-    command_line,
-    embed_limit_problems,
-    embed_to_text,
-    format_gb,
-    optimizer_choice_name,
-    render_embed,
-    usage_bar,
-)
+from bot.estimate.core import estimate
+from bot.estimate.optimizers import Optimizer
+from bot.estimate.request import parse_request
+from bot.present.answer import render_embed, usage_bar
+from bot.present.command_line import command_line
+from bot.present.phrases import DOES_NOT_FIT_COLOUR, FITS_COLOUR, optimizer_choice_name
+from bot.present.terminal import embed_to_text
+from bot.present.words import Words
+from tests.embed_limits import embed_limit_problems
 
 
 def embed_for(**options: object) -> dict[str, object]:
@@ -25,7 +22,7 @@ def embed_for(**options: object) -> dict[str, object]:
 def field(embed: dict[str, object], name: str) -> str:
     fields = embed["fields"]
     assert isinstance(fields, list)
-    return next(f["value"] for f in fields if f["name"] == name)
+    return str(next(f["value"] for f in fields if f["name"] == name))
 
 
 def test_worked_example_embed() -> None:
@@ -91,10 +88,10 @@ def test_usage_bar(total: float, bar: str) -> None:
 
 
 def test_gb_formatting() -> None:
-    assert format_gb(0) == "0 GB"
-    assert format_gb(0.016) == "0.016 GB"
-    assert format_gb(112) == "112.0 GB"
-    assert format_gb(1_600_000) == "1,600,000.0 GB"
+    assert Words().gb(0) == "0 GB"
+    assert Words().gb(0.016) == "0.016 GB"
+    assert Words().gb(112) == "112.0 GB"
+    assert Words().gb(1_600_000) == "1,600,000.0 GB"
 
 
 @pytest.mark.parametrize(
@@ -136,3 +133,20 @@ def test_choice_names_start_with_the_key() -> None:
         assert name.startswith(optimizer.value + " ")
         assert len(name) <= 100  # Discord's limit for a choice name
     assert optimizer_choice_name(Optimizer.ADAM8BIT) == "adam8bit · 8-bit Adam, ~12 B/param"
+
+
+def test_a_mixture_of_experts_shows_total_and_active_parameters_and_what_it_leaves_out() -> None:
+    description = str(embed_for(model="deepseek-v3")["description"])
+    assert "671B total, 37.6B active per token" in description
+    assert "Its 1 multi-token-prediction layer(s) are not counted" in description
+    scout = str(embed_for(model="llama-4-scout")["description"])
+    assert "108B total, 17.2B active per token" in scout
+    assert "Only the text model is counted" in scout
+    dense = str(embed_for(model="llama-3.1-8b")["description"])
+    assert "active per token" not in dense
+
+
+def test_lora_by_rank_names_the_layers_it_counts() -> None:
+    hint = field(embed_for(model="deepseek-v3", lora_rank=8), "LoRA hint")
+    assert "rank 8 on q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj, o_proj," in hint
+    assert "experts.gate_proj" in hint

@@ -1,6 +1,6 @@
 """The shared VRAM estimator: every figure the bot, the CLI or any other front end shows.
 
-Pure Python and pydantic; nothing here knows about Discord.
+Pure Python; nothing here knows about Discord or words.
 
 The core rule follows the original calculator (``shared/seed``): model states ``M = N × B`` GB with
 ``N`` parameters in billions and ``B`` bytes per parameter, and the total ``V = M + A`` with the
@@ -12,19 +12,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from enum import StrEnum
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from pydantic_core import PydanticCustomError
+from typing import Literal
 
 from bot.estimate.activations import ActivationEstimate, estimate_activations
-from bot.estimate.hardware import DEFAULT_GPU, Gpu
-from bot.estimate.models import Architecture, close_matches, find_preset
+from bot.estimate.hardware import Gpu
+from bot.estimate.optimizers import CUSTOM_PART_KEY, Optimizer, Part, PartKind
+from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
 from bot.estimate.sharding import PerGpu, Strategy, all_strategies
-
-# The card the verdict measures against unless the user picks one (an H100 or A100 80 GB).
-SINGLE_GPU_GB = DEFAULT_GPU.memory_gb
 
 # Usual card sizes, smallest first, for "the smallest card it fits" in the LoRA hint
 # (RTX 4090 / 3090, L40S / RTX 6000 Ada / A6000, H100 / A100 80 GB).
@@ -33,245 +27,12 @@ USUAL_CARDS_GB = (24.0, 48.0, 80.0)
 # LoRA trains small adapters; the seed's rule of thumb is that they cover well under 1 % of the
 # parameters, so without a preset to count them the hint budgets the upper end of that: 1 % of N.
 LORA_TRAINABLE_FRACTION = 0.01
-DEFAULT_LORA_RANK = 16
-# Without a batch size or a sequence length, an activation estimate assumes these.
-DEFAULT_BATCH_SIZE = 1
-DEFAULT_SEQ_LEN = 2048
 
 # Frozen base weights: 16-bit for LoRA; QLoRA keeps them in 4-bit NF4 with double quantization,
 # about 4.127 bits = 0.516 B/param including the quantization constants (Dettmers et al. 2023,
 # "QLoRA: Efficient Finetuning of Quantized LLMs", section 2), rounded to 0.52.
 LORA_BASE_BYTES_PER_PARAM = 2.0
 QLORA_BASE_BYTES_PER_PARAM = 0.52
-
-PartKind = Literal["weights", "gradients", "optimizer"]
-
-
-@dataclass(frozen=True, slots=True)
-class Part:
-    """One line of the breakdown: what is stored for every parameter, and what it costs.
-
-    ``key`` names the part for the string catalogues (``part.<key>``), which hold its wording.
-    """
-
-    key: str
-    kind: PartKind
-    bytes_per_param: float
-    gb: float = 0.0
-
-
-def _parts(*rows: tuple[str, PartKind, float]) -> tuple[Part, ...]:
-    return tuple(Part(key=key, kind=kind, bytes_per_param=b) for key, kind, b in rows)
-
-
-class Optimizer(StrEnum):
-    """The training set-ups the rules of thumb cover, with their bytes per parameter."""
-
-    ADAM = "adam"
-    ADAM8BIT = "adam8bit"
-    SGD = "sgd"
-
-    @property
-    def parts(self) -> tuple[Part, ...]:
-        return _OPTIMIZER_PARTS[self]
-
-    @property
-    def bytes_per_param(self) -> float:
-        return sum(part.bytes_per_param for part in self.parts)
-
-
-_OPTIMIZER_PARTS: dict[Optimizer, tuple[Part, ...]] = {
-    # The mixed-precision Adam rule (Rajbhandari et al. 2020, ZeRO, section 3.1): 2 + 2 + 12.
-    Optimizer.ADAM: _parts(
-        ("weights16", "weights", 2),
-        ("gradients16", "gradients", 2),
-        ("master32", "optimizer", 4),
-        ("adam_momentum32", "optimizer", 4),
-        ("adam_variance32", "optimizer", 4),
-    ),
-    # The planning rule of thumb of about 12 B/param. bitsandbytes's own 8-bit states take about
-    # 2 B/param (Dettmers et al. 2022, "8-bit Optimizers via Block-wise Quantization"), so the
-    # rule's 4 B for the two moments keeps some slack for buffers.
-    Optimizer.ADAM8BIT: _parts(
-        ("weights16", "weights", 2),
-        ("gradients16", "gradients", 2),
-        ("master32", "optimizer", 4),
-        ("adam_moments8", "optimizer", 4),
-    ),
-    Optimizer.SGD: _parts(
-        ("weights16", "weights", 2),
-        ("gradients16", "gradients", 2),
-        ("sgd_momentum32", "optimizer", 4),
-    ),
-}
-
-
-@dataclass(frozen=True)
-class Limit:
-    """The allowed range of one numeric option, shared by validation, messages and the cog."""
-
-    minimum: float
-    maximum: float
-    minimum_inclusive: bool
-    integer: bool = False
-
-
-PARAMS_LIMIT = Limit(0, 100_000, minimum_inclusive=False)
-ACTIVATIONS_LIMIT = Limit(0, 1_000_000, minimum_inclusive=True)
-BYTES_PER_PARAM_LIMIT = Limit(0, 64, minimum_inclusive=False)
-GPUS_LIMIT = Limit(1, 4096, minimum_inclusive=True, integer=True)
-LORA_RANK_LIMIT = Limit(1, 1024, minimum_inclusive=True, integer=True)
-BATCH_SIZE_LIMIT = Limit(1, 65_536, minimum_inclusive=True, integer=True)
-SEQ_LEN_LIMIT = Limit(1, 1_048_576, minimum_inclusive=True, integer=True)
-MODEL_NAME_MAX = 100
-
-OPTION_LIMITS: dict[str, Limit] = {
-    "params": PARAMS_LIMIT,
-    "activations": ACTIVATIONS_LIMIT,
-    "bytes_per_param": BYTES_PER_PARAM_LIMIT,
-    "gpus": GPUS_LIMIT,
-    "lora_rank": LORA_RANK_LIMIT,
-    "batch_size": BATCH_SIZE_LIMIT,
-    "seq_len": SEQ_LEN_LIMIT,
-}
-
-
-def _bounded(limit: Limit) -> Any:
-    inclusive = limit.minimum_inclusive
-    return Field(
-        ge=limit.minimum if inclusive else None,
-        gt=None if inclusive else limit.minimum,
-        le=limit.maximum,
-        allow_inf_nan=False,
-        # Numbers only: no "7" strings or True, and for counts no 7.0 (pydantic's lax mode takes them).
-        strict=True,
-    )
-
-
-class EstimateRequest(BaseModel):
-    """What the user asks: a model (size or preset), optimizer, activations, hardware and LoRA rank."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    params: Annotated[float, _bounded(PARAMS_LIMIT)] | None = None
-    model: Architecture | None = None
-    optimizer: Optimizer = Optimizer.ADAM
-    activations: Annotated[float, _bounded(ACTIVATIONS_LIMIT)] | None = None
-    bytes_per_param: Annotated[float, _bounded(BYTES_PER_PARAM_LIMIT)] | None = None
-    gpu: Gpu | None = None
-    gpus: Annotated[int, _bounded(GPUS_LIMIT)] = 1
-    lora_rank: Annotated[int, _bounded(LORA_RANK_LIMIT)] = DEFAULT_LORA_RANK
-    batch_size: Annotated[int, _bounded(BATCH_SIZE_LIMIT)] | None = None
-    seq_len: Annotated[int, _bounded(SEQ_LEN_LIMIT)] | None = None
-    checkpointing: bool = False
-    flash_attention: bool = True
-
-    @field_validator("model", mode="before")
-    @classmethod
-    def _preset(cls, value: object) -> object:
-        if value is None or isinstance(value, Architecture):
-            return value
-        if not isinstance(value, str) or len(value) > MODEL_NAME_MAX:
-            raise PydanticCustomError("unknown_model", "not a model preset", {"close": ()})
-        preset = find_preset(value)
-        if preset is None:
-            raise PydanticCustomError(
-                "unknown_model", "not a model preset", {"close": tuple(close_matches(value))}
-            )
-        return preset
-
-    @model_validator(mode="after")
-    def _enough_to_go_on(self) -> EstimateRequest:
-        if self.params is None and self.model is None:
-            raise PydanticCustomError("missing_size", "give params or a model preset")
-        if self.model is None and (self.batch_size is not None or self.seq_len is not None):
-            raise PydanticCustomError("needs_preset", "batch_size and seq_len need a model preset")
-        return self
-
-    @property
-    def card(self) -> Gpu:
-        return self.gpu or DEFAULT_GPU
-
-    @property
-    def params_billion(self) -> float:
-        """``params`` wins over the preset's count when both are given."""
-        if self.params is not None:
-            return self.params
-        if self.model is None:  # the validator rules this out
-            raise ValueError("neither params nor model")
-        return self.model.params_billion
-
-    @property
-    def wants_activation_estimate(self) -> bool:
-        return (
-            self.model is not None
-            and self.activations is None
-            and (self.batch_size is not None or self.seq_len is not None)
-        )
-
-
-ProblemCode = Literal[
-    "out_of_range",  # a number outside its Limit, or not a number of the right kind
-    "not_a_choice",  # optimizer or gpu outside its choices
-    "unknown_model",  # no preset by that name (``close`` holds near names)
-    "missing_size",  # neither params nor model
-    "needs_preset",  # batch_size / seq_len without a model
-    "not_an_option",  # an option the request does not have
-    "wrong_type",  # a value of the wrong JSON type (seen by the command tree, before the estimator)
-    "invalid",  # anything else pydantic reports
-]
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with the input, as data: the renderers word it in the user's language."""
-
-    code: ProblemCode
-    option: str | None = None  # None: the request as a whole
-    given: object = None
-    close: tuple[str, ...] = ()  # near preset names, for unknown_model
-
-
-class InvalidRequest(ValueError):
-    """Raised for input outside the allowed ranges; ``problems`` holds one entry per option."""
-
-    def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        super().__init__("; ".join(f"{p.option or 'request'}: {p.code}" for p in problems))
-
-
-def _problem(error: Any) -> Problem:
-    location = error.get("loc") or ()
-    kind = str(error.get("type"))
-    given = error.get("input")
-    if not location:  # the request as a whole
-        if kind == "missing_size":
-            return Problem("missing_size")
-        if kind == "needs_preset":
-            return Problem("needs_preset")
-        return Problem("invalid")
-    option = str(location[0])
-    if kind == "extra_forbidden":
-        return Problem("not_an_option", option, given)
-    if option in OPTION_LIMITS:
-        return Problem("out_of_range", option, given)
-    if option in ("optimizer", "gpu"):
-        return Problem("not_a_choice", option, given)
-    if kind == "unknown_model":
-        return Problem("unknown_model", option, given, tuple(error.get("ctx", {}).get("close", ())))
-    return Problem("invalid", option, given)
-
-
-def parse_request(**options: object) -> EstimateRequest:
-    """Validate raw options into a request, raising :class:`InvalidRequest` with one problem per option.
-
-    Options given as ``None`` count as not given, as Discord leaves out options nobody filled in.
-    """
-    given = {name: value for name, value in options.items() if value is not None}
-    try:
-        return EstimateRequest.model_validate(given)
-    except ValidationError as exc:
-        raise InvalidRequest([_problem(e) for e in exc.errors()]) from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,7 +196,7 @@ def estimate(request: EstimateRequest) -> Estimate:
     n = request.params_billion
     if request.bytes_per_param is not None:
         parts: tuple[Part, ...] = (
-            Part(key="custom", kind="optimizer", bytes_per_param=request.bytes_per_param),
+            Part(key=CUSTOM_PART_KEY, kind="optimizer", bytes_per_param=request.bytes_per_param),
         )
     else:
         parts = request.optimizer.parts

@@ -1,9 +1,15 @@
 """Model presets: architectures kept as data (``bot/data/models.toml``) and what follows from them.
 
 The parameter count is summed from the architecture of a decoder-only transformer as the Hugging
-Face implementations build it (Llama, Mistral, Mixtral, Qwen2, Gemma 2, Phi-3): token embeddings,
-attention with grouped-query K/V, a gated MLP (gate, up, down), RMSNorm weights, and an LM head
-unless it is tied to the embeddings. A test holds each total to the model's published count.
+Face ``transformers`` implementations build it (their state dicts: Llama, Llama 4, Mistral, Mixtral,
+Qwen2/Qwen3/Qwen3-MoE, Gemma 2/3, Phi-3, DeepSeek-V3, GLM-4.5 MoE, gpt-oss): token embeddings,
+attention (grouped-query K/V, or Multi-head Latent Attention), a gated MLP (gate, up, down) or a
+mixture of experts, RMSNorm weights, and an LM head unless it is tied to the embeddings.
+Multi-token-prediction modules (DeepSeek-V3, GLM-4.5) are recorded but not counted: ``transformers``
+does not build them and the vendors' headline totals leave them out (DeepSeek-V3: "671B of the Main
+Model weights and 14B of the Multi-Token Prediction (MTP) Module weights"). For a multimodal repo
+(Llama 4, Gemma 3) only the text model is counted. A test holds each total to the model's published
+count.
 """
 
 from __future__ import annotations
@@ -13,84 +19,320 @@ import re
 import tomllib
 from functools import cache
 from importlib import resources
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+KEY_PATTERN = r"^[a-z0-9][a-z0-9.-]{0,19}$"  # keys travel in a Discord custom_id: short and plain
+
 
 class Architecture(BaseModel):
-    """One preset's shape, as its config.json gives it."""
+    """One preset's shape, as its config.json gives it (field names follow the config's where short)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    key: str
+    key: str = Field(pattern=KEY_PATTERN)
     name: str
+    hub_id: str | None = None  # the canonical Hugging Face repo id, e.g. "Qwen/Qwen3-32B"
+    aliases: tuple[str, ...] = ()  # other names people type (another repo id, a short name)
     hidden_size: int = Field(gt=0)
     layers: int = Field(gt=0)
     attention_heads: int = Field(gt=0)
     kv_heads: int = Field(gt=0)
     head_dim: int | None = Field(default=None, gt=0)
+    # The dense MLP's width (every layer of a dense model; the dense layers of a MoE model).
     intermediate_size: int = Field(gt=0)
     vocab_size: int = Field(gt=0)
     tied_embeddings: bool
     qkv_bias: bool = False
+    o_bias: bool = False  # gpt-oss: a bias on the output projection as well
+    qk_norm: bool = False  # Qwen3, Gemma 3, GLM-4.5: RMSNorm of head_dim on each query and key head
+    attention_sinks: bool = False  # gpt-oss: one learned logit per head and layer
     norms_per_layer: int = Field(default=2, ge=0)
-    experts: int = Field(default=1, ge=1)
+    # How the checkpoint stores its projections (same parameters; LoRA pairs differ): Phi-3/Phi-4
+    # fuse qkv_proj and gate_up_proj; gpt-oss and Llama 4 fuse every routed expert's gate_up_proj.
+    fused_qkv: bool = False
+    fused_gate_up: bool = False
+    fused_expert_gate_up: bool = False
+    # Multi-head Latent Attention (DeepSeek-V2/V3, Kimi K2): set kv_lora_rank and the head dims.
+    q_lora_rank: int | None = Field(default=None, gt=0)  # None: a plain q_proj
+    kv_lora_rank: int | None = Field(default=None, gt=0)
+    qk_nope_head_dim: int | None = Field(default=None, gt=0)
+    qk_rope_head_dim: int | None = Field(default=None, gt=0)
+    v_head_dim: int | None = Field(default=None, gt=0)
+    # Mixture of experts.
+    experts: int = Field(default=1, ge=1)  # routed experts per MoE layer
     experts_per_token: int = Field(default=1, ge=1)
+    moe_intermediate_size: int | None = Field(
+        default=None, gt=0
+    )  # an expert's width; default intermediate_size
+    shared_experts: int = Field(default=0, ge=0)  # one MLP of shared_experts × moe_intermediate_size
+    first_k_dense_replace: int = Field(default=0, ge=0)  # the first k layers keep a dense MLP
+    interleave_moe_layer_step: int = Field(default=1, ge=1)  # MoE on layers i with (i + 1) % step == 0
+    router_bias: bool = False  # gpt-oss: the router is a Linear with bias
+    router_correction_bias: bool = False  # DeepSeek-V3, GLM-4.5: e_score_correction_bias per expert
+    expert_bias: bool = False  # gpt-oss: biases on every expert's projections
+    mtp_layers: int = Field(default=0, ge=0)  # num_nextn_predict_layers: recorded, never counted
+    # Sliding-window (local) attention: changes no parameter; the activation/KV estimate may use it.
+    sliding_window: int | None = Field(default=None, gt=0)
+    sliding_window_layers: int = Field(default=0, ge=0)
+    # A multimodal repo: only the text model is counted; non_text_params is what the published
+    # total holds besides (vision tower and projector), so count + non_text_params = published.
+    text_only_of_multimodal: bool = False
+    non_text_params: int = Field(default=0, ge=0)
+    # Which embedding matrices the vendor's "active per token" figure holds: "both" (DeepSeek,
+    # Qwen, Llama 4, Kimi), "output" (gpt-oss: the unembedding only), "none" (GLM-4.5).
+    active_embeddings: Literal["both", "output", "none"] = "both"
     published_params: int = Field(gt=0)
+    published_active_params: int | None = Field(default=None, gt=0)
+    note: str = ""
 
     @model_validator(mode="after")
-    def _heads_divide(self) -> Architecture:
+    def _consistent(self) -> Architecture:
         if self.attention_heads % self.kv_heads:
             raise ValueError(f"{self.key}: attention_heads must be a multiple of kv_heads")
+        mla = (self.kv_lora_rank, self.qk_nope_head_dim, self.qk_rope_head_dim, self.v_head_dim)
+        if any(v is not None for v in mla) and any(v is None for v in mla):
+            raise ValueError(f"{self.key}: MLA needs kv_lora_rank, qk_nope/qk_rope/v_head_dim together")
+        if self.q_lora_rank is not None and self.kv_lora_rank is None:
+            raise ValueError(f"{self.key}: q_lora_rank is an MLA field")
+        if self.experts_per_token > self.experts:
+            raise ValueError(f"{self.key}: experts_per_token exceeds experts")
+        if self.sliding_window_layers > self.layers or (self.sliding_window_layers > 0) != (
+            self.sliding_window is not None
+        ):
+            raise ValueError(f"{self.key}: sliding_window and sliding_window_layers go together")
+        if self.non_text_params and not self.text_only_of_multimodal:
+            raise ValueError(f"{self.key}: non_text_params is for a multimodal repo")
         return self
+
+    # --- shapes -------------------------------------------------------------------------------
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank is not None
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 1
 
     @property
     def attention_head_dim(self) -> int:
         return self.head_dim or self.hidden_size // self.attention_heads
 
     @property
+    def qk_head_dim(self) -> int:
+        """Width of one query/key head: nope + rope under MLA (DeepSeek-V2 paper, eq. 14-19)."""
+        if self.qk_nope_head_dim is not None and self.qk_rope_head_dim is not None:
+            return self.qk_nope_head_dim + self.qk_rope_head_dim
+        return self.attention_head_dim
+
+    @property
     def q_dim(self) -> int:
-        return self.attention_heads * self.attention_head_dim
+        return self.attention_heads * self.qk_head_dim
+
+    @property
+    def k_dim(self) -> int:
+        """The key tensor's width per token (MLA: every head's nope + rope, decompressed)."""
+        return self.q_dim if self.is_mla else self.kv_heads * self.attention_head_dim
+
+    @property
+    def v_dim(self) -> int:
+        """The value tensor's width per token: KV heads × head_dim, or every head's v_head_dim (MLA)."""
+        if self.v_head_dim is not None:
+            return self.attention_heads * self.v_head_dim
+        return self.kv_heads * self.attention_head_dim
+
+    @property
+    def o_dim(self) -> int:
+        """Input width of the output projection: heads × v_head_dim (MLA) or heads × head_dim."""
+        if self.v_head_dim is not None:
+            return self.attention_heads * self.v_head_dim
+        return self.q_dim
 
     @property
     def kv_dim(self) -> int:
-        return self.kv_heads * self.attention_head_dim
+        """K (and V) width of grouped-query attention; under MLA the larger of the two."""
+        return max(self.k_dim, self.v_dim)
 
-    def linear_shapes(self) -> list[tuple[str, int, int, int]]:
-        """Every linear layer of one transformer block as (name, d_in, d_out, copies)."""
-        h, f = self.hidden_size, self.intermediate_size
-        return [
-            ("q_proj", h, self.q_dim, 1),
-            ("k_proj", h, self.kv_dim, 1),
-            ("v_proj", h, self.kv_dim, 1),
-            ("o_proj", self.q_dim, h, 1),
-            ("gate_proj", h, f, self.experts),
-            ("up_proj", h, f, self.experts),
-            ("down_proj", f, h, self.experts),
-        ]
+    @property
+    def expert_intermediate_size(self) -> int:
+        return self.moe_intermediate_size or self.intermediate_size
+
+    @property
+    def shared_intermediate_size(self) -> int:
+        """The shared-expert MLP's width (DeepSeek-V3 and transformers: moe width × n_shared)."""
+        return self.expert_intermediate_size * self.shared_experts
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers with a mixture of experts: i ≥ first_k_dense_replace (DeepSeek-V3, GLM-4.5) and
+        (i + 1) % interleave_moe_layer_step == 0 (Llama 4's moe_layers, Qwen3-MoE's decoder_sparse_step)."""
+        if not self.is_moe:
+            return 0
+        step = self.interleave_moe_layer_step
+        return sum(1 for i in range(self.first_k_dense_replace, self.layers) if (i + 1) % step == 0)
+
+    @property
+    def dense_layers(self) -> int:
+        return self.layers - self.moe_layers
+
+    # --- linear layers: the counter's and LoRA's common list ----------------------------------
+
+    def attention_linears(self) -> list[tuple[str, int, int]]:
+        """Every linear layer of one block's attention as (module name, d_in, d_out)."""
+        h = self.hidden_size
+        kv_lora, rope = self.kv_lora_rank, self.qk_rope_head_dim
+        if kv_lora is not None and rope is not None:
+            # Multi-head Latent Attention (DeepSeek-V2 report, section 2.1; transformers
+            # DeepseekV3Attention): low-rank q (or a plain q_proj), a joint compressed kv plus the
+            # shared rope key, then kv_b decompresses every head's nope key and value.
+            if self.q_lora_rank is None:
+                q = [("q_proj", h, self.q_dim)]
+            else:
+                q = [("q_a_proj", h, self.q_lora_rank), ("q_b_proj", self.q_lora_rank, self.q_dim)]
+            kv_b_out = self.attention_heads * (self.qk_nope_head_dim or 0) + self.v_dim
+            return [
+                *q,
+                ("kv_a_proj_with_mqa", h, kv_lora + rope),
+                ("kv_b_proj", kv_lora, kv_b_out),
+                ("o_proj", self.o_dim, h),
+            ]
+        if self.fused_qkv:
+            # Phi-3/Phi-4 store Q, K and V as one qkv_proj: the same parameters, one LoRA pair.
+            qkv = [("qkv_proj", h, self.q_dim + self.k_dim + self.v_dim)]
+        else:
+            qkv = [("q_proj", h, self.q_dim), ("k_proj", h, self.k_dim), ("v_proj", h, self.v_dim)]
+        return [*qkv, ("o_proj", self.o_dim, h)]
+
+    @staticmethod
+    def _mlp(prefix: str, h: int, f: int, *, fused: bool) -> list[tuple[str, int, int]]:
+        # A gated MLP (Shazeer 2020, "GLU Variants Improve Transformer"): gate and up h -> f, down
+        # f -> h; some checkpoints store gate and up as one gate_up_proj of h -> 2f.
+        if fused:
+            return [(f"{prefix}gate_up_proj", h, 2 * f), (f"{prefix}down_proj", f, h)]
+        return [(f"{prefix}gate_proj", h, f), (f"{prefix}up_proj", h, f), (f"{prefix}down_proj", f, h)]
+
+    def dense_mlp_linears(self, width: int | None = None) -> list[tuple[str, int, int]]:
+        return self._mlp("", self.hidden_size, width or self.intermediate_size, fused=self.fused_gate_up)
+
+    def expert_linears(self) -> list[tuple[str, int, int]]:
+        h, f = self.hidden_size, self.expert_intermediate_size
+        return self._mlp("experts.", h, f, fused=self.fused_expert_gate_up)
+
+    def shared_expert_linears(self) -> list[tuple[str, int, int]]:
+        if not self.shared_experts:
+            return []
+        h, f = self.hidden_size, self.shared_intermediate_size
+        return self._mlp("shared_experts.", h, f, fused=self.fused_gate_up)
+
+    def linear_layers(self) -> list[tuple[str, int, int, int]]:
+        """Every linear layer of the blocks as (module name, d_in, d_out, copies in the whole model).
+
+        Routers are left out: LoRA does not adapt them and the counter adds them separately."""
+        found = [(name, d_in, d_out, self.layers) for name, d_in, d_out in self.attention_linears()]
+        if self.dense_layers:
+            found += [(n, i, o, self.dense_layers) for n, i, o in self.dense_mlp_linears()]
+        if self.moe_layers:
+            routed = self.moe_layers * self.experts
+            found += [(n, i, o, routed) for n, i, o in self.expert_linears()]
+            found += [(n, i, o, self.moe_layers) for n, i, o in self.shared_expert_linears()]
+        return found
+
+    # --- counts ---------------------------------------------------------------------------------
+
+    def _attention_params(self) -> int:
+        """One block's attention: the linear weights, then biases, MLA's latent norms, QK-norm, sinks."""
+        params = sum(i * o for _, i, o in self.attention_linears())
+        if self.is_mla:
+            params += (self.q_lora_rank or 0) + (self.kv_lora_rank or 0)  # q_a_layernorm, kv_a_layernorm
+        if self.qkv_bias:
+            params += self.q_dim + self.k_dim + self.v_dim
+        if self.o_bias:
+            params += self.hidden_size
+        if self.qk_norm:
+            params += 2 * self.qk_head_dim  # q_norm and k_norm, shared by the heads
+        if self.attention_sinks:
+            params += self.attention_heads  # gpt-oss: one learned sink logit per head
+        return params
+
+    def _expert_params(self) -> int:
+        """One routed expert: gate, up, down (+ their biases in gpt-oss: 2f on gate_up, h on down)."""
+        h, f = self.hidden_size, self.expert_intermediate_size
+        return 3 * h * f + ((2 * f + h) if self.expert_bias else 0)
+
+    def _moe_params(self, experts_counted: int) -> int:
+        """One MoE layer's MLP side: the counted routed experts, the shared MLP and the router
+        (h × experts, + a bias in gpt-oss, + DeepSeek-V3's per-expert e_score_correction_bias)."""
+        h, e = self.hidden_size, self.experts
+        router = h * e + e * (self.router_bias + self.router_correction_bias)
+        return experts_counted * self._expert_params() + 3 * h * self.shared_intermediate_size + router
+
+    def _counts(self, experts_counted: int, embeddings_counted: str = "both") -> int:
+        h = self.hidden_size
+        per_layer = self._attention_params() + self.norms_per_layer * h
+        blocks = (
+            self.layers * per_layer
+            + self.dense_layers * 3 * h * self.intermediate_size
+            + self.moe_layers * self._moe_params(experts_counted)
+        )
+        matrix = self.vocab_size * h
+        if embeddings_counted == "none":
+            embeddings = lm_head = 0
+        elif embeddings_counted == "output":
+            embeddings, lm_head = 0, matrix
+        else:
+            embeddings, lm_head = matrix, 0 if self.tied_embeddings else matrix
+        return embeddings + blocks + h + lm_head  # + h: the final norm
+
+    @property
+    def mtp_parameter_count(self) -> int:
+        """The multi-token-prediction modules as the checkpoints store them, outside parameter_count.
+        Each is one more block (a MoE block when the model has experts), a projection of the
+        concatenated [hidden; embedding] 2h -> h, RMSNorms on both inputs and on the output, and its
+        own copy of the embedding and the output head (DeepSeek-V3 report, section 2.2; the
+        checkpoints' extra layer holds embed_tokens and shared_head.head)."""
+        if not self.mtp_layers:
+            return 0
+        h = self.hidden_size
+        mlp = self._moe_params(self.experts) if self.is_moe else 3 * h * self.intermediate_size
+        block = self._attention_params() + self.norms_per_layer * h + mlp
+        return self.mtp_layers * (block + 2 * h * h + 3 * h + 2 * self.vocab_size * h)
 
     @property
     def parameter_count(self) -> int:
-        h = self.hidden_size
-        per_layer = sum(d_in * d_out * copies for _, d_in, d_out, copies in self.linear_shapes())
-        if self.qkv_bias:
-            per_layer += self.q_dim + 2 * self.kv_dim
-        if self.experts > 1:
-            per_layer += h * self.experts  # the router
-        per_layer += self.norms_per_layer * h
-        embeddings = self.vocab_size * h
-        lm_head = 0 if self.tied_embeddings else self.vocab_size * h
-        return embeddings + self.layers * per_layer + h + lm_head  # + h: the final norm
+        """Every parameter of the text model as transformers holds it (MTP modules not counted)."""
+        return self._counts(self.experts)
+
+    @property
+    def active_parameter_count(self) -> int:
+        """Parameters one token runs through: embeddings (as the vendor counts them), attention,
+        dense layers, shared experts, the top-k routed experts, routers, norms and the LM head
+        (Fedus et al. 2022, "Switch Transformers", section 2: compute follows the chosen experts).
+        A dense model's active count is its total."""
+        if not self.is_moe:
+            return self.parameter_count
+        return self._counts(self.experts_per_token, self.active_embeddings)
 
     @property
     def params_billion(self) -> float:
         return self.parameter_count / 1e9
 
+    @property
+    def active_params_billion(self) -> float:
+        return self.active_parameter_count / 1e9
+
+    @property
+    def lora_target_modules(self) -> tuple[str, ...]:
+        """The module names LoRA adapts here, in the model's order (experts.* for every routed
+        expert, shared_experts.* for the shared MLP); embeddings, norms and routers are not adapted."""
+        return tuple(dict.fromkeys(name for name, *_ in self.linear_layers()))
+
     def lora_adapter_params(self, rank: int) -> int:
-        """LoRA adapters on every linear layer of attention and MLP in every block: r × (d_in + d_out)
-        each (Hu et al. 2021, "LoRA", section 4: W + BA with B of d_out × r and A of r × d_in)."""
-        per_layer = sum(rank * (d_in + d_out) * copies for _, d_in, d_out, copies in self.linear_shapes())
-        return self.layers * per_layer
+        """LoRA adapters on every linear layer of attention and MLP in every block, every expert
+        included: r × (d_in + d_out) each (Hu et al. 2021, "LoRA", section 4: W + BA with B of
+        d_out × r and A of r × d_in)."""
+        return sum(rank * (d_in + d_out) * copies for _, d_in, d_out, copies in self.linear_layers())
 
 
 @cache
@@ -110,26 +352,51 @@ def _is_subsequence(needle: str, haystack: str) -> bool:
     return all(letter in letters for letter in needle)
 
 
+def _names(model: Architecture) -> list[str]:
+    """Every squashed name a preset answers to: key, name, Hub id (with and without its owner), aliases."""
+    names = [model.key, model.name, *model.aliases]
+    for repo in (model.hub_id, *model.aliases):
+        if repo and "/" in repo:
+            names += [repo, repo.rsplit("/", 1)[1]]
+    return list(dict.fromkeys(_squash(name) for name in names))
+
+
+@cache
+def _by_name() -> dict[str, Architecture]:
+    found: dict[str, Architecture] = {}
+    for model in presets().values():
+        for name in _names(model):
+            found.setdefault(name, model)
+    return found
+
+
 def find_preset(name: str) -> Architecture | None:
-    """The preset a user meant by its key or its name, ignoring case, spaces and punctuation."""
-    wanted = _squash(name)
-    return next((m for m in presets().values() if wanted in (_squash(m.key), _squash(m.name))), None)
+    """The preset a user meant by its key, name, Hub repo id or an alias, ignoring case, spaces and
+    punctuation."""
+    return _by_name().get(_squash(name))
 
 
 def search_presets(query: str, limit: int = 25) -> list[Architecture]:
-    """Presets for autocomplete: every word of the query appears in order in the name (loosely)."""
-    words = [_squash(word) for word in query.split()]
+    """Presets for autocomplete: every word of the query appears in order in the name (loosely),
+    or every word is part of one of its other names (a Hub repo id, an alias)."""
+    words = [_squash(word) for word in query.replace("/", " ").split()]
     words = [word for word in words if word]
     if not words:
         return list(presets().values())[:limit]
-    hits: list[tuple[int, int, Architecture]] = []
+    hits: list[tuple[int, int, int, int, Architecture]] = []
     for index, model in enumerate(presets().values()):
         target = _squash(model.name)
+        tokens = re.findall(r"[a-z0-9]+", model.name.lower())
         if all(_is_subsequence(word, target) for word in words):
-            # Whole-word substrings first, then the data file's order.
+            # Words that are a token of the name first ("llama 4" -> Llama 4, not Llama 3.1 405B),
+            # then words that start one, then whole-word substrings, then the data file's order.
+            equal = sum(word in tokens for word in words)
+            starts = sum(any(token.startswith(word) for token in tokens) for word in words)
             exact = sum(word in target for word in words)
-            hits.append((-exact, index, model))
-    return [model for *_, model in sorted(hits, key=lambda hit: hit[:2])][:limit]
+            hits.append((-equal, -starts, -exact, index, model))
+        elif any(all(word in other for word in words) for other in _names(model)):
+            hits.append((1, 1, 1, index, model))
+    return [model for *_, model in sorted(hits, key=lambda hit: hit[:4])][:limit]
 
 
 def close_matches(name: str, limit: int = 5) -> list[str]:

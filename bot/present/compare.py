@@ -5,16 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from bot.estimate.core import AdapterHint, Estimate, compare_methods
+from bot.present.command_line import command_line
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
-from bot.present.render import (
-    NEUTRAL_COLOUR,
-    EmbedField,
-    Words,
-    card_name,
-    command_line,
-    method_name,
-    subject,
-)
+from bot.present.phrases import NEUTRAL_COLOUR, EmbedField, card_name, method_name, subject
+from bot.present.words import Words
+
+_ADAPTER_NAME_KEYS = {"LoRA": "compare.lora", "QLoRA": "compare.qlora"}
 
 
 def _fit(total_gb: float, capacity_gb: float, w: Words) -> str:
@@ -40,7 +36,7 @@ def _full(row: Estimate, w: Words) -> EmbedField:
 
 def _adapter(hint: AdapterHint, chosen: Estimate, w: Words) -> EmbedField:
     name = w(
-        "compare.adapter_name", method=w(f"compare.{hint.method.lower()}"), optimizer=method_name(chosen, w)
+        "compare.adapter_name", method=w(_ADAPTER_NAME_KEYS[hint.method]), optimizer=method_name(chosen, w)
     )
     value = w(
         "compare.adapter",

@@ -1,47 +1,41 @@
 """The controls under an answer as Discord's component JSON: an optimizer select and three buttons.
 
-Plain data, like the embeds: ``cogs/explore.py`` sends it and handles the clicks. Building the JSON
-here rather than through discord.py's ``ui`` objects keeps an answer cheap to send; the clicks are
-still parsed by discord.py's ``DynamicItem`` from the same custom_ids.
+Plain data, like the embeds: the runtime sends it and handles the clicks. Building the JSON here
+rather than through discord.py's ``ui`` objects keeps an answer cheap to send; the clicks are still
+parsed by discord.py's ``DynamicItem`` from the same custom_ids.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from bot.estimate.core import EstimateRequest, Optimizer
-from bot.present.custom_ids import BUTTON_VIEWS, COMPARE, SELECT_VIEW, STATE_ROOM, control_id, pack
-from bot.present.i18n import Language, number, text
-from bot.present.render import optimizer_name
+from bot.estimate.optimizers import Optimizer
+from bot.estimate.request import EstimateRequest
+from bot.present.custom_ids import BUTTON_VIEWS, COMPARE, DETAILS, ESTIMATE, SELECT_VIEW, control_id, pack
+from bot.present.i18n import Language
+from bot.present.words import Words, optimizer_name
 
 ACTION_ROW, BUTTON, STRING_SELECT = 1, 2, 3
 PRIMARY, SECONDARY = 1, 2  # button styles
-_LABELS = {"est": "component.estimate", "cmp": "component.compare", "det": "component.details"}
+_LABEL_KEYS = {ESTIMATE: "component.estimate", COMPARE: "component.compare", DETAILS: "component.details"}
 
 
-def render_controls(
-    request: EstimateRequest, current: str, language: Language
-) -> list[dict[str, Any]] | None:
-    """Two action rows for ``request`` shown as view ``current``; None if it does not fit a custom_id."""
-    state = pack(request, STATE_ROOM)
-    if state is None:
-        return None
+def render_controls(request: EstimateRequest, current: str, language: Language) -> list[dict[str, Any]]:
+    """Two action rows for ``request`` shown as view ``current``."""
+    w = Words(language)
+    state = pack(request)
     chosen = request.optimizer if request.bytes_per_param is None else None
     select = {
         "type": STRING_SELECT,
         "custom_id": control_id(SELECT_VIEW, state),
-        "placeholder": text(language, "component.optimizer_placeholder"),
+        "placeholder": w("component.optimizer_placeholder"),
         "min_values": 1,
         "max_values": 1,
         "options": [
             {
-                "label": optimizer_name(optimizer, language),
+                "label": optimizer_name(optimizer, w),
                 "value": optimizer.value,
-                "description": text(
-                    language,
-                    "component.optimizer_option",
-                    bytes=number(optimizer.bytes_per_param, "g", language),
-                ),
+                "description": w("component.optimizer_option", bytes=w.num(optimizer.bytes_per_param)),
                 "default": optimizer is chosen,
             }
             for optimizer in Optimizer
@@ -51,7 +45,7 @@ def render_controls(
         {
             "type": BUTTON,
             "custom_id": control_id(view, state),
-            "label": text(language, _LABELS[view]),
+            "label": w(_LABEL_KEYS[view]),
             "style": PRIMARY if view == COMPARE else SECONDARY,
             "disabled": view == current,
         }

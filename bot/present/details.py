@@ -6,19 +6,19 @@ from __future__ import annotations
 from typing import Any
 
 from bot.estimate.core import Estimate
+from bot.present.command_line import command_line
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
-from bot.present.render import (
+from bot.present.phrases import (
     EmbedField,
-    Words,
     activation_assumptions,
     card_name,
-    command_line,
     lora_terms,
     method_name,
     subject,
     verdict_colour,
     verdict_text,
 )
+from bot.present.words import Words
 
 
 def _model_states(estimate: Estimate, w: Words) -> str:
@@ -29,9 +29,7 @@ def _model_states(estimate: Estimate, w: Words) -> str:
     }
     if estimate.custom_bytes:
         return w("details.custom_states", **values)
-    parts = [
-        w("details.part", bytes=w.num(p.bytes_per_param), part=w(f"part.{p.key}")) for p in estimate.parts
-    ]
+    parts = [w("details.part", bytes=w.num(p.bytes_per_param), part=w(p.key)) for p in estimate.parts]
     total = " + ".join(w.num(p.bytes_per_param) for p in estimate.parts)
     return w("details.states", method=method_name(estimate, w), sum=total, parts=", ".join(parts), **values)
 

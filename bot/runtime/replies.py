@@ -1,4 +1,4 @@
-"""Small Discord reply helpers shared by the cog, the components and the command tree.
+"""Small Discord reply helpers for the error handler and the controls.
 
 Every reply here is ephemeral, in the asking user's language, and never pings anyone.
 """
@@ -9,9 +9,9 @@ import logging
 
 import discord
 
-from bot.estimate.core import Problem
+from bot.estimate.request import Problem
 from bot.present.i18n import Language, language_for, text
-from bot.present.render import problems_message
+from bot.present.problems import problems_message
 
 log = logging.getLogger(__name__)
 
@@ -24,9 +24,8 @@ UNKNOWN_INTERACTION = 10062
 
 
 def is_expired(error: BaseException) -> bool:
-    """Whether ``error`` (or the error a command wrapped) is Discord's "unknown interaction"."""
-    original = getattr(error, "original", error)
-    return isinstance(original, discord.NotFound) and original.code == UNKNOWN_INTERACTION
+    """Whether ``error`` is Discord's "unknown interaction"."""
+    return isinstance(error, discord.NotFound) and error.code == UNKNOWN_INTERACTION
 
 
 def warn_expired(interaction: discord.Interaction) -> None:
@@ -57,6 +56,10 @@ async def reply_ephemeral(interaction: discord.Interaction, message: str) -> Non
 
 async def reply_problems(interaction: discord.Interaction, problems: list[Problem]) -> None:
     await reply_ephemeral(interaction, problems_message(problems, language_of(interaction)))
+
+
+async def reply_bad_control(interaction: discord.Interaction) -> None:
+    await reply_ephemeral(interaction, text(language_of(interaction), "component.bad_custom_id"))
 
 
 async def apologize(interaction: discord.Interaction) -> None:

@@ -2,19 +2,23 @@
 
 discord.py asks a :class:`~discord.app_commands.Translator` for every ``locale_str`` in the command
 tree and every Discord locale when it syncs, and sends the answers as ``name_localizations`` /
-``description_localizations``. Strings carry their catalogue key in ``extras``; option names carry
-none, so they stay the same ASCII words (``params``) in every language.
+``description_localizations``. Descriptions carry their catalogue key in ``extras``, choice names
+the option and the value; option names carry nothing, so they stay the same ASCII words (``params``)
+in every language.
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 import discord
 from discord import app_commands
 
-from bot.estimate.core import Optimizer
-from bot.estimate.hardware import Gpu
+from bot.estimate.options import OptionSpec
+from bot.estimate.request import option
 from bot.present.i18n import DEFAULT_LANGUAGE, Language, has_text, text
-from bot.present.render import gpu_choice_name, optimizer_choice_name
+from bot.present.option_docs import discord_description
+from bot.present.phrases import choice_name
 
 # Discord's locales we have a catalogue for. English ones are registered too, so that a client set
 # to British English sees the same words as the default.
@@ -30,15 +34,15 @@ def localized(key: str) -> app_commands.locale_str:
     return app_commands.locale_str(text(DEFAULT_LANGUAGE, key), key=key)
 
 
-def optimizer_choice(optimizer: Optimizer) -> app_commands.Choice[str]:
-    name = app_commands.locale_str(optimizer_choice_name(optimizer), optimizer=optimizer.value)
-    return app_commands.Choice(name=name, value=optimizer.value)
+def localized_description(spec: OptionSpec) -> app_commands.locale_str:
+    """An option's description for the command tree, with its default, localized by the translator."""
+    return app_commands.locale_str(discord_description(spec), description_of=spec.name)
 
 
-def gpu_choice(gpu: Gpu) -> app_commands.Choice[str]:
-    return app_commands.Choice(
-        name=app_commands.locale_str(gpu_choice_name(gpu), gpu=gpu.value), value=gpu.value
-    )
+def localized_choice(option_name: str, choice: StrEnum) -> app_commands.Choice[str]:
+    """One choice of a choice option, named in English by default and localized by the translator."""
+    name = app_commands.locale_str(choice_name(choice), option=option_name, value=choice.value)
+    return app_commands.Choice(name=name, value=choice.value)
 
 
 class CatalogueTranslator(app_commands.Translator):
@@ -52,10 +56,11 @@ class CatalogueTranslator(app_commands.Translator):
         if language is None:
             return None
         extras = string.extras
-        if "optimizer" in extras:
-            return optimizer_choice_name(Optimizer(extras["optimizer"]), language)
-        if "gpu" in extras:
-            return gpu_choice_name(Gpu(extras["gpu"]), language)
+        if "description_of" in extras:
+            return discord_description(option(extras["description_of"]), language)
+        if "option" in extras:  # a choice's name
+            choices = option(extras["option"]).option.choices
+            return choice_name(choices(extras["value"]), language) if choices is not None else None
         key = extras.get("key")
         if isinstance(key, str) and has_text(language, key):
             return text(language, key)

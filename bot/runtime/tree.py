@@ -1,8 +1,10 @@
-"""The bot's command tree: one place that turns malformed payloads and stray errors into replies.
+"""The bot's command tree, and its one error handler for everything ``/vram`` and its controls raise.
 
-discord.py converts option values while it builds the namespace, before any command or cog error
-handler runs, so a payload whose value has the wrong JSON type would otherwise end the handling task
-with no answer. The check below runs first (``interaction_check``) and answers it instead.
+discord.py converts option values while it builds the namespace, before any command runs, so a payload
+whose value has the wrong JSON type would end the handling task with no answer: ``interaction_check``
+refuses it first and hands it to :meth:`VramCommandTree.on_error`, like everything else.
+The controls hand their errors to the same handler (:class:`ControlError`), so what the user sees for
+bad input, an expired interaction or a bug is decided in one place.
 """
 
 from __future__ import annotations
@@ -13,14 +15,36 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from bot.estimate.core import Problem
-from bot.runtime.replies import apologize, is_expired, reply_problems, warn_expired
+from bot.estimate.request import InvalidRequest, Problem
+from bot.present.command_line import UnreadableCommand
+from bot.present.custom_ids import UnreadableState
+from bot.runtime.replies import apologize, is_expired, reply_bad_control, reply_problems, warn_expired
 
 log = logging.getLogger(__name__)
 
 _SUB_COMMAND, _SUB_COMMAND_GROUP = 1, 2
 _STRING, _INTEGER, _BOOLEAN, _NUMBER = 3, 4, 5, 10
 _SNOWFLAKE_TYPES = {6, 7, 8, 9, 11}  # user, channel, role, mentionable, attachment
+
+
+class MalformedOptions(app_commands.AppCommandError):
+    """The payload's option values do not have the JSON types their options claim."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__(f"malformed options: {problems}")
+        self.problems = problems
+
+
+class NothingToSuggest(app_commands.AppCommandError):
+    """An autocomplete for an option that has no suggestions, or with no option being typed."""
+
+
+class ControlError(app_commands.AppCommandError):
+    """An error raised while answering a click on a control; ``original`` is what was raised."""
+
+    def __init__(self, original: Exception) -> None:
+        super().__init__(f"control failed: {original!r}")
+        self.original = original
 
 
 def _value_has_its_type(option_type: int, value: Any) -> bool:
@@ -31,20 +55,25 @@ def _value_has_its_type(option_type: int, value: Any) -> bool:
     if option_type == _INTEGER:
         return isinstance(value, int) and not isinstance(value, bool)
     if option_type == _NUMBER:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return isinstance(value, int | float) and not isinstance(value, bool)
     if option_type in _SNOWFLAKE_TYPES:
-        return isinstance(value, (str, int)) and str(value).isdigit()
+        return isinstance(value, str | int) and str(value).isdigit()
     return True  # a type this code does not know: leave it to discord.py
 
 
-def malformed_options(options: list[dict[str, Any]]) -> list[Problem]:
+def malformed_options(options: list[Any]) -> list[Problem]:
     """Options whose JSON value does not match the option type they claim (Discord never sends such)."""
     problems: list[Problem] = []
     for option in options:
+        if not isinstance(option, dict):
+            problems.append(Problem("wrong_type", "options"))
+            continue
         option_type = option.get("type")
         name = str(option.get("name", "?"))[:100]
         if option_type in (_SUB_COMMAND, _SUB_COMMAND_GROUP):
             problems += malformed_options(option.get("options", []))
+        elif option.get("focused") is True and isinstance(option.get("value"), str):
+            continue  # the option being typed in an autocomplete: its value is the text so far
         elif (
             not isinstance(option_type, int)
             or isinstance(option_type, bool)
@@ -54,31 +83,83 @@ def malformed_options(options: list[dict[str, Any]]) -> list[Problem]:
     return problems
 
 
+async def answer_error(interaction: discord.Interaction, error: Exception) -> None:
+    """What the user sees when answering failed: the problem, "nothing changed", or an apology.
+
+    Bad input is the user's to fix, so it gets an ephemeral explanation and no log at ERROR; an expired
+    interaction cannot be answered at all, so it gets one warning; anything else is a bug, logged with
+    its traceback once, and the user gets a short apology.
+    """
+    original = getattr(error, "original", error)  # CommandInvokeError and ControlError wrap it
+    if interaction.type is discord.InteractionType.autocomplete:
+        await _no_suggestions(interaction, original)
+    elif isinstance(original, MalformedOptions | InvalidRequest):
+        log.info("Refused the input of interaction %s: %s", interaction.id, original.problems)
+        await reply_problems(interaction, original.problems)
+    elif isinstance(original, UnreadableState | UnreadableCommand):
+        log.info("Refused a control of interaction %s: %s", interaction.id, original)
+        await reply_bad_control(interaction)
+    elif is_expired(original):
+        warn_expired(interaction)  # too late to answer at all, so no apology either
+    else:
+        log.error("Answering interaction %s failed", interaction.id, exc_info=original)
+        await apologize(interaction)
+
+
+async def _no_suggestions(interaction: discord.Interaction, error: Exception) -> None:
+    """An autocomplete shows no message, so whatever went wrong, it gets an empty list of suggestions.
+
+    Input Discord's client never sends (wrong types, a focused option without suggestions) is the
+    sender's problem, logged at INFO; anything else is a bug, logged with its traceback.
+    """
+    if isinstance(error, MalformedOptions | NothingToSuggest):
+        log.info("No suggestions for interaction %s: %s", interaction.id, error)
+    else:
+        log.error("Suggesting for interaction %s failed", interaction.id, exc_info=error)
+    try:
+        await interaction.response.autocomplete([])
+    except discord.HTTPException as exc:
+        log.warning("Could not answer autocomplete %s: %s", interaction.id, exc)
+
+
 class VramCommandTree(app_commands.CommandTree[discord.Client]):
     async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
-        if interaction.type is not discord.InteractionType.application_command:
+        kinds = (discord.InteractionType.application_command, discord.InteractionType.autocomplete)
+        if interaction.type not in kinds:
             return True
         data: Any = interaction.data or {}
         options = data.get("options", [])
-        if isinstance(options, list):
-            problems = malformed_options(options)
-        else:
+        problems = malformed_options(options) if isinstance(options, list) else []
+        if not isinstance(options, list):
             problems = [Problem("wrong_type", "options")]
         if problems:
-            log.info("Refused a malformed interaction %s: %s", interaction.id, problems)
-            await reply_problems(interaction, problems)
+            # Handled here rather than raised: discord.py's own error dispatch would first parse the
+            # options it cannot parse, and the user would get no answer.
+            await self.on_error(interaction, MalformedOptions(problems))
+            return False
+        if interaction.type is discord.InteractionType.autocomplete and not self._suggests(data):
+            # discord.py would log this at ERROR and leave the user's picker spinning.
+            await self.on_error(interaction, NothingToSuggest("no option with suggestions is focused"))
             return False
         return True
+
+    def _suggests(self, data: Any) -> bool:
+        """Whether the focused option of an autocomplete payload has suggestions (an autocomplete)."""
+        command: Any = self.get_command(str(data.get("name", "")))
+        options: list[Any] = data.get("options", [])
+        while True:  # walk down sub-command groups and sub-commands to the options being typed
+            nested = next((o for o in options if o.get("type") in (_SUB_COMMAND, _SUB_COMMAND_GROUP)), None)
+            if nested is None or not isinstance(command, app_commands.Group):
+                break
+            command = command.get_command(str(nested.get("name", "")))
+            options = nested.get("options", [])
+        focused = next((o for o in options if o.get("focused") is True), None)
+        if focused is None or not isinstance(command, app_commands.Command):
+            return False
+        parameter = command.get_parameter(str(focused.get("name", "")))
+        return parameter is not None and parameter.autocomplete
 
     async def on_error(
         self, interaction: discord.Interaction, error: app_commands.AppCommandError, /
     ) -> None:
-        # Commands with their own handler (like the /vram cog) have answered already.
-        command = interaction.command
-        if command is not None and command._has_any_error_handlers():
-            return
-        if is_expired(error):
-            warn_expired(interaction)
-            return
-        log.error("Command %s failed", getattr(command, "name", "?"), exc_info=error)
-        await apologize(interaction)
+        await answer_error(interaction, error)

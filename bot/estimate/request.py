@@ -1,0 +1,323 @@
+"""What the user asks, validated: the request, its options (declared once, here) and its problems.
+
+Every ``/vram`` option that shapes the estimate is a field of :class:`EstimateRequest`, declared with
+its :class:`~bot.estimate.options.Option`: kind, range, default, custom_id key, catalogue keys and
+CLI form. :func:`options` reads those declarations as a table for everything else to derive from.
+Pure Python and pydantic; nothing here knows Discord or words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from functools import cache
+from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from bot.estimate.hardware import DEFAULT_GPU, Gpu
+from bot.estimate.models import Architecture, close_matches, find_preset
+from bot.estimate.optimizers import Optimizer
+from bot.estimate.options import Limit, Option, OptionSpec
+
+# Without a batch size or a sequence length, an activation estimate assumes these.
+DEFAULT_BATCH_SIZE = 1
+DEFAULT_SEQ_LEN = 2048
+
+
+class EstimateRequest(BaseModel):
+    """What the user asks: a model (size or preset), optimizer, activations, hardware and LoRA rank.
+
+    Each field is one option, declared once; the order here is the order users see.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    params: (
+        Annotated[
+            float,
+            Option(
+                kind="number",
+                description_key="option.params",
+                packed_key="p",
+                limit=Limit(0, 100_000, minimum_inclusive=False),
+                unit_key="unit.params",
+                cli_positional=True,
+            ),
+        ]
+        | None
+    ) = None
+    model: (
+        Annotated[
+            Architecture,
+            Option(
+                kind="text",
+                description_key="option.model",
+                packed_key="m",
+                max_length=100,
+                autocomplete=True,
+            ),
+        ]
+        | None
+    ) = None
+    optimizer: Annotated[
+        Optimizer,
+        Option(
+            kind="choice",
+            description_key="option.optimizer",
+            packed_key="o",
+            choices=Optimizer,
+            always_shown=True,
+        ),
+    ] = Optimizer.ADAM
+    activations: (
+        Annotated[
+            float,
+            Option(
+                kind="number",
+                description_key="option.activations",
+                packed_key="a",
+                limit=Limit(0, 1_000_000),
+                unit_key="unit.activations",
+            ),
+        ]
+        | None
+    ) = None
+    bytes_per_param: (
+        Annotated[
+            float,
+            Option(
+                kind="number",
+                description_key="option.bytes_per_param",
+                packed_key="b",
+                limit=Limit(0, 64, minimum_inclusive=False),
+                unit_key="unit.bytes_per_param",
+            ),
+        ]
+        | None
+    ) = None
+    gpu: (
+        Annotated[Gpu, Option(kind="choice", description_key="option.gpu", packed_key="g", choices=Gpu)]
+        | None
+    ) = None
+    gpus: Annotated[
+        int,
+        Option(
+            kind="integer",
+            description_key="option.gpus",
+            packed_key="n",
+            limit=Limit(1, 4096),
+            unit_key="unit.gpus",
+        ),
+    ] = 1
+    lora_rank: Annotated[
+        int,
+        Option(
+            kind="integer",
+            description_key="option.lora_rank",
+            packed_key="r",
+            limit=Limit(1, 1024),
+            unit_key="unit.lora_rank",
+        ),
+    ] = 16
+    batch_size: (
+        Annotated[
+            int,
+            Option(
+                kind="integer",
+                description_key="option.batch_size",
+                packed_key="bs",
+                limit=Limit(1, 65_536),
+                unit_key="unit.batch_size",
+            ),
+        ]
+        | None
+    ) = None
+    seq_len: (
+        Annotated[
+            int,
+            Option(
+                kind="integer",
+                description_key="option.seq_len",
+                packed_key="s",
+                limit=Limit(1, 1_048_576),
+                unit_key="unit.seq_len",
+            ),
+        ]
+        | None
+    ) = None
+    checkpointing: Annotated[
+        bool, Option(kind="boolean", description_key="option.checkpointing", packed_key="c")
+    ] = False
+    flash_attention: Annotated[
+        bool, Option(kind="boolean", description_key="option.flash_attention", packed_key="f")
+    ] = True
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _preset(cls, value: object) -> object:
+        if value is None or isinstance(value, Architecture):
+            return value
+        limit = option("model").option.max_length or 0
+        if not isinstance(value, str) or len(value) > limit:
+            raise PydanticCustomError("unknown_model", "not a model preset", {"close": ()})
+        preset = find_preset(value)
+        if preset is None:
+            raise PydanticCustomError(
+                "unknown_model", "not a model preset", {"close": tuple(close_matches(value))}
+            )
+        return preset
+
+    @model_validator(mode="after")
+    def _enough_to_go_on(self) -> EstimateRequest:
+        if self.params is None and self.model is None:
+            raise PydanticCustomError("missing_size", "give params or a model preset")
+        if self.model is None and (self.batch_size is not None or self.seq_len is not None):
+            raise PydanticCustomError("needs_preset", "batch_size and seq_len need a model preset")
+        return self
+
+    @property
+    def card(self) -> Gpu:
+        return self.gpu or DEFAULT_GPU
+
+    @property
+    def params_billion(self) -> float:
+        """``params`` wins over the preset's count when both are given."""
+        if self.params is not None:
+            return self.params
+        if self.model is None:  # the validator rules this out
+            raise ValueError("neither params nor model")
+        return self.model.params_billion
+
+    @property
+    def wants_activation_estimate(self) -> bool:
+        return (
+            self.model is not None
+            and self.activations is None
+            and (self.batch_size is not None or self.seq_len is not None)
+        )
+
+    def given(self) -> dict[str, object]:
+        """The options as a user would type them (a preset by its key, a choice by its value), by name,
+        leaving out those at their default; :func:`parse_request` turns this back into the request."""
+        values: dict[str, object] = {}
+        for spec in request_options():
+            value = getattr(self, spec.name)
+            if value is None or value == spec.default:
+                continue
+            if isinstance(value, Architecture):
+                value = value.key
+            elif isinstance(value, StrEnum):
+                value = value.value
+            values[spec.name] = value
+        return values
+
+
+def _option_of(annotation: Any) -> Option:
+    """The :class:`Option` inside ``Annotated[T, Option(...)]`` or ``Annotated[...] | None``."""
+    candidates = [annotation, *get_args(annotation)]
+    for candidate in candidates:
+        if get_origin(candidate) is Annotated:
+            found = [m for m in get_args(candidate)[1:] if isinstance(m, Option)]
+            if found:
+                return found[0]
+    raise TypeError(f"{annotation!r} declares no Option")
+
+
+@cache
+def request_options() -> tuple[OptionSpec, ...]:
+    """The option table of the request, in declaration order."""
+    hints = get_type_hints(EstimateRequest, include_extras=True)
+    return tuple(
+        OptionSpec(name=name, default=field.default, option=_option_of(hints[name]))
+        for name, field in EstimateRequest.model_fields.items()
+    )
+
+
+# The one option that shapes only the reply: who sees it. It is not part of the estimate, so it is
+# neither packed into controls nor shown in the command line.
+PRIVATE = OptionSpec(
+    name="private",
+    default=False,
+    option=Option(kind="boolean", description_key="option.private", packed_key=None),
+)
+
+
+@cache
+def command_options() -> tuple[OptionSpec, ...]:
+    """Every ``/vram`` option: the request's, then the reply's."""
+    return (*request_options(), PRIVATE)
+
+
+def option(name: str) -> OptionSpec:
+    """The table row of one option by name; KeyError for a name that is not an option."""
+    for spec in command_options():
+        if spec.name == name:
+            return spec
+    raise KeyError(name)
+
+
+ProblemCode = Literal[
+    "out_of_range",  # a number outside its Limit, or not a number of the right kind
+    "not_a_choice",  # a choice option's value is not one of its choices
+    "unknown_model",  # no preset by that name (``close`` holds near names)
+    "missing_size",  # neither params nor model
+    "needs_preset",  # batch_size / seq_len without a model
+    "not_an_option",  # an option the request does not have
+    "wrong_type",  # a value of the wrong JSON type (seen by the command tree, before the estimator)
+    "invalid",  # anything else pydantic reports
+]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the input, as data: the renderers word it in the user's language."""
+
+    code: ProblemCode
+    option: str | None = None  # None: the request as a whole
+    given: object = None
+    close: tuple[str, ...] = ()  # near preset names, for unknown_model
+
+
+class InvalidRequest(ValueError):
+    """Raised for input outside the allowed ranges; ``problems`` holds one entry per option."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(f"{p.option or 'request'}: {p.code}" for p in problems))
+
+
+def _problem(error: Any) -> Problem:
+    location = error.get("loc") or ()
+    kind = str(error.get("type"))
+    given = error.get("input")
+    if not location:  # the request as a whole
+        if kind == "missing_size":
+            return Problem("missing_size")
+        if kind == "needs_preset":
+            return Problem("needs_preset")
+        return Problem("invalid")
+    name = str(location[0])
+    if kind == "extra_forbidden":
+        return Problem("not_an_option", name, given)
+    if kind == "unknown_model":
+        return Problem("unknown_model", name, given, tuple(error.get("ctx", {}).get("close", ())))
+    spec = option(name)
+    if spec.option.limit is not None:
+        return Problem("out_of_range", name, given)
+    if spec.option.choices is not None:
+        return Problem("not_a_choice", name, given)
+    return Problem("invalid", name, given)
+
+
+def parse_request(**options: object) -> EstimateRequest:
+    """Validate raw options into a request, raising :class:`InvalidRequest` with one problem per option.
+
+    Options given as ``None`` count as not given, as Discord leaves out options nobody filled in.
+    """
+    given = {name: value for name, value in options.items() if value is not None}
+    try:
+        return EstimateRequest.model_validate(given)
+    except ValidationError as exc:
+        raise InvalidRequest([_problem(e) for e in exc.errors()]) from exc

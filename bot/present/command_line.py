@@ -1,0 +1,99 @@
+"""The request as the ``/vram …`` line a user can copy, and that line read back into the request.
+
+It is command syntax, so it reads the same in every language. It lists the options that differ from
+their defaults, in the order of the option table, with numbers in Python's shortest round-trip form
+and never an exponent, so the line reproduces exactly the values the estimate used. Every view's
+description starts with it, which is also how a control finds a request too long for its custom_id.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from bot.estimate.options import OptionSpec
+from bot.estimate.request import (
+    EstimateRequest,
+    InvalidRequest,
+    command_options,
+    parse_request,
+    request_options,
+)
+
+COMMAND = "/vram"
+
+
+class UnreadableCommand(ValueError):
+    """The text is not a ``/vram`` line this module wrote (or its values are not valid)."""
+
+
+def plain_number(value: float) -> str:
+    """7, 70.6, 0.000001 (not 1e-06), 1000000 (not 1e+06): the shortest digits that round-trip.
+
+    Never an exponent, even for the tiniest value the limits allow: the line is for copying, and a
+    value far below anything meaningful may be long, but it is still the value the estimate used.
+    """
+    if value == 0:
+        return "0"  # also for -0.0
+    digits = format(Decimal(repr(float(value))), "f")
+    if "." in digits:
+        digits = digits.rstrip("0").removesuffix(".")
+    return digits
+
+
+def value_text(value: object) -> str:
+    """One option's value as typed in a command: numbers in plain form, anything else as text."""
+    if isinstance(value, bool):
+        return str(value)  # True / False, as Discord writes a boolean option
+    if isinstance(value, float):
+        return plain_number(value)
+    return str(value)
+
+
+def read_value(spec: OptionSpec, text: str) -> object:
+    """The value ``text`` stands for in option ``spec``; validation happens in the request."""
+    kind = spec.kind
+    if kind == "boolean":
+        if text not in ("True", "False"):
+            raise UnreadableCommand(f"{spec.name} is not True or False")
+        return text == "True"
+    if kind == "integer":
+        if not text.isascii() or not text.isdigit():
+            raise UnreadableCommand(f"{spec.name} is not a whole number")
+        return int(text)
+    if kind == "number":
+        try:
+            return float(text)  # nan and inf parse here, and the request's validation refuses them
+        except ValueError:
+            raise UnreadableCommand(f"{spec.name} is not a number") from None
+    return text
+
+
+def command_line(request: EstimateRequest) -> str:
+    """``/vram params:7 optimizer:adam8bit``: the options that differ from their defaults."""
+    given = request.given()
+    words = [COMMAND]
+    for spec in request_options():
+        if spec.name in given:
+            words.append(f"{spec.name}:{value_text(given[spec.name])}")
+        elif spec.option.always_shown:
+            words.append(f"{spec.name}:{value_text(getattr(request, spec.name))}")
+    return " ".join(words)
+
+
+def parse_command_line(line: str) -> EstimateRequest:
+    """The request a :func:`command_line` stands for; :class:`UnreadableCommand` for anything else."""
+    words = line.strip().strip("`").split(" ")
+    if words[0] != COMMAND:
+        raise UnreadableCommand("not a /vram line")
+    options: dict[str, object] = {}
+    by_name = {spec.name: spec for spec in command_options()}
+    for word in words[1:]:
+        name, sep, text = word.partition(":")
+        spec = by_name.get(name)
+        if not sep or spec is None or spec.option.packed_key is None or name in options:
+            raise UnreadableCommand(f"bad word {word[:20]!r}")
+        options[name] = read_value(spec, text)
+    try:
+        return parse_request(**options)
+    except InvalidRequest as exc:
+        raise UnreadableCommand(str(exc)) from None

@@ -1,0 +1,165 @@
+"""Phrases the views share: what is fine-tuned, with which method, on which card, and whether it fits."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TypedDict
+
+from bot.estimate.core import AdapterHint, Estimate
+from bot.estimate.hardware import Gpu
+from bot.estimate.models import Architecture
+from bot.estimate.optimizers import Optimizer
+from bot.present.i18n import DEFAULT_LANGUAGE, Language
+from bot.present.words import Words, optimizer_name
+
+FITS_COLOUR = 0x2ECC71
+DOES_NOT_FIT_COLOUR = 0xE74C3C
+NEUTRAL_COLOUR = 0x5865F2
+
+
+class EmbedField(TypedDict):
+    name: str
+    value: str
+    inline: bool
+
+
+def method_name(estimate: Estimate, w: Words) -> str:
+    """The optimizer's name, or "Custom 10 B/param" when a custom B replaced it."""
+    if estimate.request.bytes_per_param is not None:
+        return w("method.custom", bytes=w.num(estimate.request.bytes_per_param))
+    return optimizer_name(estimate.request.optimizer, w)
+
+
+def subject(estimate: Estimate, w: Words) -> str:
+    """What is being fine-tuned: the preset's name, or "a 7B model"."""
+    request = estimate.request
+    if request.model is not None and request.params is None:
+        return request.model.name
+    return w("subject.size", size=w.short(estimate.params_billion))
+
+
+def card_name(estimate: Estimate, w: Words) -> str:
+    """The picked card's name, or the original calculator's plain "80 GB GPU" when none was picked."""
+    verdict = estimate.single_gpu
+    return verdict.gpu.display_name if verdict.named else w("card.size", gb=w.num(verdict.capacity_gb))
+
+
+def verdict_text(estimate: Estimate, w: Words) -> str:
+    verdict = estimate.single_gpu
+    if verdict.fits:
+        return w("verdict.fits", gb=w.gb(verdict.headroom_gb))
+    over = w("verdict.over", gb=w.gb(verdict.overflow_gb))
+    capacity = w.num(verdict.capacity_gb)
+    if verdict.sharded_gpus is None:
+        return f"{over} {w('verdict.activations_fill', capacity=capacity)}"
+    return f"{over} {w('verdict.sharded', gpus=w.plain(verdict.sharded_gpus), capacity=capacity)}"
+
+
+def adapter_fit(hint: AdapterHint, w: Words) -> str:
+    """ "fits one 24 GB card", naming the smallest usual card that holds the adapter set-up."""
+    if hint.smallest_card_gb is None:
+        return w("lora.fits_none")
+    return w("lora.fits", gb=w.num(hint.smallest_card_gb))
+
+
+def adapters_text(estimate: Estimate, w: Words) -> str:
+    """How many adapter parameters LoRA trains, on which layers, and how that was counted."""
+    lora, model = estimate.lora, estimate.request.model
+    if lora.rank is None or model is None:
+        return w("lora.budget")
+    share = lora.adapter_params_billion / estimate.params_billion * 100
+    return w(
+        "lora.rank",
+        rank=w.plain(lora.rank),
+        modules=", ".join(model.lora_target_modules),
+        count=w.count(lora.adapter_params_billion * 1e9),
+        share=w.num(share, ".2g"),
+    )
+
+
+def lora_terms(estimate: Estimate, w: Words) -> dict[str, str]:
+    """The LoRA sum, base + adapters + activations = total, and the card it fits, as placeholders."""
+    lora = estimate.lora
+    return {
+        "adapters": adapters_text(estimate, w),
+        "base": w.gb(lora.base_gb),
+        "adapter_gb": w.gb(lora.adapters_gb),
+        "activations": w.gb(lora.activations_gb),
+        "total": w.gb(lora.total_gb),
+        "fit": adapter_fit(lora, w),
+    }
+
+
+def architecture_shape(model: Architecture, w: Words) -> str:
+    shape = w(
+        "preset.shape",
+        layers=w.plain(model.layers),
+        hidden=model.hidden_size,
+        heads=model.attention_heads,
+        kv_heads=model.kv_heads,
+        mlp=model.intermediate_size,
+        vocab=model.vocab_size,
+    )
+    return shape + (w("preset.experts", experts=model.experts) if model.experts > 1 else "")
+
+
+def architecture_notes(model: Architecture, w: Words) -> list[str]:
+    """What the count of a preset means: total and active parameters of a mixture of experts, the
+    text model of a multimodal repo, multi-token-prediction layers left out."""
+    notes = []
+    if model.is_moe:
+        notes.append(
+            w(
+                "preset.moe",
+                total=w.count(model.parameter_count),
+                active=w.count(model.active_parameter_count),
+            )
+        )
+    if model.text_only_of_multimodal:
+        notes.append(w("preset.text_only"))
+    if model.mtp_layers:
+        notes.append(w("preset.mtp", layers=w.plain(model.mtp_layers)))
+    return notes
+
+
+def activation_assumptions(estimate: Estimate, w: Words) -> str | None:
+    found = estimate.activation_estimate
+    if found is None:
+        return None
+    return w(
+        "activations.assumptions",
+        batch=w.plain(found.batch_size),
+        seq_len=w.plain(found.seq_len),
+        attention=w("activations.flash" if found.flash_attention else "activations.standard"),
+        recompute=w("activations.checkpointing" if found.checkpointing else "activations.no_checkpointing"),
+        per_layer=w.gb(found.per_layer_gb),
+        outside=w.gb(found.outside_layers_gb),
+    )
+
+
+def verdict_colour(estimate: Estimate) -> int:
+    return FITS_COLOUR if estimate.single_gpu.fits else DOES_NOT_FIT_COLOUR
+
+
+def optimizer_choice_name(optimizer: Optimizer, language: Language = DEFAULT_LANGUAGE) -> str:
+    """How a choice reads in Discord's picker; it starts with the key so typing the key finds it."""
+    w = Words(language)
+    return w(
+        "choice.optimizer",
+        key=optimizer.value,
+        name=optimizer_name(optimizer, w),
+        bytes=w.num(optimizer.bytes_per_param),
+    )
+
+
+def gpu_choice_name(gpu: Gpu, language: Language = DEFAULT_LANGUAGE) -> str:
+    return Words(language)("choice.gpu", key=gpu.value, name=gpu.display_name)
+
+
+def choice_name(choice: StrEnum, language: Language = DEFAULT_LANGUAGE) -> str:
+    """The name of one value of a choice option, as Discord's picker shows it."""
+    if isinstance(choice, Optimizer):
+        return optimizer_choice_name(choice, language)
+    if isinstance(choice, Gpu):
+        return gpu_choice_name(choice, language)
+    return choice.value

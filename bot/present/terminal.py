@@ -1,0 +1,26 @@
+"""An embed for a terminal: the offline preview prints what Discord would show."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def embed_to_text(embed: dict[str, Any]) -> str:
+    """The embed for a terminal: the same words, without Discord's markdown."""
+
+    def plain(value: str) -> str:
+        return value.replace("**", "").replace("`", "")
+
+    lines = [plain(embed["title"]), "=" * len(embed["title"]), plain(embed["description"]), ""]
+    for field in embed["fields"]:
+        name, value = plain(field["name"]), plain(field["value"])
+        if "\n" in value or len(name) + len(value) > 78:
+            if lines[-1]:
+                lines.append("")
+            lines += [f"{name}:", *(f"  {line}" for line in value.splitlines()), ""]
+        else:
+            lines.append(f"{name}: {value}")
+    if lines[-1]:
+        lines.append("")
+    lines.append(plain(embed["footer"]["text"]))
+    return "\n".join(lines)

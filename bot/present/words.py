@@ -1,0 +1,75 @@
+"""Words and numbers in the reader's language, bound once per answer: ``w("field.total")``, ``w.gb(84)``.
+
+Every word comes from the string catalogue of the reader's language (:mod:`bot.present.i18n`), every
+catalogue key is spelled out where it is used, and every number is formatted for the language.
+"""
+
+from __future__ import annotations
+
+from bot.estimate.optimizers import Optimizer
+from bot.estimate.sharding import Strategy
+from bot.present.i18n import DEFAULT_LANGUAGE, Language, catalogue, number
+
+# The catalogue keys of names that come from the estimate.
+OPTIMIZER_NAME_KEYS: dict[Optimizer, str] = {
+    Optimizer.ADAM: "method.adam",
+    Optimizer.ADAM8BIT: "method.adam8bit",
+    Optimizer.SGD: "method.sgd",
+}
+STRATEGY_NAME_KEYS: dict[Strategy, str] = {
+    "data parallel": "strategy.data_parallel",
+    "ZeRO-1": "strategy.zero1",
+    "ZeRO-2": "strategy.zero2",
+    "ZeRO-3": "strategy.zero3",
+}
+
+
+class Words:
+    """The catalogue and number formats of one language, bound for short call sites: ``w("key")``."""
+
+    __slots__ = ("_strings", "language")
+
+    def __init__(self, language: Language = DEFAULT_LANGUAGE) -> None:
+        self.language = language
+        self._strings = catalogue(language)  # bound once: an embed looks up some 30 strings
+
+    def __call__(self, key: str, /, **values: object) -> str:
+        return self._strings[key].format(**values)
+
+    def num(self, value: float, spec: str = "g") -> str:
+        return number(value, spec, self.language)
+
+    def short(self, value: float) -> str:
+        """Short, exact-looking numbers: 7, 0.5, 70.6, 405, 1,234,567."""
+        return self.num(value, ",.6g" if abs(value) < 1e6 else ",.0f")
+
+    def plain(self, value: float) -> str:
+        """1000000 as "1,000,000", not "1e+06"."""
+        return self.num(value, ",.0f") if float(value).is_integer() else self.num(value, ",")
+
+    def gb(self, value: float) -> str:
+        if value == 0:
+            return "0 GB"
+        if abs(value) < 1:
+            return f"{self.num(value, '.2g')} GB"
+        return f"{self.num(value, ',.1f')} GB"
+
+    def count(self, count: float) -> str:
+        """A parameter count as 41.9M or 8.03B (41,9 Mio. / 8,03 Mrd. in German)."""
+        if count >= 1e9:
+            return self("count.billion", n=self.num(count / 1e9, ",.3g"))
+        if count >= 1e6:
+            return self("count.million", n=self.num(count / 1e6, ",.3g"))
+        return self.num(count, ",.0f")
+
+
+def format_count(count: float, language: Language = DEFAULT_LANGUAGE) -> str:
+    return Words(language).count(count)
+
+
+def optimizer_name(optimizer: Optimizer, w: Words) -> str:
+    return w(OPTIMIZER_NAME_KEYS[optimizer])
+
+
+def strategy_name(strategy: Strategy, w: Words) -> str:
+    return w(STRATEGY_NAME_KEYS[strategy])

@@ -1,0 +1,80 @@
+"""``vram-bot estimate``: the bot's answer in a terminal, with the same options as ``/vram``.
+
+The flags come from the option table (``--gpus``, ``--no-flash-attention``, …), with the help texts
+the README and Discord show. Nothing here imports discord: the preview runs without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from bot.estimate.core import estimate
+from bot.estimate.models import presets
+from bot.estimate.options import OptionSpec
+from bot.estimate.request import InvalidRequest, parse_request, request_options
+from bot.present.answer import render_embed
+from bot.present.i18n import DEFAULT_LANGUAGE, Language
+from bot.present.option_docs import option_help
+from bot.present.problems import describe_problem
+from bot.present.terminal import embed_to_text
+
+EXIT_USAGE = 2
+
+
+def _add_option(parser: argparse.ArgumentParser, spec: OptionSpec) -> None:
+    """One flag (or the positional ``params``) for one option of the table."""
+    arguments: dict[str, Any] = {"help": option_help(spec).replace("%", "%%"), "dest": spec.name}
+    kind = spec.kind
+    if kind == "boolean":
+        arguments["action"] = "store_false" if spec.default is True else "store_true"
+    elif kind == "number":
+        arguments["type"] = float
+    elif kind == "integer":
+        arguments["type"] = int
+    elif kind == "choice" and spec.option.choices is not None:
+        arguments["choices"] = [choice.value for choice in spec.option.choices]
+    if spec.option.cli_positional:
+        del arguments["dest"]
+        parser.add_argument(spec.name, nargs="?", **arguments)
+    else:
+        parser.add_argument(spec.cli_flag, **arguments)
+
+
+def add_estimate_command(commands: Any) -> None:
+    """The ``estimate`` sub-command on ``commands`` (what ``add_subparsers`` returned)."""
+    preview: argparse.ArgumentParser = commands.add_parser(
+        "estimate",
+        help="print the bot's answer in the terminal, no Discord needed",
+        description="Print the answer /vram would give, with the same options.",
+        epilog="example: vram-bot estimate 7 --optimizer adam8bit --activations 20",
+    )
+    for spec in request_options():
+        _add_option(preview, spec)
+    preview.add_argument(
+        "--lang",
+        choices=[language.value for language in Language],
+        default=DEFAULT_LANGUAGE.value,
+        help="language of the answer, as Discord users with that locale see it (default en)",
+    )
+    preview.add_argument("--list-models", action="store_true", help="list the model presets and exit")
+    preview.add_argument("--json", action="store_true", help="print the embed as Discord's JSON instead")
+
+
+def run_estimate(args: argparse.Namespace) -> int:
+    if args.list_models:
+        for preset in presets().values():
+            print(f"{preset.key:20} {preset.name:24} {preset.parameter_count:>18,} parameters")
+        return 0
+    language = Language(args.lang)
+    try:
+        request = parse_request(**{spec.name: getattr(args, spec.name) for spec in request_options()})
+    except InvalidRequest as exc:
+        for problem in exc.problems:
+            print(f"vram-bot: {describe_problem(problem, language).replace('`', '')}", file=sys.stderr)
+        return EXIT_USAGE
+    embed = render_embed(estimate(request), language)
+    print(json.dumps(embed, ensure_ascii=False, indent=2) if args.json else embed_to_text(embed))
+    return 0

@@ -1,0 +1,128 @@
+"""The ``/vram`` slash command: its parameters come from the option table; it validates, estimates, answers.
+
+Load it into any ``commands.Bot`` as the extension ``cogs.vram`` (or ``bot.runtime.cog``, the same).
+Every error it raises, bad input included, goes to the command tree's one handler
+(:func:`bot.runtime.tree.answer_error`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.estimate.models import search_presets
+from bot.estimate.options import OptionSpec
+from bot.estimate.request import PRIVATE, command_options, parse_request
+from bot.present.custom_ids import ESTIMATE
+from bot.present.i18n import text
+from bot.present.words import format_count
+from bot.runtime.controls import DYNAMIC_ITEMS, send_view
+from bot.runtime.replies import language_of
+from bot.runtime.translator import CatalogueTranslator, localized, localized_choice, localized_description
+from bot.runtime.tree import VramCommandTree
+
+log = logging.getLogger(__name__)
+
+AUTOCOMPLETE_MAX = 25  # Discord shows at most 25 suggestions
+
+
+def _annotation(spec: OptionSpec) -> Any:
+    """The parameter type discord.py turns into the option's type and range on Discord's side.
+
+    ``Range`` only declares the range to Discord's client: the request's validation checks it (with an
+    exclusive minimum where the option has one), so a hostile client meets the same rules and words.
+    """
+    limit, kind = spec.option.limit, spec.kind
+    if kind == "number" and limit is not None:
+        return app_commands.Range[float, limit.minimum, limit.maximum]
+    if kind == "integer" and limit is not None:
+        return app_commands.Range[int, int(limit.minimum), int(limit.maximum)]
+    if kind == "boolean":
+        return bool
+    if kind == "text" and spec.option.max_length is not None:
+        return app_commands.Range[str, 1, spec.option.max_length]
+    return str
+
+
+CommandCallback = TypeVar("CommandCallback", bound=Callable[..., Coroutine[Any, Any, None]])
+
+
+def _with_the_options(callback: CommandCallback) -> CommandCallback:
+    """Give ``callback(self, interaction, **options)`` one keyword parameter per option of the table,
+    which is what discord.py reads to register the command's options."""
+    head = list(inspect.signature(callback).parameters.values())[:2]  # self, interaction
+    parameters = [
+        inspect.Parameter(
+            spec.name, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(spec), default=spec.default
+        )
+        for spec in command_options()
+    ]
+    callback.__dict__["__signature__"] = inspect.Signature([*head, *parameters])
+    return callback
+
+
+_DESCRIPTIONS = {spec.name: localized_description(spec) for spec in command_options()}
+_CHOICES = {
+    spec.name: [localized_choice(spec.name, choice) for choice in spec.option.choices]
+    for spec in command_options()
+    if spec.option.choices is not None
+}
+
+
+class VramCog(commands.Cog):
+    """Answers ``/vram`` with the memory needed to fine-tune a model."""
+
+    def __init__(self, bot: commands.Bot) -> None:
+        self.bot = bot
+
+    @app_commands.command(name="vram", description=localized("command.description"))
+    @app_commands.describe(**_DESCRIPTIONS)
+    @app_commands.choices(**_CHOICES)
+    # Servers, DMs with the bot and, installed to a user's account, any channel the user is in.
+    @app_commands.allowed_installs(guilds=True, users=True)
+    @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
+    @_with_the_options
+    async def vram(self, interaction: discord.Interaction, /, **options: Any) -> None:
+        private = bool(options.pop(PRIVATE.name, PRIVATE.default))
+        request = parse_request(**options)  # InvalidRequest goes to the tree's error handler
+        await send_view(interaction, request, ESTIMATE, ephemeral=private, edit=False)
+
+    @vram.autocomplete("model")
+    async def _model_autocomplete(
+        self, interaction: discord.Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        language = language_of(interaction)
+        return [
+            app_commands.Choice(
+                name=text(
+                    language, "choice.model", name=m.name, count=format_count(m.parameter_count, language)
+                ),
+                value=m.key,
+            )
+            for m in search_presets(current, limit=AUTOCOMPLETE_MAX)
+        ]
+
+
+async def setup(bot: commands.Bot) -> None:
+    # The answers' controls are rebuilt from their custom_id, also for messages sent before a restart.
+    bot.add_dynamic_items(*DYNAMIC_ITEMS)
+    # Localizations need a translator on the tree; keep one the host bot has set up itself.
+    if bot.tree.translator is None:
+        await bot.tree.set_translator(CatalogueTranslator())
+    if not isinstance(bot.tree, VramCommandTree):
+        log.warning(
+            "The command tree is not a VramCommandTree, so /vram's errors (bad input included) reach "
+            "your tree's on_error: call bot.runtime.tree.answer_error from it, or pass "
+            "tree_cls=VramCommandTree to your bot"
+        )
+    await bot.add_cog(VramCog(bot))
+
+
+async def teardown(bot: commands.Bot) -> None:
+    bot.remove_dynamic_items(*DYNAMIC_ITEMS)

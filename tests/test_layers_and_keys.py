@@ -1,0 +1,114 @@
+"""The layers stay pure, and every catalogue key is spelled out where it is used.
+
+- The estimate (numbers) and the presentation (words, embed JSON, terminal text) never import
+  discord.py or the Discord runtime, and the estimate never imports words; the offline preview runs
+  without discord.py loaded at all.
+- A catalogue key appears in the code as a whole string literal (never built with an f-string), so
+  a key used but missing, or defined but unused, is found by reading the source.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.present.i18n import Language, catalogue
+
+PROJECT = Path(__file__).resolve().parents[1]
+SOURCES = sorted([*(PROJECT / "bot").rglob("*.py"), *(PROJECT / "cogs").rglob("*.py")])
+KEY_SHAPE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
+
+FORBIDDEN = {
+    "bot/estimate": ("discord", "bot.runtime", "cogs", "bot.present"),
+    "bot/present": ("discord", "bot.runtime", "cogs"),
+    "bot/preview.py": ("discord", "bot.runtime", "cogs"),
+}
+
+
+def imported_modules(source: str) -> set[str]:
+    """Every module a source imports, at any depth (function-level imports included)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+def forbidden_imports(source: str, forbidden: tuple[str, ...]) -> list[str]:
+    return sorted(
+        module
+        for module in imported_modules(source)
+        if any(module == prefix or module.startswith(f"{prefix}.") for prefix in forbidden)
+    )
+
+
+def test_the_checker_sees_an_import_inside_a_function() -> None:
+    source = "def f():\n    from discord import Embed\n    import bot.runtime.tree\n"
+    assert forbidden_imports(source, ("discord", "bot.runtime")) == ["bot.runtime.tree", "discord"]
+
+
+@pytest.mark.parametrize("layer", sorted(FORBIDDEN))
+def test_the_pure_layers_import_no_discord(layer: str) -> None:
+    path = PROJECT / layer
+    files = [path] if path.is_file() else sorted(path.rglob("*.py"))
+    assert files
+    for file in files:
+        assert forbidden_imports(file.read_text(encoding="utf-8"), FORBIDDEN[layer]) == [], file
+
+
+def test_the_offline_preview_runs_without_discord_loaded() -> None:
+    script = (
+        "import sys\n"
+        "from bot.cli import main\n"
+        "assert main(['estimate', '7', '--optimizer', 'sgd']) == 0\n"
+        "loaded = sorted(m for m in sys.modules if m == 'discord' or m.startswith('discord.'))\n"
+        "assert not loaded, loaded\n"
+    )
+    finished = subprocess.run(  # noqa: S603 (our own interpreter)
+        [sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert "/vram params:7 optimizer:sgd" in finished.stdout
+
+
+def keys_in(source: str, sections: set[str]) -> tuple[set[str], list[str]]:
+    """The catalogue-shaped string literals of a source, and the f-strings that build a key."""
+    used: set[str] = set()
+    built: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and KEY_SHAPE.match(node.value):
+            if node.value.split(".", 1)[0] in sections:
+                used.add(node.value)
+        elif isinstance(node, ast.JoinedStr) and node.values:
+            start = node.values[0]
+            head = str(start.value) if isinstance(start, ast.Constant) else ""
+            if head.split(".", 1)[0] in sections and "." in head and " " not in head:
+                built.append(ast.unparse(node))
+    return used, built
+
+
+def test_the_key_checker_sees_a_built_key() -> None:
+    used, built = keys_in('w("field.total")\nw(f"part.{name}")\n', {"field", "part"})
+    assert used == {"field.total"}
+    assert built == ["f'part.{name}'"]
+
+
+def test_every_key_is_spelled_out_used_and_defined() -> None:
+    defined = set(catalogue(Language.EN))
+    sections = {key.split(".", 1)[0] for key in defined}
+    used: set[str] = set()
+    built: list[str] = []
+    for file in SOURCES:
+        file_used, file_built = keys_in(file.read_text(encoding="utf-8"), sections)
+        used |= file_used
+        built += [f"{file.relative_to(PROJECT)}: {text}" for text in file_built]
+    assert built == [], "catalogue keys built with f-strings"
+    assert sorted(used - defined) == [], "used but missing from the catalogue"
+    assert sorted(defined - used) == [], "defined but never used"
