@@ -4,6 +4,7 @@ checked by reading them (hadolint lints the Dockerfile in CI)."""
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 from bot import __version__
@@ -55,7 +56,11 @@ def test_the_image_is_healthchecked_labelled_and_not_root() -> None:
     assert healthcheck.endswith('CMD ["vram-bot", "health"]')
     users = [line.split()[1] for line in lines if line.startswith("USER ")]
     assert users[-1] not in ("root", "0")
-    assert f"ARG VERSION={__version__}" in lines  # the OCI version label says what the code says
+    # The OCI version label, the compose image tag and the package say what `vram-bot --version` says.
+    assert f"ARG VERSION={__version__}" in lines
+    assert f"    image: vram-bot:{__version__}" in compose_lines()
+    project = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["version"] == __version__
     assert any('org.opencontainers.image.version="${VERSION}"' in line for line in lines)
     assert any("VRAM_BOT_STATUS_FILE=" in line for line in lines if line.startswith("ENV "))
 
