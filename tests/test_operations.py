@@ -6,6 +6,7 @@ import io
 import json
 import logging
 import random
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 from bot.runtime.gateway import frame_sequence
 from bot.runtime.logs import OneLineRetries, setup_logging
 from bot.runtime.retry import FATAL_CLOSE_CODES, Backoff, describe, fatal, transient
-from bot.runtime.settings import ConfigError, load_settings
+from bot.runtime.settings import ConfigError, Settings, load_settings
 
 
 def http_error(status: int, reason: str, cls: type[discord.HTTPException] = discord.HTTPException) -> Any:
@@ -177,3 +178,11 @@ def test_environment_variables_override_the_file_in_any_case(
     assert settings.sync_commands is False
     assert (settings.shard_count, settings.shard_ids) == (4, [1, 3])
     assert settings.startup_retry_s == 600
+
+
+def test_the_readme_settings_table_names_every_setting() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Settings\n", 1)[1].split("\n\n|", 1)[1].split("\n\n", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    named = {key for row in rows for key in re.findall(r"`([a-z_]+)`", row.split("|")[1])}
+    assert named == set(Settings.model_fields)
