@@ -6,7 +6,7 @@ catalogue key is spelled out where it is used, and every number is formatted for
 
 from __future__ import annotations
 
-from bot.estimate.optimizers import Optimizer
+from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.sharding import Strategy
 from bot.present.i18n import DEFAULT_LANGUAGE, Language, catalogue, number
 
@@ -15,6 +15,17 @@ OPTIMIZER_NAME_KEYS: dict[Optimizer, str] = {
     Optimizer.ADAM: "method.adam",
     Optimizer.ADAM8BIT: "method.adam8bit",
     Optimizer.SGD: "method.sgd",
+}
+# Outside the seed's mixed precision, Adam is plain Adam; the setup is named beside it.
+OPTIMIZER_PLAIN_NAME_KEYS: dict[Optimizer, str] = {
+    Optimizer.ADAM: "method.adam_plain",
+    Optimizer.ADAM8BIT: "method.adam8bit",
+    Optimizer.SGD: "method.sgd",
+}
+PRECISION_NAME_KEYS: dict[Precision, str] = {
+    Precision.MIXED: "precision.mixed",
+    Precision.AMP: "precision.amp",
+    Precision.BF16: "precision.bf16",
 }
 STRATEGY_NAME_KEYS: dict[Strategy, str] = {
     "data parallel": "strategy.data_parallel",
@@ -67,8 +78,16 @@ def format_count(count: float, language: Language = DEFAULT_LANGUAGE) -> str:
     return Words(language).count(count)
 
 
-def optimizer_name(optimizer: Optimizer, w: Words) -> str:
-    return w(OPTIMIZER_NAME_KEYS[optimizer])
+def optimizer_name(optimizer: Optimizer, w: Words, precision: Precision = Precision.MIXED) -> str:
+    """ "Mixed-precision Adam" in the seed's setup; "Adam, pure bf16" in another."""
+    if precision is Precision.MIXED:
+        return w(OPTIMIZER_NAME_KEYS[optimizer])
+    method = w(OPTIMIZER_PLAIN_NAME_KEYS[optimizer])
+    return w("method.with_setup", method=method, setup=w(PRECISION_NAME_KEYS[precision]))
+
+
+def precision_name(precision: Precision, w: Words) -> str:
+    return w(PRECISION_NAME_KEYS[precision])
 
 
 def strategy_name(strategy: Strategy, w: Words) -> str:
