@@ -7,6 +7,9 @@ import re
 import tomllib
 from pathlib import Path
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
 from bot import __version__
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -73,3 +76,15 @@ def test_compose_restarts_on_failure_but_not_for_ever_and_mounts_the_config_read
     assert mount[0].endswith("- type: bind")
     assert "        read_only: true" in mount
     assert "          create_host_path: false" in lines
+
+
+def test_the_lock_pins_every_dependency_within_pyproject_s_ranges() -> None:
+    """A dependency added or re-ranged in pyproject.toml without regenerating the lock fails here."""
+    project = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    lock = (PROJECT / "requirements.lock").read_text(encoding="utf-8")
+    pinned = dict(re.findall(r"^([a-z0-9-]+)==(\S+) \\$", lock, flags=re.MULTILINE))
+    for line in project["dependencies"]:
+        requirement = Requirement(line)
+        name = canonicalize_name(requirement.name)
+        assert name in pinned, f"{name} is not in requirements.lock: regenerate it (see README, Docker)"
+        assert requirement.specifier.contains(pinned[name]), f"{name}=={pinned[name]} is outside {line}"
