@@ -64,6 +64,8 @@ class _Tracker:
     region: int = OUTSIDE
     peak: dict[str, int] = field(default_factory=dict)
     param_ptrs: set[int] = field(default_factory=set)
+    # The live storages at each phase's peak, to split the peak into its parts afterwards.
+    at_peak: dict[str, dict[int, _Storage]] = field(default_factory=dict)
 
     def add(self, storage: Any, *, weight_copy: bool = False) -> None:
         ptr = int(storage.data_ptr())
@@ -74,6 +76,7 @@ class _Tracker:
         self.total += nbytes
         if self.total > self.peak.get(self.phase, 0):
             self.peak[self.phase] = self.total
+            self.at_peak[self.phase] = dict(self.live)
         weakref.finalize(storage, self._free, ptr)
 
     def _free(self, ptr: int) -> None:
@@ -83,7 +86,28 @@ class _Tracker:
 
     def enter(self, phase: str) -> None:
         self.phase = phase
-        self.peak[phase] = max(self.peak.get(phase, 0), self.total)
+        if self.total > self.peak.get(phase, 0):
+            self.peak[phase] = self.total
+            self.at_peak[phase] = dict(self.live)
+
+    def composition(self, phase: str, grad_ptrs: set[int]) -> dict[str, int]:
+        """The peak of ``phase`` split by what each live storage is: model states present before the
+        step, activations made in forward (and autocast's weight copies), gradients, and the
+        temporaries of the backward pass and of the optimizer step."""
+        parts: dict[str, int] = {}
+        for ptr, entry in self.at_peak.get(phase, {}).items():
+            if entry.phase == "setup":
+                part = "states"
+            elif entry.weight_copy:
+                part = "weight copies"
+            elif entry.phase == "forward":
+                part = "activations"
+            elif ptr in grad_ptrs:
+                part = "gradients"
+            else:
+                part = f"{entry.phase} temporaries"
+            parts[part] = parts.get(part, 0) + entry.nbytes
+        return parts
 
 
 class _LiveBytes(TorchDispatchMode):
@@ -302,6 +326,7 @@ def measure_step(config_dict: dict[str, Any], layers: int, setup: Setup) -> Meas
         loss.backward()
         del loss
         after_backward = tracker.total
+        grad_ptrs = {int(p.grad.untyped_storage().data_ptr()) for p in trainer.params if p.grad is not None}
         tracker.enter("step")
         trainer.step()
         after_step = tracker.total
@@ -335,5 +360,6 @@ def measure_step(config_dict: dict[str, Any], layers: int, setup: Setup) -> Meas
         peak_forward=peaks.get("forward", 0),
         peak_backward=peaks.get("backward", 0),
         peak_step=peaks.get("step", 0),
+        peak_parts={phase: tracker.composition(phase, grad_ptrs) for phase in tracker.peak},
         seconds=time.perf_counter() - started,
     )

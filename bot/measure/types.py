@@ -53,6 +53,8 @@ class Measurement:
     peak_forward: int
     peak_backward: int
     peak_step: int
+    # Each phase's peak split into states, activations, weight copies, gradients and temporaries.
+    peak_parts: dict[str, dict[str, int]]
     seconds: float
 
     @property
@@ -92,8 +94,19 @@ class Extrapolated:
     saved_bytes: float
     retained_per_layer: float
     retained_bytes: float
-    peak_bytes: float
-    peak_phase: str
+    # Each phase's peak is affine in depth; their maximum is not, so they are extended one by one.
+    peak_forward: float
+    peak_backward: float
+    peak_step: float
+
+    @property
+    def peak_bytes(self) -> float:
+        return max(self.peak_forward, self.peak_backward, self.peak_step)
+
+    @property
+    def peak_phase(self) -> str:
+        peaks = {"forward": self.peak_forward, "backward": self.peak_backward, "step": self.peak_step}
+        return max(peaks, key=lambda phase: peaks[phase])
 
 
 def extrapolate(shallow: Measurement, deep: Measurement, layers: int) -> Extrapolated:
@@ -116,6 +129,7 @@ def extrapolate(shallow: Measurement, deep: Measurement, layers: int) -> Extrapo
         saved_bytes=outside + layers * per_layer,
         retained_per_layer=(deep.retained_bytes - shallow.retained_bytes) / span,
         retained_bytes=line(shallow.retained_bytes, deep.retained_bytes),
-        peak_bytes=line(shallow.peak_bytes, deep.peak_bytes),
-        peak_phase=deep.peak_phase,
+        peak_forward=line(shallow.peak_forward, deep.peak_forward),
+        peak_backward=line(shallow.peak_backward, deep.peak_backward),
+        peak_step=line(shallow.peak_step, deep.peak_step),
     )

@@ -1,0 +1,355 @@
+"""Activation memory and a training step's peak as PyTorch actually keeps them (issue 11).
+
+Calibrated on CPU with PyTorch 2.13 and transformers 5.24 (``benchmarks/accuracy.py``, numbers and
+derivation in ``benchmarks/ACCURACY.md``): every term below is a tensor that autograd saves for
+backward, found by ``torch.autograd.graph.saved_tensors_hooks`` and counted once per storage. Pure
+Python; nothing here imports torch.
+
+Symbols (per token, i.e. to be multiplied by s·b): h hidden size, q = a·d query width, kv = g·d K/V
+width, f MLP width (an expert's for MoE), v vocabulary, a query heads, g K/V heads, k active experts,
+E experts; s²·b·a terms are written ``a·s`` per token. Bytes per token of one decoder layer:
+
+- RMSNorm as Llama/Qwen/Mistral implement it (``x.float()``, ``rsqrt``, ``weight * x.to(bf16)``),
+  16-bit weights: the fp32 copy of its input 4w, the bf16 normalized tensor 2w, the fp32 rsqrt 4 per
+  normalized row; under fp32 weights + autocast (``amp``): its fp32 input (the residual stream itself)
+  4w and the fp32 normalized 4w. Gemma's RMSNorm computes in fp32 throughout: 8w + 4 per row, and
+  keeps ``1 + weight`` in fp32 (4w once per norm, not per token).
+- Linear inputs: with 16-bit weights one tensor feeds Q/K/V (and gate/up, and the router), saved once,
+  2w; under autocast each linear casts its input to bf16 on its own, 2w per linear.
+- Attention, SDPA (the flash kernel: no s² matrix): Q and K after RoPE, V, the output (which is also
+  o_proj's input) and the fp32 log-sum-exp: 4q + 4kv + 4a. Eager: Q, K and V expanded to every query
+  head, the fp32 softmax and its bf16 copy, the output's contiguous copy: 8q + 6·a·s.
+- QK-norm (Qwen3, Gemma 3): a norm over each head's d, on Q (q wide, a rows) and K (kv wide, g rows).
+- Gated MLP (SiLU or GELU): gate, up, act(gate), act·up: 8f. No dropout mask is saved at p = 0.
+- MoE (transformers 5 grouped experts): router softmax fp32 4E, top-k indices and the sort 24k + 4
+  (int64), top-k weights 4k + routing weights (fp32 4k for Mixtral, bf16 2k for Qwen3-MoE), the
+  gathered input 2hk, gate_up, act, product 8fk, the experts' output 2hk (+ 4·E bytes of offsets).
+
+Full activation checkpointing (non-reentrant, as ``gradient_checkpointing_enable`` runs it) keeps each
+layer's input: 2h with 16-bit weights, 4h under autocast; the eager causal mask (b·s² in the compute
+dtype) and the RoPE tables are kept once as checkpoint inputs.
+
+Outside the layers: the final norm (as above, and its output 2h for the LM head; under autocast the
+LM head's bf16 input copy 2h more), the fp32 log-softmax of the loss 4v, int64 token ids and labels
+16 + the final norm's rsqrt 4, and the RoPE cos/sin (1·s·d each, bf16, fp32 under autocast).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.estimate.models import Architecture
+
+AttentionImpl = Literal["sdpa", "eager"]
+Precision = Literal["mixed", "amp", "bf16"]
+NormStyle = Literal["llama", "gemma"]
+OptimizerKind = Literal["adamw", "adamw_fused", "sgd", "adam8bit"]
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyTraits:
+    """What the Architecture fields do not say but the saved bytes depend on."""
+
+    norm_style: NormStyle = "llama"
+    qk_norm: bool = False
+    # Bytes per routed token-expert pair of the routing weight the experts' output is scaled by:
+    # Mixtral keeps the fp32 softmax, Qwen3-MoE casts it to the hidden dtype.
+    router_weight_bytes: int = 4
+    # RoPE cos/sin table pairs: Gemma 3 has one for local and one for global layers.
+    rope_tables: int = 1
+
+
+def traits_for(arch: Architecture) -> FamilyTraits:
+    """The family traits a preset's key implies (Gemma: fp32 norms; Qwen3/Gemma 3: QK-norm)."""
+    key = arch.key.lower().replace("-", "").replace(".", "").replace("_", "")
+    gemma = "gemma" in key
+    gemma3 = "gemma3" in key
+    qwen3 = "qwen3" in key
+    return FamilyTraits(
+        norm_style="gemma" if gemma else "llama",
+        qk_norm=gemma3 or qwen3,
+        router_weight_bytes=2 if qwen3 else 4,
+        rope_tables=2 if gemma3 else 1,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredActivations:
+    """Saved bytes of one step and the transients on top of them, in bytes."""
+
+    batch_size: int
+    seq_len: int
+    attention: AttentionImpl
+    precision: Precision
+    checkpointing: bool
+    per_layer_bytes: float
+    outside_layers_bytes: float
+    saved_bytes: float
+    # Under checkpointing: one layer's activations rebuilt in backward (its non-checkpointed saved bytes).
+    recompute_bytes: float
+    # At the loss: in forward the bf16 logits and their fp32 copy; in backward the two fp32 gradients of
+    # the logits (of the log-softmax output and of its input), on top of the saved log-softmax.
+    loss_forward_bytes: float
+    loss_backward_bytes: float
+    # Under autocast: the bf16 copies of the linear layers' weights, from forward to backward.
+    weight_copy_bytes: float
+    # Kept through backward without being saved (``held_bytes``).
+    held_bytes: float
+
+
+def _norm(width: int, rows: int, precision: Precision, style: NormStyle) -> int:
+    """Bytes per token an RMSNorm saves over ``rows`` slices of ``width`` together (not its output)."""
+    if style == "gemma" or precision == "amp":
+        return 8 * width + 4 * rows
+    return 6 * width + 4 * rows
+
+
+def _norm_constant(width: int, style: NormStyle) -> int:
+    """Gemma keeps ``1 + weight`` in fp32 for backward: per norm, independent of the tokens."""
+    return 4 * width if style == "gemma" else 0
+
+
+def layer_saved_bytes(
+    arch: Architecture,
+    batch_size: int,
+    seq_len: int,
+    *,
+    attention: AttentionImpl = "sdpa",
+    precision: Precision = "mixed",
+    traits: FamilyTraits | None = None,
+) -> float:
+    """Saved bytes of one decoder layer without checkpointing."""
+    t = traits or traits_for(arch)
+    s, b = seq_len, batch_size
+    h, q, kv = arch.hidden_size, arch.q_dim, arch.kv_dim
+    a, g, d = arch.attention_heads, arch.kv_heads, arch.attention_head_dim
+    f, k, experts = arch.intermediate_size, arch.experts_per_token, arch.experts
+    moe = experts > 1
+    amp = precision == "amp"
+
+    per_token = 0
+    constant = 0
+    # Norms: Gemma's four (pre/post attention, pre/post MLP), otherwise the two pre-norms.
+    per_token += arch.norms_per_layer * _norm(h, 1, precision, t.norm_style)
+    constant += arch.norms_per_layer * _norm_constant(h, t.norm_style)
+    # The normalized inputs of the attention and MLP linears.
+    attention_inputs = 3 if amp else 1
+    mlp_inputs = (1 if moe else 2) if amp else 1  # amp: gate and up (dense) or the router (MoE)
+    per_token += 2 * h * (attention_inputs + mlp_inputs)
+    if t.qk_norm:
+        # Its input is a linear layer's 16-bit output in every setup, so Llama-style QK-norm saves the
+        # 16-bit normalized tensor even under autocast; its output is Q/K before RoPE, not saved.
+        per_token += _norm(q, a, "mixed", t.norm_style) + _norm(kv, g, "mixed", t.norm_style)
+        constant += 2 * _norm_constant(d, t.norm_style)
+    if attention == "sdpa":
+        per_token += 4 * q + 4 * kv + 4 * a
+    else:
+        per_token += 8 * q + 6 * a * s
+    if moe:
+        # Under autocast the grouped experts run in fp32 (``torch._grouped_mm`` is not on autocast's
+        # list on CPU): the gathered input, gate_up, act, product and output are 4-byte tensors, and
+        # the routing weights are cast to the fp32 hidden dtype.
+        e = 4 if amp else 2
+        routing = 4 if amp else t.router_weight_bytes
+        per_token += 4 * experts + 4 + k * (2 * e * h + 4 * e * f + 32 + routing)
+        constant += 4 * experts
+    else:
+        per_token += 8 * f
+    return float(s * b * per_token + constant)
+
+
+def outside_saved_bytes(
+    arch: Architecture,
+    batch_size: int,
+    seq_len: int,
+    *,
+    attention: AttentionImpl = "sdpa",
+    precision: Precision = "mixed",
+    checkpointing: bool = False,
+    traits: FamilyTraits | None = None,
+) -> float:
+    """Saved bytes outside the decoder layers: final norm, LM head input, loss, ids, RoPE tables."""
+    t = traits or traits_for(arch)
+    s, b, h, v = seq_len, batch_size, arch.hidden_size, arch.vocab_size
+    # The final norm and the LM head's 16-bit input (its output, or autocast's copy of it).
+    per_token = _norm(h, 1, precision, t.norm_style) + 2 * h
+    per_token += 4 * v + 16  # fp32 log-softmax; int64 ids (embedding) and shifted labels (loss)
+    # RoPE's cos/sin are saved by the first layer's multiplications; under checkpointing they are
+    # checkpoint inputs instead (held, not saved: ``held_bytes``).
+    rope = 0 if checkpointing else rope_bytes(arch, seq_len, precision=precision, traits=t)
+    return float(s * b * per_token + rope + _norm_constant(h, t.norm_style))
+
+
+def rope_bytes(
+    arch: Architecture, seq_len: int, *, precision: Precision = "mixed", traits: FamilyTraits | None = None
+) -> float:
+    """RoPE's cos and sin tables for one sequence (shared by the batch and by every layer)."""
+    t = traits or traits_for(arch)
+    compute_bytes = 4 if precision == "amp" else 2
+    return float(2 * t.rope_tables * seq_len * arch.attention_head_dim * compute_bytes)
+
+
+def held_bytes(
+    arch: Architecture,
+    batch_size: int,
+    seq_len: int,
+    *,
+    attention: AttentionImpl = "sdpa",
+    precision: Precision = "mixed",
+    checkpointing: bool = False,
+    traits: FamilyTraits | None = None,
+) -> float:
+    """Tensors kept alive through backward without being saved: under checkpointing, the inputs every
+    checkpointed layer shares (RoPE tables, and eager attention's causal mask, b·s² in the compute
+    dtype)."""
+    if not checkpointing:
+        return 0.0
+    compute_bytes = 4 if precision == "amp" else 2
+    mask = compute_bytes * batch_size * seq_len * seq_len if attention == "eager" else 0
+    return rope_bytes(arch, seq_len, precision=precision, traits=traits) + mask
+
+
+def measured_activations(
+    arch: Architecture,
+    batch_size: int,
+    seq_len: int,
+    *,
+    attention: AttentionImpl = "sdpa",
+    precision: Precision = "mixed",
+    checkpointing: bool = False,
+    traits: FamilyTraits | None = None,
+) -> MeasuredActivations:
+    """The same inputs as ``estimate_activations`` plus the attention implementation and precision."""
+    sb, h, v = seq_len * batch_size, arch.hidden_size, arch.vocab_size
+    full_layer = layer_saved_bytes(
+        arch, batch_size, seq_len, attention=attention, precision=precision, traits=traits
+    )
+    compute_bytes = 4 if precision == "amp" else 2
+    per_layer = float(compute_bytes * sb * h) if checkpointing else full_layer
+    outside = outside_saved_bytes(
+        arch,
+        batch_size,
+        seq_len,
+        attention=attention,
+        precision=precision,
+        checkpointing=checkpointing,
+        traits=traits,
+    )
+    linear_params = sum(d_in * d_out * copies for _, d_in, d_out, copies in arch.linear_shapes())
+    lm_head = v * h
+    weight_copies = 0.0
+    if precision == "amp":
+        weight_copies = float(2 * (lm_head if checkpointing else arch.layers * linear_params + lm_head))
+    return MeasuredActivations(
+        batch_size=batch_size,
+        seq_len=seq_len,
+        attention=attention,
+        precision=precision,
+        checkpointing=checkpointing,
+        per_layer_bytes=per_layer,
+        outside_layers_bytes=outside,
+        saved_bytes=arch.layers * per_layer + outside,
+        recompute_bytes=full_layer if checkpointing else 0.0,
+        loss_forward_bytes=float(6 * sb * v),
+        loss_backward_bytes=float(8 * sb * v),
+        weight_copy_bytes=weight_copies,
+        held_bytes=held_bytes(
+            arch,
+            batch_size,
+            seq_len,
+            attention=attention,
+            precision=precision,
+            checkpointing=checkpointing,
+            traits=traits,
+        ),
+    )
+
+
+# Model states after a real optimizer step, bytes per trainable parameter, and the optimizer step's
+# temporaries on top of them (measured: benchmarks/ACCURACY.md).
+# - mixed: bf16 weights 2 + bf16 grads 2 + fp32 master 4 + states; the step first casts the grads to
+#   fp32 for the master copy (4 B/param, freed after the step).
+# - amp: fp32 weights 4 + fp32 grads 4 + states (fp32).
+# - bf16: bf16 weights 2 + bf16 grads 2 + states in bf16.
+# - AdamW (torch.optim, default foreach=True): exp_avg and exp_avg_sq in the weights' dtype of the
+#   optimizer (8 fp32, 4 bf16); ``_multi_tensor_adamw`` makes ``torch._foreach_sqrt(exp_avg_sqs)``, one
+#   state-sized temporary (4 fp32, 2 bf16). The fused kernel (``fused=True``) makes none.
+# - SGD with momentum: one momentum buffer (4 fp32, 2 bf16); foreach updates in place.
+# - bitsandbytes AdamW8bit: two uint8 states (2) + one fp32 absmax per 256-value block per state
+#   (8/256 = 0.031) + 2 × 256-entry fp32 quantization maps per tensor; tensors under 4096 values keep
+#   32-bit states (``min_8bit_size``): ≈ 2.03 B/param on a large model.
+_STATE_BYTES: dict[tuple[Precision, OptimizerKind], tuple[float, float]] = {
+    # (model-state bytes per parameter, step temporaries per parameter)
+    ("mixed", "adamw"): (16.0, 8.0),
+    ("mixed", "adamw_fused"): (16.0, 4.0),
+    ("mixed", "sgd"): (12.0, 4.0),
+    ("mixed", "adam8bit"): (10.03, 4.0),
+    ("amp", "adamw"): (16.0, 4.0),
+    ("amp", "adamw_fused"): (16.0, 0.0),
+    ("amp", "sgd"): (12.0, 0.0),
+    ("amp", "adam8bit"): (10.03, 0.0),
+    ("bf16", "adamw"): (8.0, 2.0),
+    ("bf16", "adamw_fused"): (8.0, 0.0),
+    ("bf16", "sgd"): (6.0, 0.0),
+    ("bf16", "adam8bit"): (6.03, 0.0),
+}
+
+
+def model_state_bytes_per_param(precision: Precision, optimizer: OptimizerKind) -> float:
+    return _STATE_BYTES[(precision, optimizer)][0]
+
+
+def step_temporary_bytes_per_param(precision: Precision, optimizer: OptimizerKind) -> float:
+    return _STATE_BYTES[(precision, optimizer)][1]
+
+
+def gradient_bytes_per_param(precision: Precision) -> float:
+    return 4.0 if precision == "amp" else 2.0
+
+
+def weight_bytes_per_param(precision: Precision) -> float:
+    return 4.0 if precision == "amp" else 2.0
+
+
+def step_peak_bytes(
+    arch: Architecture,
+    parameters: int,
+    batch_size: int,
+    seq_len: int,
+    *,
+    attention: AttentionImpl = "sdpa",
+    precision: Precision = "mixed",
+    optimizer: OptimizerKind = "adamw",
+    checkpointing: bool = False,
+    traits: FamilyTraits | None = None,
+) -> float:
+    """The highest live bytes of one steady-state step (gradients freed before it, set_to_none).
+
+    The largest of: the forward pass at the loss (states without gradients + saved activations +
+    bf16 and fp32 logits), the backward pass at the loss (+ the two fp32 logit gradients), under
+    checkpointing the backward of a layer (+ gradients so far + one layer recomputed + its gradient
+    working set), the end of backward (states + all gradients) and the optimizer step (states +
+    gradients + the step's temporaries).
+    """
+    acts = measured_activations(
+        arch,
+        batch_size,
+        seq_len,
+        attention=attention,
+        precision=precision,
+        checkpointing=checkpointing,
+        traits=traits,
+    )
+    n = parameters
+    grads = gradient_bytes_per_param(precision) * n
+    states = model_state_bytes_per_param(precision, optimizer) * n
+    without_grads = states - grads
+    base = without_grads + acts.saved_bytes + acts.weight_copy_bytes + acts.held_bytes
+    forward = base + acts.loss_forward_bytes
+    backward = base + acts.loss_backward_bytes
+    candidates = [forward, backward, states + step_temporary_bytes_per_param(precision, optimizer) * n]
+    if checkpointing:
+        # Rebuilding a layer while the gradients of the layers above and the LM head already exist.
+        candidates.append(base + grads + acts.recompute_bytes)
+    return max(candidates)
