@@ -178,7 +178,8 @@ def outside_saved_bytes(
     # RoPE's cos/sin are saved by the first layer's multiplications; under checkpointing they are
     # checkpoint inputs instead (held, not saved: ``held_bytes``).
     rope = 0 if checkpointing else rope_bytes(arch, seq_len, precision=precision, traits=t)
-    return float(s * b * per_token + rope + _norm_constant(h, t.norm_style))
+    # + 4: the loss's fp32 total weight (nll_loss saves it).
+    return float(s * b * per_token + rope + _norm_constant(h, t.norm_style) + 4)
 
 
 def rope_bytes(
@@ -312,6 +313,23 @@ def weight_bytes_per_param(precision: Precision) -> float:
     return 4.0 if precision == "amp" else 2.0
 
 
+def _layer_backward_working_bytes(
+    arch: Architecture, batch_size: int, seq_len: int, attention: AttentionImpl, precision: Precision
+) -> float:
+    """What the backward pass of one layer's attention adds on top of that layer's saved tensors, net of
+    what it has already freed (the layer's MLP and post-attention norm). Eager: the bf16 gradient of
+    the probabilities, its fp32 copy and the softmax's fp32 gradient, 6·a·s per token, and the residual
+    gradient 4h (6h under autocast). SDPA: the gradients of Q, K, V and the output, 4q + 4kv, and the
+    residual gradient 4h (measured: benchmarks/ACCURACY.md)."""
+    s, b = seq_len, batch_size
+    h, q, kv, a, f = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.attention_heads, arch.intermediate_size
+    residual = 6 * h if precision == "amp" else 4 * h
+    if attention == "eager":
+        mlp = 8 * f * arch.experts_per_token
+        return float(s * b * max(0, 6 * a * s + residual - mlp - 8 * h))
+    return float(s * b * (4 * q + 4 * kv + residual))
+
+
 def step_peak_bytes(
     arch: Architecture,
     parameters: int,
@@ -326,12 +344,20 @@ def step_peak_bytes(
 ) -> float:
     """The highest live bytes of one steady-state step (gradients freed before it, set_to_none).
 
-    The largest of: the forward pass at the loss (states without gradients + saved activations +
-    bf16 and fp32 logits), the backward pass at the loss (+ the two fp32 logit gradients), under
-    checkpointing the backward of a layer (+ gradients so far + one layer recomputed + its gradient
-    working set), the end of backward (states + all gradients) and the optimizer step (states +
-    gradients + the step's temporaries).
+    The largest of:
+    - the loss in forward: states without gradients + saved activations (+ weight copies, held
+      tensors) + the bf16 logits and their fp32 copy;
+    - the loss in backward: the same + the two fp32 logit gradients instead;
+    - without checkpointing, eager attention's backward in the last layer: the same, less that layer's
+      MLP and norms, the final norm and the log-softmax (freed by then), + the gradients of the LM head
+      and of that layer's MLP and o_proj, + the softmax's gradients (``_layer_backward_working_bytes``);
+    - under checkpointing, the first layer's backward, the last one run: states without gradients +
+      every gradient but the embedding's + that layer's checkpointed input, the held tensors, the token
+      ids + the layer recomputed in full (+ its weight copies under autocast) + its backward's working
+      set;
+    - the optimizer step: the model states with gradients + the step's temporaries.
     """
+    t = traits or traits_for(arch)
     acts = measured_activations(
         arch,
         batch_size,
@@ -339,17 +365,36 @@ def step_peak_bytes(
         attention=attention,
         precision=precision,
         checkpointing=checkpointing,
-        traits=traits,
+        traits=t,
     )
+    sb, h, v, f = seq_len * batch_size, arch.hidden_size, arch.vocab_size, arch.intermediate_size
     n = parameters
-    grads = gradient_bytes_per_param(precision) * n
+    grad_bytes = gradient_bytes_per_param(precision)
     states = model_state_bytes_per_param(precision, optimizer) * n
-    without_grads = states - grads
+    without_grads = states - grad_bytes * n
     base = without_grads + acts.saved_bytes + acts.weight_copy_bytes + acts.held_bytes
-    forward = base + acts.loss_forward_bytes
-    backward = base + acts.loss_backward_bytes
-    candidates = [forward, backward, states + step_temporary_bytes_per_param(precision, optimizer) * n]
+    working = _layer_backward_working_bytes(arch, batch_size, seq_len, attention, precision)
+    candidates = [
+        base + acts.loss_forward_bytes,
+        base + acts.loss_backward_bytes,
+        states + step_temporary_bytes_per_param(precision, optimizer) * n,
+    ]
+    linear_params = sum(d_in * d_out * copies for _, d_in, d_out, copies in arch.linear_shapes())
     if checkpointing:
-        # Rebuilding a layer while the gradients of the layers above and the LM head already exist.
-        candidates.append(base + grads + acts.recompute_bytes)
+        compute_bytes = 4 if precision == "amp" else 2
+        layer_copies = 2.0 * linear_params if precision == "amp" else 0.0
+        candidates.append(
+            without_grads
+            + grad_bytes * (n - v * h)
+            + compute_bytes * sb * h
+            + acts.held_bytes
+            + 16 * sb
+            + acts.recompute_bytes
+            + layer_copies
+            + working
+        )
+    elif attention == "eager":
+        mlp_and_o = 3 * h * f * arch.experts + h * arch.q_dim
+        freed = sb * (8 * h + 4 * v)  # the final norm's saved tensors and the log-softmax
+        candidates.append(base - freed + grad_bytes * (v * h + mlp_and_o) + working)
     return max(candidates)

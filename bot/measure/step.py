@@ -188,7 +188,11 @@ def build_model(config_dict: dict[str, Any], layers: int, setup: Setup) -> Any:
     )
     model.train()
     if setup.checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        # Non-reentrant, the default of transformers 5 (``gradient_checkpointing_enable`` before 5.x).
+        if hasattr(model, "activation_checkpointing_enable"):
+            model.activation_checkpointing_enable({"use_reentrant": False})
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     return model
 
 
