@@ -237,11 +237,11 @@ def measured_activations(
         checkpointing=checkpointing,
         traits=traits,
     )
-    linear_params = sum(d_in * d_out * copies for _, d_in, d_out, copies in arch.linear_shapes())
     lm_head = v * h
     weight_copies = 0.0
     if precision == "amp":
-        weight_copies = float(2 * (lm_head if checkpointing else arch.layers * linear_params + lm_head))
+        per_layer_copies = autocast_weight_copy_bytes(arch)
+        weight_copies = float(2 * lm_head + (0 if checkpointing else arch.layers * per_layer_copies))
     return MeasuredActivations(
         batch_size=batch_size,
         seq_len=seq_len,
@@ -313,6 +313,17 @@ def weight_bytes_per_param(precision: Precision) -> float:
     return 4.0 if precision == "amp" else 2.0
 
 
+def autocast_weight_copy_bytes(arch: Architecture) -> float:
+    """The bf16 copies autocast makes of one layer's linear weights and keeps for backward: every
+    linear of a dense layer; for MoE only attention and the router, since the grouped experts are not
+    autocast (they run in fp32, see ``layer_saved_bytes``)."""
+    shapes = arch.linear_shapes()
+    if arch.experts > 1:
+        attention = sum(d_in * d_out * copies for name, d_in, d_out, copies in shapes if name[0] in "qkvo")
+        return float(2 * (attention + arch.hidden_size * arch.experts))
+    return float(2 * sum(d_in * d_out * copies for _, d_in, d_out, copies in shapes))
+
+
 def _layer_backward_working_bytes(
     arch: Architecture, batch_size: int, seq_len: int, attention: AttentionImpl, precision: Precision
 ) -> float:
@@ -379,10 +390,9 @@ def step_peak_bytes(
         base + acts.loss_backward_bytes,
         states + step_temporary_bytes_per_param(precision, optimizer) * n,
     ]
-    linear_params = sum(d_in * d_out * copies for _, d_in, d_out, copies in arch.linear_shapes())
     if checkpointing:
         compute_bytes = 4 if precision == "amp" else 2
-        layer_copies = 2.0 * linear_params if precision == "amp" else 0.0
+        layer_copies = autocast_weight_copy_bytes(arch) if precision == "amp" else 0.0
         candidates.append(
             without_grads
             + grad_bytes * (n - v * h)

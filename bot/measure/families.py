@@ -75,6 +75,7 @@ EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
         q_lora_rank=96,
         kv_lora_rank=64,
         qk_rope_head_dim=16,
+        head_dim=16,  # RoPE's width: DeepSeek-V3's config sets head_dim to qk_rope_head_dim
         qk_nope_head_dim=32,
         v_head_dim=32,
         n_routed_experts=4,
