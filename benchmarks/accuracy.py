@@ -194,6 +194,32 @@ def print_table(rows: list[Row]) -> None:
         )
 
 
+def markdown_table(rows: list[Row]) -> str:
+    """The ratios as a Markdown table (for benchmarks/ACCURACY.md and the README)."""
+
+    def cell(value: float | None) -> str:
+        return "—" if value is None else f"{value:.3f}"
+
+    lines = [
+        "| family | precision | optimizer | attention | ckpt | s×b | saved B/token/layer "
+        "| states ÷ current | saved ÷ current | peak ÷ current | states ÷ proposed | saved ÷ proposed "
+        "| peak ÷ proposed | peak in |",
+        "|" + " --- |" * 14,
+    ]
+    for r in rows:
+        per_token = r.saved_per_layer / (r.seq_len * r.batch_size)
+        lines.append(
+            f"| {r.family} | {r.precision} | {r.optimizer} | {r.attention} | "
+            f"{'yes' if r.checkpointing else 'no'} | {r.seq_len}×{r.batch_size} | {per_token:,.1f} | "
+            f"{cell(r.ratio(r.model_states, r.current_model_states))} | "
+            f"{cell(r.ratio(r.saved, r.current_saved))} | {cell(r.ratio(r.peak, r.current_peak))} | "
+            f"{cell(r.ratio(r.model_states, r.proposed_model_states))} | "
+            f"{cell(r.ratio(r.saved, r.proposed_saved))} | {cell(r.ratio(r.peak, r.proposed_peak))} | "
+            f"{r.peak_phase} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def worst(rows: list[Row]) -> dict[str, float]:
     """The largest deviation of the proposed formulas from the measurement, per figure."""
     out: dict[str, float] = {}
@@ -257,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seq", type=int, default=None, help="sequence length (256; quick: 128)")
     parser.add_argument("--depth", type=int, default=8, help="layers to extend the measurements to")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--markdown", type=Path, default=None, help="also write the table as Markdown")
     parser.add_argument(
         "--check",
         action="store_true",
@@ -308,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
         "not_measured": failures,
     }
     args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    if args.markdown:
+        args.markdown.write_text(markdown_table(rows), encoding="utf-8")
     missed = {k: v for k, v in deviations.items() if v > TOLERANCE[k]}
     if args.check and (missed or (failures and args.quick)):
         print(f"accuracy: outside the tolerance: {missed or failures}", file=sys.stderr)
