@@ -21,9 +21,10 @@ E experts; s²·b·a terms are written ``a·s`` per token. Bytes per token of on
   head, the fp32 softmax and its bf16 copy, the output's contiguous copy: 8q + 6·a·s.
 - QK-norm (Qwen3, Gemma 3): a norm over each head's d, on Q (q wide, a rows) and K (kv wide, g rows).
 - Gated MLP (SiLU or GELU): gate, up, act(gate), act·up: 8f. No dropout mask is saved at p = 0.
-- MoE (transformers 5 grouped experts): router softmax fp32 4E, top-k indices and the sort 24k + 4
-  (int64), top-k weights 4k + routing weights (fp32 4k for Mixtral, bf16 2k for Qwen3-MoE), the
-  gathered input 2hk, gate_up, act, product 8fk, the experts' output 2hk (+ 4·E bytes of offsets).
+- MoE (transformers 5 grouped experts): router softmax fp32 4E, its top-k sum 4, top-k and sort
+  indices 32k (int64), top-k weights 4k, routing weights (fp32 4k for Mixtral, bf16 2k for
+  Qwen3-MoE), the gathered input 2hk, gate_up, act, product 8fk, the experts' output 2hk (+ 4·E bytes
+  of offsets); under autocast the experts run in fp32: 4hk + 16fk + 4hk.
 
 Full activation checkpointing (non-reentrant, as ``gradient_checkpointing_enable`` runs it) keeps each
 layer's input: 2h with 16-bit weights, 4h under autocast; the eager causal mask (b·s² in the compute
@@ -148,11 +149,10 @@ def layer_saved_bytes(
         per_token += 8 * q + 6 * a * s
     if moe:
         # Under autocast the grouped experts run in fp32 (``torch._grouped_mm`` is not on autocast's
-        # list on CPU): the gathered input, gate_up, act, product and output are 4-byte tensors, and
-        # the routing weights are cast to the fp32 hidden dtype.
+        # list on CPU): the gathered input, gate_up, act, product and output are 4-byte tensors. The
+        # routing weights keep their dtype (Mixtral fp32, Qwen3-MoE the router's 16-bit output).
         e = 4 if amp else 2
-        routing = 4 if amp else t.router_weight_bytes
-        per_token += 4 * experts + 4 + k * (2 * e * h + 4 * e * f + 32 + routing)
+        per_token += 4 * experts + 4 + k * (2 * e * h + 4 * e * f + 36 + t.router_weight_bytes)
         constant += 4 * experts
     else:
         per_token += 8 * f
