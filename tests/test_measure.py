@@ -12,7 +12,7 @@ import pytest
 
 from bot.estimate.activations_measured import layer_saved_bytes, outside_saved_bytes
 from bot.measure import extrapolate, measure_step
-from bot.measure.families import architecture
+from bot.measure.families import FAMILIES, architecture
 from bot.measure.types import Setup
 
 pytestmark = pytest.mark.accuracy
@@ -93,3 +93,30 @@ def test_the_peak_is_above_the_live_bytes_at_every_phase_boundary() -> None:
     assert measured.peak_bytes >= max(measured.after_forward, measured.after_backward, measured.after_step)
     # Foreach AdamW on fp32 master weights: fp32 gradients 4 B/param + one state-sized temporary 4 B/param.
     assert measured.peak_step - measured.after_step == 8 * measured.parameters
+
+
+SHRINK = {
+    "hidden_size": 64,
+    "intermediate_size": 176,
+    "moe_intermediate_size": 88,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "vocab_size": 256,
+}
+
+
+@pytest.mark.parametrize("family", ["qwen2", "qwen3", "gemma3", "mixtral", "qwen3_moe"])
+@pytest.mark.parametrize(("precision", "attention"), [("mixed", "eager"), ("amp", "sdpa")])
+def test_each_familys_layer_matches_its_formula_to_the_byte(
+    family: str, precision: Any, attention: Any
+) -> None:
+    config = {**FAMILIES[family], **SHRINK}
+    if "moe_intermediate_size" not in FAMILIES[family]:
+        del config["moe_intermediate_size"]
+    setup = Setup(precision=precision, attention=attention, batch_size=2, seq_len=32)
+    full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), 2)
+    expected = layer_saved_bytes(
+        architecture(family, config, 2), 2, 32, attention=attention, precision=precision
+    )
+    assert full.saved_per_layer == expected
