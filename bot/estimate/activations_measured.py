@@ -341,6 +341,30 @@ def _layer_backward_working_bytes(
     return float(s * b * (4 * q + 4 * kv + residual))
 
 
+@dataclass(frozen=True, slots=True)
+class StepPeak:
+    """The live bytes at each moment that can hold a step's peak, and the highest of them."""
+
+    moments: dict[str, float]
+    model_states_bytes: float
+    saved_bytes: float
+
+    @property
+    def peak_bytes(self) -> float:
+        return max(self.moments.values())
+
+    @property
+    def moment(self) -> str:
+        """Where the peak is: ``loss forward``, ``loss backward``, ``eager attention backward``,
+        ``recompute`` or ``optimizer step``."""
+        return max(self.moments, key=lambda name: self.moments[name])
+
+    @property
+    def transients_bytes(self) -> float:
+        """What the peak adds to the seed's V = M + A (model states + saved activations)."""
+        return self.peak_bytes - self.model_states_bytes - self.saved_bytes
+
+
 def step_peak_bytes(
     arch: Architecture,
     parameters: int,
@@ -353,6 +377,32 @@ def step_peak_bytes(
     checkpointing: bool = False,
     traits: FamilyTraits | None = None,
 ) -> float:
+    """The highest live bytes of one steady-state step (see ``step_peak``)."""
+    return step_peak(
+        arch,
+        parameters,
+        batch_size,
+        seq_len,
+        attention=attention,
+        precision=precision,
+        optimizer=optimizer,
+        checkpointing=checkpointing,
+        traits=traits,
+    ).peak_bytes
+
+
+def step_peak(
+    arch: Architecture,
+    parameters: int,
+    batch_size: int,
+    seq_len: int,
+    *,
+    attention: AttentionImpl = "sdpa",
+    precision: Precision = "mixed",
+    optimizer: OptimizerKind = "adamw",
+    checkpointing: bool = False,
+    traits: FamilyTraits | None = None,
+) -> StepPeak:
     """The highest live bytes of one steady-state step (gradients freed before it, set_to_none).
 
     The largest of:
@@ -385,15 +435,15 @@ def step_peak_bytes(
     without_grads = states - grad_bytes * n
     base = without_grads + acts.saved_bytes + acts.weight_copy_bytes + acts.held_bytes
     working = _layer_backward_working_bytes(arch, batch_size, seq_len, attention, precision)
-    candidates = [
-        base + acts.loss_forward_bytes,
-        base + acts.loss_backward_bytes,
-        states + step_temporary_bytes_per_param(precision, optimizer) * n,
-    ]
+    moments = {
+        "loss forward": base + acts.loss_forward_bytes,
+        "loss backward": base + acts.loss_backward_bytes,
+        "optimizer step": states + step_temporary_bytes_per_param(precision, optimizer) * n,
+    }
     if checkpointing:
         compute_bytes = 4 if precision == "amp" else 2
         layer_copies = autocast_weight_copy_bytes(arch) if precision == "amp" else 0.0
-        candidates.append(
+        moments["recompute"] = (
             without_grads
             + grad_bytes * (n - v * h)
             + compute_bytes * sb * h
@@ -406,5 +456,5 @@ def step_peak_bytes(
     elif attention == "eager":
         mlp_and_o = 3 * h * f * arch.experts + h * arch.q_dim
         freed = sb * (8 * h + 4 * v)  # the final norm's saved tensors and the log-softmax
-        candidates.append(base - freed + grad_bytes * (v * h + mlp_and_o) + working)
-    return max(candidates)
+        moments["eager attention backward"] = base - freed + grad_bytes * (v * h + mlp_and_o) + working
+    return StepPeak(moments=moments, model_states_bytes=states, saved_bytes=acts.saved_bytes)
