@@ -278,7 +278,6 @@ def _layers_of(model: Any) -> list[Any]:
 def measure_step(config_dict: dict[str, Any], layers: int, setup: Setup) -> Measurement:
     """Build the model ``layers`` deep, warm up one step, then measure the next one."""
     started = time.perf_counter()
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     model = build_model(config_dict, layers, setup)
     trainer = _Trainer(model, setup)
     generator = torch.Generator().manual_seed(0)
