@@ -38,14 +38,14 @@ from bot.estimate.activations_measured import (
 from bot.estimate.core import Optimizer
 from bot.estimate.models import Architecture
 from bot.measure import extrapolate, measure_step, torch_available
-from bot.measure.families import ALL_FAMILIES, EXTRA_FAMILIES, architecture
+from bot.measure.families import ALL_FAMILIES, CALIBRATED_EXTRA, EXTRA_FAMILIES, architecture
 from bot.measure.types import ATTENTIONS, OPTIMIZERS, PRECISIONS, Measurement, OptimizerName, Setup
 
 DEFAULT_OUT = Path(__file__).with_name("accuracy.json")
 QUICK_FAMILIES = ("llama", "gemma3", "mixtral")
 # The full run adds a long sequence on two families, where activations rather than model states
 # decide the peak.
-LONG_FAMILIES = ("llama", "mixtral")
+LONG_FAMILIES = ("llama", "mixtral", "gpt_oss")
 LONG_SEQ = 1024
 # --check fails when the calibrated formulas are further than this from the measurement.
 TOLERANCE = {"model_states": 0.05, "saved": 0.05, "saved_per_layer": 0.05, "peak": 0.10}
@@ -141,7 +141,8 @@ def measure_row(family: str, setup: Setup, depth: int) -> Row:
     deep = measure_step(config, 2, setup)
     full = extrapolate(shallow, deep, depth)
     arch = architecture(family, config, depth)
-    estimates = _estimates(arch, setup, full.parameters, family not in EXTRA_FAMILIES)
+    calibrated = family not in EXTRA_FAMILIES or family in CALIBRATED_EXTRA
+    estimates = _estimates(arch, setup, full.parameters, calibrated)
     return Row(
         family=family,
         precision=setup.precision,

@@ -12,6 +12,7 @@ import pytest
 
 from bot.estimate.activations_measured import layer_saved_bytes, outside_saved_bytes
 from bot.measure import extrapolate, measure_step
+from bot.measure.families import EXTRA_FAMILIES as FAMILIES_EXTRA
 from bot.measure.families import FAMILIES, architecture
 from bot.measure.types import Setup
 
@@ -120,3 +121,14 @@ def test_each_familys_layer_matches_its_formula_to_the_byte(
         architecture(family, config, 2), 2, 32, attention=attention, precision=precision
     )
     assert full.saved_per_layer == expected
+
+
+@pytest.mark.parametrize("precision", ["mixed", "amp"])
+def test_gpt_oss_sinks_and_clamped_experts_match_their_formula(precision: Any) -> None:
+    config = {**FAMILIES_EXTRA["gpt_oss"], **SHRINK}
+    del config["moe_intermediate_size"]
+    setup = Setup(precision=precision, attention="eager", batch_size=2, seq_len=32)
+    full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), 2)
+    arch = architecture("gpt_oss", config, 2)
+    assert full.saved_per_layer == layer_saved_bytes(arch, 2, 32, attention="eager", precision=precision)
+    assert full.saved_outside == outside_saved_bytes(arch, 2, 32, attention="eager", precision=precision)

@@ -44,7 +44,7 @@ from bot.estimate.models import Architecture
 
 AttentionImpl = Literal["sdpa", "eager"]
 Precision = Literal["mixed", "amp", "bf16"]
-NormStyle = Literal["llama", "gemma"]
+NormStyle = Literal["llama", "gemma", "fp32"]
 OptimizerKind = Literal["adamw", "adamw_fused", "sgd", "adam8bit"]
 
 
@@ -59,6 +59,12 @@ class FamilyTraits:
     router_weight_bytes: int = 4
     # RoPE cos/sin table pairs: Gemma 3 has one for local and one for global layers.
     rope_tables: int = 1
+    # gpt-oss: a learned sink column in each head's softmax, computed in the scores' dtype; its
+    # experts' clamped SwiGLU (interleaved gate/up, sigmoid, clamp, up + 1) and top-k-then-softmax router.
+    attention_sinks: bool = False
+    clamped_swiglu: bool = False
+    # gpt-oss keeps cos/sin d/2 wide (it rotates the two halves), the others d wide.
+    rope_half_width: bool = False
 
 
 def traits_for(arch: Architecture) -> FamilyTraits:
@@ -67,11 +73,15 @@ def traits_for(arch: Architecture) -> FamilyTraits:
     gemma = "gemma" in key
     gemma3 = "gemma3" in key
     qwen3 = "qwen3" in key
+    gpt_oss = "gptoss" in key
     return FamilyTraits(
-        norm_style="gemma" if gemma else "llama",
+        norm_style="gemma" if gemma else "fp32" if gpt_oss else "llama",
         qk_norm=gemma3 or qwen3,
-        router_weight_bytes=2 if qwen3 else 4,
+        router_weight_bytes=2 if (qwen3 or gpt_oss) else 4,
         rope_tables=2 if gemma3 else 1,
+        attention_sinks=gpt_oss,
+        clamped_swiglu=gpt_oss,
+        rope_half_width=gpt_oss,
     )
 
 
@@ -100,8 +110,9 @@ class MeasuredActivations:
 
 
 def _norm(width: int, rows: int, precision: Precision, style: NormStyle) -> int:
-    """Bytes per token an RMSNorm saves over ``rows`` slices of ``width`` together (not its output)."""
-    if style == "gemma" or precision == "amp":
+    """Bytes per token an RMSNorm saves over ``rows`` slices of ``width`` together (not its output).
+    Gemma's and gpt-oss's norms multiply the weight with the fp32 normalized tensor: 8w + 4 always."""
+    if style != "llama" or precision == "amp":
         return 8 * width + 4 * rows
     return 6 * width + 4 * rows
 
@@ -145,9 +156,21 @@ def layer_saved_bytes(
         constant += 2 * _norm_constant(d, t.norm_style)
     if attention == "sdpa":
         per_token += 4 * q + 4 * kv + 4 * a
+    elif t.attention_sinks:
+        # gpt-oss: softmax over s + 1 columns in the scores' dtype (bf16; fp32 under autocast, which
+        # then casts the probabilities to bf16 for the next matmul), + the int64 argmax of each row.
+        softmax = 4 * a * (s + 1) + 2 * a * s if amp else 2 * a * (s + 1)
+        per_token += 8 * q + softmax + 8 * a
     else:
         per_token += 8 * q + 6 * a * s
-    if moe:
+    if moe and t.clamped_swiglu:
+        # gpt-oss experts: top-k indices and sort 40k (int64), softmax over the top k and the routing
+        # weights 2k + 2k, the gathered input and the output 2·e·h each, gate_up 2·e·f and five f-wide
+        # tensors (sigmoid, clamp, gate·sigmoid, up + 1, product); fp32 under autocast as above.
+        e = 4 if amp else 2
+        per_token += k * (2 * e * h + 7 * e * f + 44)
+        constant += 4 * experts
+    elif moe:
         # Under autocast the grouped experts run in fp32 (``torch._grouped_mm`` is not on autocast's
         # list on CPU): the gathered input, gate_up, act, product and output are 4-byte tensors. The
         # routing weights keep their dtype (Mixtral fp32, Qwen3-MoE the router's 16-bit output).
@@ -188,7 +211,8 @@ def rope_bytes(
     """RoPE's cos and sin tables for one sequence (shared by the batch and by every layer)."""
     t = traits or traits_for(arch)
     compute_bytes = 4 if precision == "amp" else 2
-    return float(2 * t.rope_tables * seq_len * arch.attention_head_dim * compute_bytes)
+    width = arch.attention_head_dim // 2 if t.rope_half_width else arch.attention_head_dim
+    return float(2 * t.rope_tables * seq_len * width * compute_bytes)
 
 
 def held_bytes(
@@ -325,7 +349,12 @@ def autocast_weight_copy_bytes(arch: Architecture) -> float:
 
 
 def _layer_backward_working_bytes(
-    arch: Architecture, batch_size: int, seq_len: int, attention: AttentionImpl, precision: Precision
+    arch: Architecture,
+    batch_size: int,
+    seq_len: int,
+    attention: AttentionImpl,
+    precision: Precision,
+    traits: FamilyTraits | None = None,
 ) -> float:
     """What the backward pass of one layer's attention adds on top of that layer's saved tensors, net of
     what it has already freed (the layer's MLP and post-attention norm). Eager: the bf16 gradient of
@@ -337,7 +366,14 @@ def _layer_backward_working_bytes(
     residual = 6 * h if precision == "amp" else 4 * h
     if attention == "eager":
         mlp = 8 * f * arch.experts_per_token
-        return float(s * b * max(0, 6 * a * s + residual - mlp - 8 * h))
+        # With attention sinks (gpt-oss) the softmax runs in the scores' dtype and its gradients are
+        # smaller: 2.5·a·s (bf16) and 4·a·s (autocast), fitted on the measured peaks at s = 1024
+        # rather than derived tensor by tensor.
+        if traits is not None and traits.attention_sinks:
+            scores = a * s * (8 if precision == "amp" else 5) // 2
+        else:
+            scores = 6 * a * s
+        return float(s * b * max(0, scores + residual - mlp - 8 * h))
     return float(s * b * (4 * q + 4 * kv + residual))
 
 
@@ -434,7 +470,7 @@ def step_peak(
     states = model_state_bytes_per_param(precision, optimizer) * n
     without_grads = states - grad_bytes * n
     base = without_grads + acts.saved_bytes + acts.weight_copy_bytes + acts.held_bytes
-    working = _layer_backward_working_bytes(arch, batch_size, seq_len, attention, precision)
+    working = _layer_backward_working_bytes(arch, batch_size, seq_len, attention, precision, t)
     moments = {
         "loss forward": base + acts.loss_forward_bytes,
         "loss backward": base + acts.loss_backward_bytes,

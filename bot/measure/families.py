@@ -97,6 +97,8 @@ EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
 }
 
 ALL_FAMILIES: dict[str, dict[str, Any]] = {**FAMILIES, **EXTRA_FAMILIES}
+# The extra families whose calibrated formulas exist (bot.estimate.activations_measured).
+CALIBRATED_EXTRA = ("gpt_oss",)
 
 
 def _norms_per_layer(model_type: str) -> int:
