@@ -284,6 +284,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seq", type=int, default=None, help="sequence length (256; quick: 128)")
     parser.add_argument("--depth", type=int, default=8, help="layers to extend the measurements to")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch's intra-op threads (1: these shapes gain nothing from more, and share the cores well)",
+    )
     parser.add_argument("--markdown", type=Path, default=None, help="also write the table as Markdown")
     parser.add_argument(
         "--check",
@@ -298,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch  # the extra is installed (checked above)
 
     warnings.filterwarnings("ignore")
+    torch.set_num_threads(max(1, args.threads))  # the bytes counted do not depend on it
     seq = args.seq or (128 if args.quick else 256)
     started = time.perf_counter()
     rows: list[Row] = []
