@@ -42,7 +42,6 @@ from torch.utils._pytree import tree_flatten
 
 from bot.measure.types import Measurement, Setup
 
-_PARAM_CAST = "weight copy"
 OUTSIDE = -1
 
 
