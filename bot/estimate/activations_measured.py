@@ -130,14 +130,17 @@ def layer_saved_bytes(
     attention: AttentionImpl = "sdpa",
     precision: Precision = "mixed",
     traits: FamilyTraits | None = None,
+    moe_layer: bool | None = None,
 ) -> float:
-    """Saved bytes of one decoder layer without checkpointing."""
+    """Saved bytes of one decoder layer without checkpointing: a MoE layer (routed experts of
+    ``moe_intermediate_size``, plus the shared experts) or a dense one; by default the model's kind."""
     t = traits or traits_for(arch)
     s, b = seq_len, batch_size
     h, q, kv = arch.hidden_size, arch.q_dim, arch.kv_dim
     a, g, d = arch.attention_heads, arch.kv_heads, arch.attention_head_dim
-    f, k, experts = arch.intermediate_size, arch.experts_per_token, arch.experts
-    moe = experts > 1
+    k, experts = arch.experts_per_token, arch.experts
+    moe = arch.is_moe if moe_layer is None else moe_layer
+    f = arch.expert_intermediate_size if moe else arch.intermediate_size
     amp = precision == "amp"
 
     per_token = 0
@@ -155,7 +158,9 @@ def layer_saved_bytes(
         per_token += _norm(q, a, "mixed", t.norm_style) + _norm(kv, g, "mixed", t.norm_style)
         constant += 2 * _norm_constant(d, t.norm_style)
     if attention == "sdpa":
-        per_token += 4 * q + 4 * kv + 4 * a
+        # Q, K, V, the output and the LSE: 4q + 4kv + 4a for grouped-query attention; Multi-head
+        # Latent Attention's widths differ per tensor (not measured: see benchmarks/ACCURACY.md).
+        per_token += 2 * q + 2 * arch.k_dim + 2 * arch.v_dim + 2 * arch.o_dim + 4 * a
     elif t.attention_sinks:
         # gpt-oss: softmax over s + 1 columns in the scores' dtype (bf16; fp32 under autocast, which
         # then casts the probabilities to bf16 for the next matmul), + the int64 argmax of each row.
@@ -177,6 +182,9 @@ def layer_saved_bytes(
         e = 4 if amp else 2
         per_token += 4 * experts + 4 + k * (2 * e * h + 4 * e * f + 36 + t.router_weight_bytes)
         constant += 4 * experts
+        if arch.shared_experts:
+            # The shared experts are a dense gated MLP on the same input: gate, up, act, product.
+            per_token += 8 * arch.shared_intermediate_size
     else:
         per_token += 8 * f
     return float(s * b * per_token + constant)
@@ -247,11 +255,21 @@ def measured_activations(
 ) -> MeasuredActivations:
     """The same inputs as ``estimate_activations`` plus the attention implementation and precision."""
     sb, h, v = seq_len * batch_size, arch.hidden_size, arch.vocab_size
-    full_layer = layer_saved_bytes(
-        arch, batch_size, seq_len, attention=attention, precision=precision, traits=traits
+
+    def layer(moe: bool) -> float:
+        return layer_saved_bytes(
+            arch, batch_size, seq_len, attention=attention, precision=precision, traits=traits, moe_layer=moe
+        )
+
+    # Dense layers before (or between) the MoE layers keep the dense MLP's tensors.
+    in_layers = sum(
+        count * layer(moe) for count, moe in ((arch.dense_layers, False), (arch.moe_layers, True))
     )
+    # Under checkpointing the first layer is rebuilt last, for the backward's end.
+    first_is_moe = arch.is_moe and arch.first_k_dense_replace == 0 and arch.interleave_moe_layer_step == 1
+    full_layer = layer(first_is_moe)
     compute_bytes = 4 if precision == "amp" else 2
-    per_layer = float(compute_bytes * sb * h) if checkpointing else full_layer
+    per_layer = float(compute_bytes * sb * h) if checkpointing else in_layers / arch.layers
     outside = outside_saved_bytes(
         arch,
         batch_size,

@@ -11,11 +11,20 @@ parameters times bytes per parameter is GB directly.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from bot.estimate.activations import ActivationEstimate, estimate_activations
+from bot.estimate.activations import ActivationEstimate
+from bot.estimate.activations_measured import (
+    MeasuredActivations,
+    OptimizerKind,
+    StepPeak,
+    measured_activations,
+    step_peak,
+)
 from bot.estimate.hardware import Gpu
+from bot.estimate.models import Architecture
 from bot.estimate.optimizers import CUSTOM_PART_KEY, Optimizer, Part, PartKind, Precision, parts_for
 from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
 from bot.estimate.sharding import PerGpu, Strategy, all_strategies, deepspeed_strategies
@@ -57,18 +66,40 @@ class GpuVerdict:
 
 @dataclass(frozen=True, slots=True)
 class LargestBatch:
-    """The most sequences per GPU that fit the card at the request's sequence length.
-
-    Activations grow linearly with the micro-batch (every term of the estimate is a multiple of b),
-    so the largest batch is the room the model states leave divided by one sequence's activations.
-    None where not even one sequence fits.
-    """
+    """The most sequences per GPU whose training step fits the card at the request's sequence
+    length, with and without full checkpointing; None where not even one sequence fits."""
 
     seq_len: int
     batch: int | None
     checkpointed_batch: int | None  # the same with full activation checkpointing
     per_sequence_gb: float
     per_sequence_checkpointed_gb: float
+
+
+# The CUDA context and the libraries' workspaces, which the allocator never sees: about 300 MB of
+# context with lazy module loading (CUDA 11.7 and later; pytorch/pytorch#107667, where it was over
+# 1 GB before), plus cuBLAS and cuDNN workspaces; rounded up. Not measured here: no GPU.
+CUDA_CONTEXT_GB = 0.5
+
+# The optimizer each choice runs as, for its step's temporaries (torch.optim's AdamW defaults to the
+# foreach implementation; bitsandbytes' AdamW8bit).
+_STEP_OPTIMIZERS: dict[Optimizer, OptimizerKind] = {
+    Optimizer.ADAM: "adamw",
+    Optimizer.ADAM8BIT: "adam8bit",
+    Optimizer.SGD: "sgd",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PeakEstimate:
+    """The most memory one training step holds at once: V plus its transients (the loss's logits and
+    their gradients, a layer rebuilt under checkpointing, the optimizer step's temporaries) plus the
+    CUDA context. ``moment`` says where the peak falls."""
+
+    peak_gb: float
+    transients_gb: float
+    moment: str
+    fits: bool
 
 
 ShardingSource = Literal["deepspeed", "paper"]
@@ -124,6 +155,7 @@ class Estimate:
     single_gpu: GpuVerdict
     cluster: ClusterVerdict | None
     largest_batch: LargestBatch | None  # with a known architecture and no entered activations
+    peak: PeakEstimate | None  # when the activations were estimated here
     lora: AdapterHint
     qlora: AdapterHint
 
@@ -207,44 +239,103 @@ def _shard_split(request: EstimateRequest, parts: tuple[Part, ...]) -> tuple[flo
     return of_kind("weights"), of_kind("gradients"), of_kind("optimizer")
 
 
+def _saved(request: EstimateRequest, model: Architecture, batch_size: int) -> MeasuredActivations:
+    """What autograd keeps for one step, as PyTorch keeps it (the calibrated formulas)."""
+    return measured_activations(
+        model,
+        batch_size,
+        request.seq_len or DEFAULT_SEQ_LEN,
+        attention="sdpa" if request.flash_attention else "eager",
+        precision=request.precision.value,
+        checkpointing=request.checkpointing,
+    )
+
+
 def _activations(request: EstimateRequest) -> tuple[float, ActivationEstimate | None]:
     if request.activations is not None:
         return request.activations, None  # an entered figure always wins
     if request.model is not None and request.wants_activation_estimate:
-        found = estimate_activations(
-            request.model,
-            request.batch_size or DEFAULT_BATCH_SIZE,
-            request.seq_len or DEFAULT_SEQ_LEN,
+        batch_size = request.batch_size or DEFAULT_BATCH_SIZE
+        saved = _saved(request, request.model, batch_size)
+        found = ActivationEstimate(
+            batch_size=batch_size,
+            seq_len=saved.seq_len,
             flash_attention=request.flash_attention,
             checkpointing=request.checkpointing,
+            per_layer_gb=saved.per_layer_bytes / 1e9,
+            outside_layers_gb=saved.outside_layers_bytes / 1e9,
+            total_gb=saved.saved_bytes / 1e9,
         )
         return found.total_gb, found
     return 0.0, None
 
 
-def _fitting_batch(room_gb: float, per_sequence_gb: float) -> int | None:
-    if per_sequence_gb <= 0 or room_gb < per_sequence_gb:
+def _step_peak_bytes(request: EstimateRequest, model: Architecture, batch_size: int) -> StepPeak:
+    return step_peak(
+        model,
+        round(request.params_billion * 1e9),
+        batch_size,
+        request.seq_len or DEFAULT_SEQ_LEN,
+        attention="sdpa" if request.flash_attention else "eager",
+        precision=request.precision.value,
+        optimizer=_STEP_OPTIMIZERS[request.optimizer],
+        checkpointing=request.checkpointing,
+    )
+
+
+def _peak(request: EstimateRequest, total_gb: float) -> PeakEstimate | None:
+    """V plus what one step holds beyond it, when the bot estimated the activations itself (an entered
+    figure is taken as measured: it gets nothing added) and the optimizer's step is known."""
+    model = request.model
+    if model is None or not request.wants_activation_estimate or request.bytes_per_param is not None:
         return None
-    batch = math.floor(room_gb / per_sequence_gb * (1 + 1e-12))  # exact boundaries count as fitting
-    return min(batch, MAX_BATCH)
+    found = _step_peak_bytes(request, model, request.batch_size or DEFAULT_BATCH_SIZE)
+    transients = found.transients_bytes / 1e9
+    peak = total_gb + transients + CUDA_CONTEXT_GB
+    return PeakEstimate(
+        peak_gb=peak,
+        transients_gb=transients,
+        moment=found.moment,
+        fits=peak <= request.card.memory_gb,
+    )
+
+
+def _largest_fitting(fits: Callable[[int], bool]) -> int | None:
+    """The largest micro-batch b ≤ MAX_BATCH with fits(b), for a need that grows with b."""
+    if not fits(1):
+        return None
+    low, high = 1, MAX_BATCH
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle - 1)
+    return low
 
 
 def _largest_batch(request: EstimateRequest, states_per_gpu_gb: float) -> LargestBatch | None:
+    """The largest micro-batch whose step fits the card: its peak where the setup is known (V plus
+    the step's transients and the CUDA context), else V."""
     model = request.model
     if model is None or request.activations is not None:
         return None  # an entered figure was measured at one batch, which we do not know
-    seq_len = request.seq_len or DEFAULT_SEQ_LEN
-    room = request.card.memory_gb - states_per_gpu_gb
-    one = estimate_activations(model, 1, seq_len, flash_attention=request.flash_attention)
-    recomputed = estimate_activations(
-        model, 1, seq_len, flash_attention=request.flash_attention, checkpointing=True
-    )
+    capacity = request.card.memory_gb
+
+    def need_gb(batch: int, checkpointing: bool) -> float:
+        variant = request.model_copy(update={"batch_size": batch, "checkpointing": checkpointing})
+        total = states_per_gpu_gb + _saved(variant, model, batch).saved_bytes / 1e9
+        if request.bytes_per_param is not None:
+            return total
+        return total + _step_peak_bytes(variant, model, batch).transients_bytes / 1e9 + CUDA_CONTEXT_GB
+
+    def one_sequence_gb(checkpointing: bool) -> float:
+        variant = request.model_copy(update={"batch_size": 1, "checkpointing": checkpointing})
+        return _saved(variant, model, 1).saved_bytes / 1e9
+
     return LargestBatch(
-        seq_len=seq_len,
-        batch=_fitting_batch(room, one.total_gb),
-        checkpointed_batch=_fitting_batch(room, recomputed.total_gb),
-        per_sequence_gb=one.total_gb,
-        per_sequence_checkpointed_gb=recomputed.total_gb,
+        seq_len=request.seq_len or DEFAULT_SEQ_LEN,
+        batch=_largest_fitting(lambda b: need_gb(b, False) <= capacity),
+        checkpointed_batch=_largest_fitting(lambda b: need_gb(b, True) <= capacity),
+        per_sequence_gb=one_sequence_gb(False),
+        per_sequence_checkpointed_gb=one_sequence_gb(True),
     )
 
 
@@ -305,6 +396,7 @@ def estimate(request: EstimateRequest) -> Estimate:
         single_gpu=verdict,
         cluster=cluster,
         largest_batch=largest_batch,
+        peak=_peak(request, total),
         lora=_adapter_hint("LoRA", LORA_BASE_BYTES_PER_PARAM, request, n, bytes_per_param, activations),
         qlora=_adapter_hint("QLoRA", QLORA_BASE_BYTES_PER_PARAM, request, n, bytes_per_param, activations),
     )

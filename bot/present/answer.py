@@ -19,6 +19,7 @@ from bot.present.phrases import (
     largest_batch_text,
     lora_terms,
     method_name,
+    peak_text,
     subject,
     verdict_colour,
     verdict_text,
@@ -152,6 +153,9 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     assumptions = activation_assumptions(estimate, w)
     if assumptions:
         fields.append({"name": w("field.activation_estimate"), "value": assumptions, "inline": False})
+    peak = peak_text(estimate, w)
+    if peak:
+        fields.append({"name": w("field.peak"), "value": peak, "inline": False})
     batch = largest_batch_text(estimate, w)
     if batch:
         fields.append({"name": w("field.largest_batch"), "value": batch, "inline": False})

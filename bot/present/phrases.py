@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TypedDict
 
-from bot.estimate.core import AdapterHint, Estimate
+from bot.estimate.core import CUDA_CONTEXT_GB, AdapterHint, Estimate
 from bot.estimate.hardware import Gpu
 from bot.estimate.models import Architecture
 from bot.estimate.optimizers import Optimizer, Precision
@@ -156,11 +156,40 @@ def activation_assumptions(estimate: Estimate, w: Words) -> str | None:
         "activations.assumptions",
         batch=w.plain(found.batch_size),
         seq_len=w.plain(found.seq_len),
+        setup=precision_name(estimate.request.precision, w),
         attention=w("activations.flash" if found.flash_attention else "activations.standard"),
         recompute=w("activations.checkpointing" if found.checkpointing else "activations.no_checkpointing"),
         per_layer=w.gb(found.per_layer_gb),
         outside=w.gb(found.outside_layers_gb),
     )
+
+
+# Where a step's peak falls (the moments of bot.estimate.activations_measured.step_peak).
+PEAK_MOMENT_KEYS = {
+    "loss forward": "peak.loss_forward",
+    "loss backward": "peak.loss_backward",
+    "eager attention backward": "peak.eager_backward",
+    "recompute": "peak.recompute",
+    "optimizer step": "peak.optimizer_step",
+}
+
+
+def peak_text(estimate: Estimate, w: Words) -> str | None:
+    """The step's peak beside V, and a warning when V fits the card but the peak does not."""
+    peak = estimate.peak
+    if peak is None:
+        return None
+    values = {
+        "peak": w.gb(peak.peak_gb),
+        "moment": w(PEAK_MOMENT_KEYS[peak.moment]),
+        "transients": w.gb(peak.transients_gb),
+        "context": w.gb(CUDA_CONTEXT_GB),
+        "card": card_name(estimate, w),
+    }
+    if peak.fits:
+        return w("peak.fits", **values)
+    line = w("peak.over", over=w.gb(peak.peak_gb - estimate.single_gpu.capacity_gb), **values)
+    return f"{line}\n{w('peak.warning')}" if estimate.single_gpu.fits else line
 
 
 def verdict_colour(estimate: Estimate) -> int:
