@@ -59,6 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_estimate_command(commands)
+    # `vram-bot measure` hands its arguments to bot.measure, which needs the optional `measure` extra
+    # (torch and transformers); the bot never imports it.
+    # Listed here for --help; main() hands everything after the word to bot.measure's own parser.
+    commands.add_parser(
+        "measure",
+        help='measure one real training step against the estimate (pip install "vram-bot[measure]")',
+        add_help=False,
+    )
     return parser
 
 
@@ -105,7 +113,12 @@ def run_health(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["measure"]:
+        from bot.measure.__main__ import main as measure  # torch only when asked for
+
+        return measure(words[1:], prog="vram-bot measure")
+    args = build_parser().parse_args(words)
     if args.command == "estimate":
         try:
             return run_estimate(args)

@@ -132,3 +132,11 @@ def test_gpt_oss_sinks_and_clamped_experts_match_their_formula(precision: Any) -
     arch = architecture("gpt_oss", config, 2)
     assert full.saved_per_layer == layer_saved_bytes(arch, 2, 32, attention="eager", precision=precision)
     assert full.saved_outside == outside_saved_bytes(arch, 2, 32, attention="eager", precision=precision)
+
+
+def test_vram_bot_measure_runs_one_step_of_a_small_family(capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.cli import main
+
+    assert main(["measure", "--family", "llama", "--seq", "64"]) == 0
+    printed = dict(line.split(maxsplit=1) for line in capsys.readouterr().out.splitlines())
+    assert printed["model_states_measured"] == printed["model_states_proposed"]

@@ -76,10 +76,10 @@ def traits_for(arch: Architecture) -> FamilyTraits:
     gpt_oss = "gptoss" in key
     return FamilyTraits(
         norm_style="gemma" if gemma else "fp32" if gpt_oss else "llama",
-        qk_norm=gemma3 or qwen3,
+        qk_norm=arch.qk_norm or gemma3 or qwen3,
         router_weight_bytes=2 if (qwen3 or gpt_oss) else 4,
         rope_tables=2 if gemma3 else 1,
-        attention_sinks=gpt_oss,
+        attention_sinks=arch.attention_sinks or gpt_oss,
         clamped_swiglu=gpt_oss,
         rope_half_width=gpt_oss,
     )

@@ -1,5 +1,5 @@
 """``python -m bot.measure``: one real training step of a model from its config, measured against the
-estimate — the machinery of the planned ``vram-bot measure`` command (issue 11).
+estimate; ``vram-bot measure`` runs it.
 
     python -m bot.measure --config path/to/config.json --precision amp --batch 1 --seq 512
     python -m bot.measure --family llama --checkpointing
@@ -122,8 +122,8 @@ def run(config: dict[str, Any], setup: Setup) -> dict[str, float]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bot.measure", description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None, prog: str = "python -m bot.measure") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--config", type=Path, help="a model's config.json")
     source.add_argument("--family", choices=sorted(ALL_FAMILIES), help="one of the benchmark's small models")

@@ -119,7 +119,7 @@ def architecture(name: str, config: dict[str, Any], layers: int | None = None) -
         width = int(config["intermediate_size"])
     heads = int(config["num_attention_heads"])
     fields: dict[str, Any] = {
-        "key": name,
+        "key": name.replace("_", "-"),  # preset keys are plain: [a-z0-9.-]
         "name": name,
         "hidden_size": int(config["hidden_size"]),
         "layers": int(layers or config.get("num_hidden_layers") or 1),
