@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 import httpx2
 from huggingface_hub import HfApi, constants, hf_hub_download, scan_cache_dir
@@ -30,36 +29,13 @@ from huggingface_hub.errors import (
 from huggingface_hub.file_download import DryRunFileInfo
 from huggingface_hub.hf_api import ExpandModelProperty_T
 
-from bot.estimate.hub import ConfigProblem, architecture_from_config
+from bot.estimate.hub import ConfigProblem, HubFailure, architecture_from_config
 from bot.estimate.models import Architecture
 
 CONFIG_FILE = "config.json"
 CONFIG_MAX_BYTES = 1_000_000  # real configs are a few kB; a bigger one is not a model config
 # What model_info asks for: the stored count and the commit (which keys the cached config.json).
 EXPAND: list[ExpandModelProperty_T] = ["safetensors", "sha"]
-
-FailureKind = Literal[
-    "not_found",  # no such repo (or private)
-    "gated",  # gated, and no token with access (HF_TOKEN)
-    "no_config",  # the repo has no config.json
-    "too_large",  # config.json over CONFIG_MAX_BYTES
-    "malformed",  # config.json is not a JSON object
-    "absurd",  # sizes no model has
-    "unknown_architecture",  # fields the counter needs are missing
-    "rate_limited",  # the Hub answered 429
-    "unavailable",  # the Hub is down, unreachable or too slow
-    "offline",  # HF_HUB_OFFLINE and the config is not cached
-]
-
-
-class HubFailure(Exception):
-    """Why a repo could not be turned into an architecture; the runtime words it for the user."""
-
-    def __init__(self, kind: FailureKind, repo: str, fields: tuple[str, ...] = ()) -> None:
-        super().__init__(f"{repo}: {kind}{': ' + ', '.join(fields) if fields else ''}")
-        self.kind: FailureKind = kind
-        self.repo = repo
-        self.fields = fields
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,31 @@ def looks_like_repo_id(text: str) -> bool:
     return "/" in text or "\\" in text
 
 
+FailureKind = Literal[
+    "not_found",  # no such repo (or private)
+    "gated",  # gated, and no token with access (HF_TOKEN)
+    "no_config",  # the repo has no config.json
+    "too_large",  # config.json over CONFIG_MAX_BYTES
+    "malformed",  # config.json is not a JSON object
+    "absurd",  # sizes no model has
+    "unknown_architecture",  # fields the counter needs are missing
+    "rate_limited",  # the Hub answered 429
+    "unavailable",  # the Hub is down, unreachable or too slow
+    "offline",  # HF_HUB_OFFLINE and the config is not cached
+    "disabled",  # the setting hub_lookups is off
+]
+
+
+class HubFailure(Exception):
+    """Why a repo could not be turned into an architecture; bot.present.hub_problems words it for the user."""
+
+    def __init__(self, kind: FailureKind, repo: str, fields: tuple[str, ...] = ()) -> None:
+        super().__init__(f"{repo}: {kind}{': ' + ', '.join(fields) if fields else ''}")
+        self.kind: FailureKind = kind
+        self.repo = repo
+        self.fields = fields
+
+
 class ConfigProblem(ValueError):
     """A config.json the counter cannot use; ``kind`` says why, ``fields`` which fields (if any)."""
 

@@ -63,6 +63,8 @@ async def send_view(
     controls = ControlsView(render_controls(request, view_name, language))
     if edit:
         await interaction.response.edit_message(embed=embed, view=controls, allowed_mentions=NO_PINGS)
+    elif interaction.response.is_done():  # deferred while the Hub answered: fill in the "thinking" reply
+        await interaction.edit_original_response(embed=embed, view=controls, allowed_mentions=NO_PINGS)
     else:
         await interaction.response.send_message(
             embed=embed, view=controls, ephemeral=ephemeral, allowed_mentions=NO_PINGS

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from huggingface_hub import HfApi
 
-from bot.estimate.hub import is_repo_id, register
+from bot.estimate.hub import HubFailure, is_repo_id, register
 from bot.estimate.models import Architecture
-from bot.hub_lookup import HubFailure, HubSettings, cached_architecture, fetch_architecture
+from bot.hub_lookup import HubSettings, cached_architecture, fetch_architecture
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +73,10 @@ class HubClient:
 
     async def resolve(self, repo: str) -> Resolved:
         """The repo's architecture, registered for validation; :class:`HubFailure` when there is none."""
-        if not self.enabled or not is_repo_id(repo):
-            raise HubFailure("unavailable", repo)
+        if not self.enabled:
+            raise HubFailure("disabled", repo)
+        if not is_repo_id(repo):  # the validator refuses these first; never send one to the Hub
+            raise HubFailure("not_found", repo)
         found = self.cached(repo)
         if found is not None:
             register(found)  # the registry may have been emptied since

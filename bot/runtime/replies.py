@@ -43,7 +43,12 @@ def language_of(interaction: discord.Interaction) -> Language:
 async def reply_ephemeral(interaction: discord.Interaction, message: str) -> None:
     """Answer only the user who asked, whether or not the interaction was answered already."""
     try:
-        if interaction.response.is_done():
+        if interaction.response.type is discord.InteractionResponseType.deferred_channel_message:
+            # A "thinking" reply (a Hub lookup) is public when the answer was to be: the first
+            # follow-up would replace it publicly, so it goes and the problem comes ephemerally.
+            await interaction.delete_original_response()
+            await interaction.followup.send(message, ephemeral=True, allowed_mentions=NO_PINGS)
+        elif interaction.response.is_done():
             await interaction.followup.send(message, ephemeral=True, allowed_mentions=NO_PINGS)
         else:
             await interaction.response.send_message(message, ephemeral=True, allowed_mentions=NO_PINGS)
