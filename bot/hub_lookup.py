@@ -13,6 +13,7 @@ snapshot per commit) without asking the Hub again.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,6 +55,24 @@ class HubSettings:
     @property
     def is_offline(self) -> bool:
         return constants.is_offline_mode() if self.offline is None else self.offline
+
+
+_TRUE = ("1", "ON", "YES", "TRUE")
+
+
+def hub_settings_from_env(env: Mapping[str, str], timeout_s: float = HubSettings.timeout_s) -> HubSettings:
+    """Settings from huggingface_hub's variables, read now rather than when it was imported (it reads
+    HF_ENDPOINT and the cache folder once, at import): HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE and the
+    cache (HF_HUB_CACHE, else HF_HOME/hub). Unset ones stay None, which is huggingface_hub's default."""
+    cache = env.get("HF_HUB_CACHE") or (str(Path(env["HF_HOME"]) / "hub") if env.get("HF_HOME") else None)
+    offline = env.get("HF_HUB_OFFLINE")
+    return HubSettings(
+        endpoint=(env.get("HF_ENDPOINT") or "").rstrip("/") or None,
+        token=env.get("HF_TOKEN") or None,
+        cache_dir=Path(cache) if cache else None,
+        timeout_s=timeout_s,
+        offline=None if offline is None else offline.upper() in _TRUE,
+    )
 
 
 def _read_config(path: str, repo: str) -> object:

@@ -181,10 +181,12 @@ def architecture_from_config(
     first_dense = text.get("first_k_dense_replace")
     step = read.int("interleave_moe_layer_step", "decoder_sparse_step", default=1)
     mtp = text.get("num_nextn_predict_layers")
-    if read.missing or None in (hidden, layers, heads, kv_heads, vocab, dense_width):
-        raise ConfigProblem("unknown_architecture", tuple(read.missing))
     if read.absurd:
         raise ConfigProblem("absurd", tuple(read.absurd))
+    if read.missing or None in (hidden, layers, heads, kv_heads, vocab, dense_width):
+        raise ConfigProblem("unknown_architecture", tuple(read.missing))
+    if heads and kv_heads and heads % kv_heads:  # grouped-query attention shares whole groups
+        raise ConfigProblem("absurd", ("num_key_value_heads",))
     is_moe = (experts or 1) > 1
     attention_bias = read.flag("attention_bias")
     fields: dict[str, Any] = {

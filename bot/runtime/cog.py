@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -21,7 +22,7 @@ from bot.estimate.hub import is_repo_id
 from bot.estimate.models import find_preset, search_presets
 from bot.estimate.options import OptionSpec
 from bot.estimate.request import PRIVATE, command_options, parse_request
-from bot.hub_lookup import HubSettings
+from bot.hub_lookup import HubSettings, hub_settings_from_env
 from bot.present.custom_ids import ESTIMATE
 from bot.present.hub_problems import rate_limited_note
 from bot.present.i18n import text
@@ -175,7 +176,7 @@ def _hub_client(bot: commands.Bot) -> HubClient:
     settings = getattr(bot, "settings", None)
     enabled = bool(getattr(settings, "hub_lookups", True))
     timeout = float(getattr(settings, "hub_timeout_s", HubSettings.timeout_s))
-    return HubClient(HubSettings(timeout_s=timeout), enabled=enabled)
+    return HubClient(hub_settings_from_env(os.environ, timeout), enabled=enabled)
 
 
 async def teardown(bot: commands.Bot) -> None:
