@@ -102,6 +102,7 @@ class FakeDiscord:
         # What came through an interaction's webhook after its callback: ("followup" | "edit" |
         # "delete", interaction token, JSON body), in order.
         self.webhooks: list[tuple[str, str, dict[str, Any]]] = []
+        self.tokens: dict[str, str] = {}  # interaction id -> its token, to find its webhook calls
         self.faulted: list[tuple[str, int]] = []  # (interaction id, status) of each fault answered
         self.sessions = 0  # READY and RESUMED sent so far
         self.resumes: list[dict[str, Any]] = []
@@ -207,6 +208,7 @@ class FakeDiscord:
             "entitlements": [],
             "attachment_size_limit": 10_485_760,
         }
+        self.tokens[interaction["id"]] = interaction["token"]
         if in_dm:
             dm_channel = {
                 "id": self.dm_channel_id,
