@@ -17,7 +17,6 @@ from bot.estimate.hub import HubFailure, is_repo_id, looks_like_repo_id, registe
 from bot.estimate.models import find_preset, presets, search_presets
 from bot.estimate.options import OptionSpec
 from bot.estimate.request import InvalidRequest, parse_request, request_options
-from bot.hub_lookup import fetch_architecture, hub_settings_from_env
 from bot.present.answer import render_embed
 from bot.present.hub_problems import describe_hub_failure
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
@@ -74,6 +73,10 @@ def _look_up_model(model: object) -> object:
     if not isinstance(model, str) or find_preset(model) is not None:
         return model
     if is_repo_id(model):
+        # Imported here: huggingface_hub takes a quarter of a second to import, which an estimate
+        # for a preset or a size should not pay.
+        from bot.hub_lookup import fetch_architecture, hub_settings_from_env
+
         settings = hub_settings_from_env(os.environ)
         register(fetch_architecture(model, settings))
         return model

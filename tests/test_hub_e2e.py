@@ -70,7 +70,8 @@ async def test_a_repo_id_answers_with_its_architecture_then_from_the_cache(
 async def test_a_slow_hub_defers_and_edits_the_answer_in(
     fake: FakeDiscord, hub: FakeHub, cog: VramCog
 ) -> None:
-    hub.delay_s = 0.04  # several requests: well past defer_after_s, well within the timeout
+    hub.delay_s = 0.015  # four to six requests: past defer_after_s, well within the timeout
+    cog.defer_after_s = 0.02
     try:
         callback = await fake.invoke("vram", model="acme/Slow-8B", private=True)
         assert callback.type == 5  # DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE: "thinking"

@@ -111,7 +111,7 @@ async def test_one_round_trip_per_revision(hub: FakeHub, tmp_path: Path) -> None
 async def test_fifty_asks_at_once_cost_one_hub_lookup(hub: FakeHub, tmp_path: Path) -> None:
     client = HubClient(settings_for(hub, tmp_path))
     hub.requests.clear()
-    hub.delay_s = 0.05
+    hub.delay_s = 0.01  # the asks all start before the first request is answered
     try:
         answers = await asyncio.gather(*(client.resolve("acme/Llama-8B") for _ in range(50)))
     finally:
@@ -144,7 +144,7 @@ async def test_a_hub_that_is_down_or_slow_is_unavailable(hub: FakeHub, tmp_path:
         assert caught.value.kind == "unavailable"
     finally:
         hub.down = False
-    hub.delay_s = 0.15
+    hub.delay_s = 0.06
     try:
         slow = HubClient(settings_for(hub, tmp_path, timeout_s=0.02))
         with pytest.raises(HubFailure) as caught:
@@ -180,7 +180,7 @@ async def test_search_most_downloaded_first_cached_and_never_slower_than_asked(
     assert (await client.suggest("acme/", 2.0))[:2] == ("acme/Qwen3-32B-FP8", "acme/Llama-8B")
     await client.suggest("acme/", 2.0)
     assert hub.count("/api/models") == 1  # the second came from the cache
-    hub.delay_s = 0.15
+    hub.delay_s = 0.06
     try:
         assert await client.suggest("acme/l", 0.02) == ()  # too slow: no suggestions, no wait
     finally:
