@@ -6,13 +6,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 import pytest_asyncio
+from discord.ext import commands
 
 from bot.estimate.hub import HubFailure, forget_all, registered
 from bot.hub_lookup import HubSettings, fetch_architecture, hub_settings_from_env
+from bot.runtime.cog import _hub_client
 from bot.runtime.hub_client import HubClient
+from bot.runtime.settings import Settings
 from tests.fake_hub import FakeHub
 from tests.hub_configs import CONFIGS
 
@@ -200,3 +204,11 @@ async def test_huggingface_hubs_variables_are_read_when_asked() -> None:
         endpoint="http://127.0.0.1:9", token="hf_x", cache_dir=Path("/srv/hf/hub"), offline=True
     )
     assert hub_settings_from_env({}) == HubSettings()
+
+
+async def test_the_bots_settings_shape_its_hub_client() -> None:
+    class Host:
+        settings = Settings(hub_lookups=False, hub_timeout_s=0.5)
+
+    client = _hub_client(cast(commands.Bot, Host()))
+    assert (client.enabled, client.settings.timeout_s, client.deadline_s) == (False, 0.5, 1.5)
