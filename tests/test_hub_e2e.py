@@ -176,3 +176,22 @@ async def test_a_control_of_a_hub_answer_works_after_a_restart(
     clicked = await fake.send_interaction(fake.component_interaction(answer.message, custom_id, user="bob"))
     assert clicked.ephemeral  # bob's own copy of the comparison
     assert "acme/Qwen3-32B-FP8" in clicked.embed["description"]
+
+
+async def test_a_rate_limited_hub_answers_from_the_cache_and_says_so(
+    fake: FakeDiscord, hub: FakeHub, cog: VramCog
+) -> None:
+    cog.defer_after_s = 5
+    await fake.invoke("vram", model="acme/Slow-8B")  # fills the disk cache
+    forget_all()
+    cog.hub = HubClient(HubSettings(endpoint=hub.url, cache_dir=cog.hub.settings.cache_dir, offline=False))
+    hub.rate_limited = True
+    try:
+        callback = await fake.invoke("vram", model="acme/Slow-8B")
+        calls = await fake.webhook_calls(_token_of(fake, callback), 1)
+    finally:
+        hub.rate_limited = False
+    assert "8,030,261,248 parameters" in callback.embed["description"]
+    assert [kind for kind, _ in calls] == ["followup"]
+    assert calls[0][1]["flags"] & 64
+    assert "rate-limiting" in calls[0][1]["content"]
