@@ -10,8 +10,32 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from bot import __version__
 from bot.preview import EXIT_USAGE, add_estimate_command, run_estimate
 from bot.runtime.settings import ConfigError, load_settings, load_token
+
+# --- operator hooks (runtime team): exit codes, --version, `health`; the README lists the codes ---
+EXIT_CRASH = 1  # an unexpected error, with its traceback: a bug; a supervisor may restart
+EXIT_GAVE_UP = 3  # Discord stayed unreachable for longer than startup_retry_s
+RUN_EPILOG = """exit codes: 0 stopped by SIGTERM/SIGINT; 1 unexpected error (a bug: traceback logged);
+  2 the operator must fix something (bad setting, missing or rejected token, fatal gateway close code);
+  3 Discord unreachable for longer than startup_retry_s
+
+settings: every key of config.example.toml, with its default there; any key can also be set as
+  VRAM_BOT_<KEY> in the environment, which wins over the file
+
+examples:
+  DISCORD_TOKEN=... vram-bot                      run the bot with ./config.toml, if any
+  VRAM_BOT_LOG_LEVEL=debug vram-bot --config /etc/vram-bot.toml
+  vram-bot health                                 is the running bot connected? (exit 0 = yes)
+  vram-bot estimate 7 --optimizer adam8bit        preview an answer offline"""
+HEALTH_EPILOG = """Reads status_file (a setting, e.g. VRAM_BOT_STATUS_FILE=/tmp/vram-bot/status.json), which
+the running bot rewrites every status_interval_s. Healthy (exit 0): the gateway is connected and the
+status is at most 3 x status_interval_s old. Otherwise exit 1, with the reason on one line.
+
+example:
+  VRAM_BOT_STATUS_FILE=/tmp/vram-bot/status.json vram-bot health"""
+# --- end of operator hooks ---
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,32 +43,65 @@ def build_parser() -> argparse.ArgumentParser:
         prog="vram-bot",
         description="Discord bot that estimates the GPU memory to fully fine-tune an LLM. "
         "Without a sub-command it runs the bot (token from $DISCORD_TOKEN).",
+        epilog=RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # keep the examples' line breaks
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
         "--config", type=Path, help="TOML settings file (default: $VRAM_BOT_CONFIG, else ./config.toml)"
     )
     commands = parser.add_subparsers(dest="command")
+    commands.add_parser(
+        "health",
+        help="exit 0 if the running bot is connected to Discord, else 1 (for Docker's HEALTHCHECK)",
+        description="Tell whether the running bot's gateway is connected, from its status file.",
+        epilog=HEALTH_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_estimate_command(commands)
     return parser
 
 
 def run_bot(args: argparse.Namespace) -> int:
-    # The runner pulls in discord.py and the network stack; the preview needs neither.
-    import discord
-
+    # The runner pulls in discord.py and the network stack; the preview and `health` need neither.
+    from bot.runtime.logs import setup_logging
+    from bot.runtime.retry import GaveUp
     from bot.runtime.runner import serve
 
+    handler = None
     try:
         settings = load_settings(args.config)
         token = load_token(settings)
-        discord.utils.setup_logging(level=getattr(logging, settings.log_level))
+        handler = setup_logging(settings.log_level, settings.log_format)
         asyncio.run(serve(settings, token.get_secret_value()))
     except ConfigError as exc:
         print(f"vram-bot: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except GaveUp as exc:
+        print(f"vram-bot: {exc}", file=sys.stderr)
+        return EXIT_GAVE_UP
     except KeyboardInterrupt:
         pass
+    finally:
+        if handler is not None:  # in-process callers (the tests) get the root logger back as it was
+            logging.getLogger().removeHandler(handler)
     return 0
+
+
+def run_health(args: argparse.Namespace) -> int:
+    from bot.runtime.health import EXIT_HEALTHY, EXIT_UNHEALTHY, check
+
+    try:
+        settings = load_settings(args.config)
+    except ConfigError as exc:
+        print(f"vram-bot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if settings.status_file is None:
+        print("vram-bot: unhealthy: no status_file is set, so the bot writes no status", file=sys.stderr)
+        return EXIT_UNHEALTHY
+    healthy, reason = check(settings.status_file, settings.status_max_age_s)
+    print(reason, file=sys.stdout if healthy else sys.stderr)
+    return EXIT_HEALTHY if healthy else EXIT_UNHEALTHY
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -55,4 +112,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:  # e.g. `vram-bot estimate 7 | head`: the reader left, which is fine
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (stays open until exit, by design)
             return 0
+    if args.command == "health":
+        return run_health(args)
     return run_bot(args)

@@ -18,6 +18,7 @@ from bot.estimate.models import find_preset, presets, search_presets
 from bot.estimate.options import OptionSpec
 from bot.estimate.request import InvalidRequest, parse_request, request_options
 from bot.present.answer import render_embed
+from bot.present.figures import figures, fits
 from bot.present.hub_problems import describe_hub_failure
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.option_docs import option_help
@@ -25,6 +26,7 @@ from bot.present.problems import describe_problem
 from bot.present.terminal import embed_to_text
 
 EXIT_USAGE = 2
+EXIT_DOES_NOT_FIT = 1  # with --check: a launch script can guard itself with `vram-bot estimate … --check`
 
 
 def _add_option(parser: argparse.ArgumentParser, spec: OptionSpec) -> None:
@@ -64,6 +66,17 @@ def add_estimate_command(commands: Any) -> None:
     )
     preview.add_argument("--list-models", action="store_true", help="list the model presets and exit")
     preview.add_argument("--json", action="store_true", help="print the embed as Discord's JSON instead")
+    preview.add_argument(
+        "--format",
+        choices=["text", "json"],
+        default="text",
+        help="json: the estimate's figures for scripts (schema in the README), instead of the answer",
+    )
+    preview.add_argument(
+        "--check",
+        action="store_true",
+        help=f"exit 0 when it fits, {EXIT_DOES_NOT_FIT} when it does not ({EXIT_USAGE} on bad input)",
+    )
 
 
 def _look_up_model(model: object) -> object:
@@ -104,6 +117,10 @@ def run_estimate(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(f"vram-bot: {describe_problem(problem, language).replace('`', '')}", file=sys.stderr)
         return EXIT_USAGE
-    embed = render_embed(estimate(request), language)
-    print(json.dumps(embed, ensure_ascii=False, indent=2) if args.json else embed_to_text(embed))
-    return 0
+    result = estimate(request)
+    if args.format == "json":
+        print(json.dumps(figures(result), ensure_ascii=False, indent=2))
+    else:
+        embed = render_embed(result, language)
+        print(json.dumps(embed, ensure_ascii=False, indent=2) if args.json else embed_to_text(embed))
+    return EXIT_DOES_NOT_FIT if args.check and not fits(result) else 0

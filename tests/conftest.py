@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import discord
 import pytest
 import pytest_asyncio
 
 from bot.runtime.runner import VramBot
+from bot.runtime.settings import ENV_PREFIX, TOKEN_ENV
 from tests.fake_discord import FakeDiscord
 from tests.running import start_bot
 
@@ -38,3 +41,16 @@ async def bot(fake: FakeDiscord, discord_endpoints: None) -> AsyncIterator[VramB
     yield bot
     await bot.close()
     await task
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No token, no VRAM_BOT_* override and no ./config.toml from the developer's shell.
+
+    For tests that run the CLI or the settings loader in-process; monkeypatch puts everything back
+    afterwards, so each test stands alone in any order.
+    """
+    for name in list(os.environ):
+        if name.upper().startswith(ENV_PREFIX) or name == TOKEN_ENV:
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)

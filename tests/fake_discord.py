@@ -44,6 +44,16 @@ class Fault:
 
 
 @dataclass
+class RouteFault:
+    """One canned error for the next REST request whose method and path match (fault injection)."""
+
+    method: str
+    path_suffix: str  # e.g. "/commands" for either command sync route
+    status: int
+    body: dict[str, Any] = field(default_factory=lambda: {"message": "Service Unavailable", "code": 0})
+
+
+@dataclass
 class Callback:
     """What the bot posted to ``/interactions/{id}/{token}/callback``."""
 
@@ -121,8 +131,11 @@ class FakeDiscord:
 
     # -- lifecycle -------------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        app = web.Application(middlewares=[self._record])
+    async def start(self, port: int = 0) -> None:
+        """Listen on loopback; ``port`` 0 picks a free one (a fixed one: "Discord comes back")."""
+        self.route_faults: list[RouteFault] = []
+        self.route_faulted: list[tuple[str, str, int]] = []  # (method, path, status) answered
+        app = web.Application(middlewares=[self._record, self._inject_route_fault])
         app.router.add_get("/gateway", self._gateway)
         api = API_PREFIX
         app.router.add_get(f"{api}/users/@me", self._me)
@@ -138,7 +151,7 @@ class FakeDiscord:
         app.router.add_route("*", "/{tail:.*}", self._unknown)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", port)
         await site.start()
         server = site._server
         assert server is not None
@@ -339,7 +352,27 @@ class FakeDiscord:
         """Cut the newest gateway connection's TCP connection without a close frame."""
         self._transports[self._sockets[-1]].abort()
 
+    async def send_raw(self, text: str) -> None:
+        """Send ``text`` as a gateway frame as is, e.g. JSON that only some decoders accept."""
+        await self._sockets[-1].send_str(text)
+
+    def next_sequence(self) -> int:
+        """The sequence number the next dispatched event gets (for hand-made frames)."""
+        self._sequence += 1
+        return self._sequence
+
     # -- REST ------------------------------------------------------------------------------------
+
+    @web.middleware
+    async def _inject_route_fault(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """Answer the first matching ``route_faults`` entry instead of the route (then forget it)."""
+        for fault in self.route_faults:
+            if request.method == fault.method and request.path.endswith(fault.path_suffix):
+                self.route_faults.remove(fault)
+                self.route_faulted.append((request.method, request.path, fault.status))
+                return json_response(fault.body, status=fault.status)
+        response: web.StreamResponse = await handler(request)
+        return response
 
     @web.middleware
     async def _record(self, request: web.Request, handler: Any) -> web.StreamResponse:

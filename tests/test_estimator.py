@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from bot.estimate.core import estimate, gpus_needed_sharded, smallest_card
+from bot.estimate.core import Estimate, estimate, gpus_needed_sharded, smallest_card
 from bot.estimate.optimizers import Optimizer
 from bot.estimate.request import InvalidRequest, parse_request
 from bot.present.answer import title
@@ -14,7 +14,7 @@ from bot.present.problems import describe_problem, given_value
 from bot.present.words import Words
 
 
-def run(**options: object):  # type: ignore[no-untyped-def]
+def run(**options: object) -> Estimate:
     return estimate(parse_request(**options))
 
 
@@ -186,3 +186,33 @@ def test_several_problems_are_all_reported() -> None:
     with pytest.raises(InvalidRequest) as caught:
         parse_request(params=-1, activations=-1)
     assert len(caught.value.problems) == 2
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "precision", "parts"),
+    [
+        # The seed's rules stay exactly as they were.
+        ("adam", "mixed", [2, 2, 4, 4, 4]),
+        ("adam8bit", "mixed", [2, 2, 4, 4]),
+        ("sgd", "mixed", [2, 2, 4]),
+        # fp32 weights and gradients under autocast; AdamW's moments follow the parameters (fp32).
+        ("adam", "amp", [4, 4, 4, 4]),
+        ("adam8bit", "amp", [4, 4, 2.03125]),  # bitsandbytes: 1 + 1 B + two fp32 absmax per 256
+        ("sgd", "amp", [4, 4, 4]),
+        # Pure bf16 (torchtune): every state in bf16.
+        ("adam", "bf16", [2, 2, 2, 2]),
+        ("adam8bit", "bf16", [2, 2, 2.03125]),
+        ("sgd", "bf16", [2, 2, 2]),
+    ],
+)
+def test_each_training_setup_stores_what_pytorch_allocates(
+    optimizer: str, precision: str, parts: list[float]
+) -> None:
+    result = run(params=8, optimizer=optimizer, precision=precision)
+    assert [p.bytes_per_param for p in result.parts] == parts
+    assert result.model_states_gb == pytest.approx(8 * sum(parts))
+
+
+def test_torchtune_s_bf16_adamw_on_an_8b_model_is_64_gb_not_128() -> None:
+    assert run(params=8, precision="bf16").model_states_gb == 64.0
+    assert run(params=8).model_states_gb == 128.0  # the seed's mixed precision

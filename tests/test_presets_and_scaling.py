@@ -92,13 +92,34 @@ def test_zero_reproduces_table_1_of_the_paper() -> None:
     assert per_gpu == [120.0, 31.4, 16.6, 1.9]
 
 
-def test_zero_through_the_estimator_scales_for_other_optimizers() -> None:
+def test_zero_through_the_estimator_keeps_the_paper_and_scales_for_other_optimizers() -> None:
     cluster = estimate(parse_request(params=7.5, gpus=64)).cluster
     assert cluster is not None
-    assert [round(r.gb, 1) for r in cluster.rows] == [120.0, 31.4, 16.6, 1.9]
+    assert [round(r.gb, 1) for r in cluster.paper_rows] == [120.0, 31.4, 16.6, 1.9]
     sgd = estimate(parse_request(params=7.5, optimizer="sgd", gpus=64)).cluster
     assert sgd is not None
-    assert sgd.rows[1].gb == pytest.approx(7.5 * 4 + 7.5 * 4 / 64)  # weights + grads, momentum sharded
+    assert sgd.paper_rows[1].gb == pytest.approx(7.5 * 4 + 7.5 * 4 / 64)  # weights + grads, momentum sharded
+
+
+def test_mixed_precision_shards_as_deepspeed_holds_it() -> None:
+    # DeepSpeed's estimators without offload: stage 2 4Ψ + 16Ψ/N, stage 3 4·L + 18Ψ/N.
+    cluster = estimate(parse_request(params=7.5, gpus=64)).cluster
+    assert cluster is not None
+    assert cluster.source == "deepspeed"
+    assert [r.gb for r in cluster.rows] == pytest.approx([120.0, 30 + 120 / 64, 30 + 120 / 64, 135 / 64])
+    assert cluster.largest_module_billion is None  # no architecture: nothing known to gather
+    llama = estimate(parse_request(model="llama-3.1-8b", gpus=8)).cluster
+    assert llama is not None
+    embedding = 128_256 * 4096  # the largest module: the embedding (and the untied LM head)
+    assert llama.largest_module_billion == pytest.approx(embedding / 1e9)
+    assert llama.rows[3].gb == pytest.approx(4 * embedding / 1e9 + 18 * 8.030261248 / 8)
+    mixtral = estimate(parse_request(model="mixtral-8x7b", gpus=8)).cluster
+    assert mixtral is not None
+    experts = 8 * 3 * 4096 * 14_336  # one layer's routed experts, one module in transformers 5
+    assert mixtral.largest_module_billion == pytest.approx(experts / 1e9)
+    bf16 = estimate(parse_request(params=7.5, gpus=64, precision="bf16")).cluster
+    assert bf16 is not None
+    assert (bf16.source, bf16.rows) == ("paper", bf16.paper_rows)
     assert estimate(parse_request(params=7)).cluster is None  # one card: no table
 
 
@@ -221,3 +242,33 @@ def test_every_preset_embed_stays_within_discord_limits(key: str) -> None:
     embed = render_embed(estimate(request))
     assert embed_limit_problems(embed) == []
     assert embed["color"] == 0xE74C3C
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"model": "qwen3-8b", "seq_len": 2048, "precision": "bf16", "gpu": "b200"},
+        {"model": "llama-3.1-8b", "seq_len": 4096, "precision": "bf16"},
+        {"model": "mistral-7b", "seq_len": 1024, "optimizer": "sgd", "precision": "bf16", "gpu": "h200"},
+    ],
+)
+def test_the_largest_batch_is_the_last_that_fits(options: dict[str, object]) -> None:
+    found = estimate(parse_request(**options)).largest_batch
+    assert found is not None
+    assert found.checkpointed_batch is not None
+    for batch, checkpointing in ((found.batch, False), (found.checkpointed_batch, True)):
+        if batch is None:  # not even one sequence fits without checkpointing
+            assert not estimate(parse_request(**options, batch_size=1)).single_gpu.fits
+            continue
+        at = estimate(parse_request(**options, batch_size=batch, checkpointing=checkpointing))
+        beyond = estimate(parse_request(**options, batch_size=batch + 1, checkpointing=checkpointing))
+        assert at.single_gpu.fits
+        assert not beyond.single_gpu.fits
+
+
+def test_no_batch_fits_when_the_model_states_fill_the_card() -> None:
+    found = estimate(parse_request(model="llama-3.1-70b", seq_len=4096)).largest_batch
+    assert found is not None
+    assert (found.batch, found.checkpointed_batch) == (None, None)
+    assert estimate(parse_request(model="llama-3.1-8b", activations=10)).largest_batch is None
+    assert estimate(parse_request(params=8)).largest_batch is None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -17,6 +18,7 @@ from bot.present.details import render_details
 from bot.present.i18n import Language
 from bot.present.problems import describe_problem
 from tests.embed_limits import embed_limit_problems
+from tests.strategies import requests
 
 params = st.floats(min_value=1e-6, max_value=100_000, allow_nan=False)
 activations = st.floats(min_value=0, max_value=1_000_000, allow_nan=False)
@@ -111,3 +113,18 @@ def test_any_options_give_a_request_or_the_validation_error_and_nothing_else(
     for problem in problems:  # every problem can be worded, in every language
         for language in Language:
             assert describe_problem(problem, language).strip()
+
+
+EXPONENT = re.compile(r"\d[eE][+-]?\d")
+
+
+@settings(max_examples=60, deadline=None)
+@given(requests())
+def test_no_view_of_a_valid_request_shows_an_exponent(request: EstimateRequest) -> None:
+    result = estimate(request)
+    for language in Language:
+        for render in (render_embed, render_compare, render_details):
+            embed = render(result, language)
+            texts = [embed["title"], embed["description"], *(f["name"] + f["value"] for f in embed["fields"])]
+            for text in texts:
+                assert not EXPONENT.search(text), text

@@ -1,4 +1,9 @@
-"""The runner as an operator starts it: ``python -m bot`` in its own process, against the fake Discord."""
+"""The runner as an operator starts it: ``python -m bot`` in its own process, against the fake Discord.
+
+Only two tests pay for a process start (about 0.7 s each): the real entry point, and two processes
+splitting the shards. Everything else about the runner runs in-process: the bad settings here through
+``main``, the start-up faults in ``test_startup_faults.py`` through ``serve``.
+"""
 
 from __future__ import annotations
 
@@ -10,15 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from bot import __version__
+from bot.cli import main
+from bot.runtime.settings import ENV_PREFIX, TOKEN_ENV
 from tests.fake_discord import FakeDiscord
-
-pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 PROJECT = Path(__file__).resolve().parents[1]
 
 
 def bot_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"DISCORD_TOKEN", "VRAM_BOT_CONFIG"}}
+    env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV and not k.upper().startswith(ENV_PREFIX)}
     env["PYTHONPATH"] = str(PROJECT)
     env.update(extra)
     return env
@@ -53,10 +59,12 @@ async def finish(process: asyncio.subprocess.Process, timeout: float = 20) -> tu
     return process.returncode, (stdout + stderr).decode()
 
 
-async def test_runs_syncs_to_the_dev_guild_serves_and_stops_on_sigterm(
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_entry_point_syncs_serves_logs_no_token_and_stops_on_sigterm(
     fake: FakeDiscord, tmp_path: Path
 ) -> None:
-    config = write_config(tmp_path, fake, dev_guild_id=int(fake.guild_id), log_level="INFO")
+    # Lower-case "debug": any case works. The token scan below reads real DEBUG logging.
+    config = write_config(tmp_path, fake, dev_guild_id=int(fake.guild_id), log_level="debug")
     sessions = fake.sessions
     process = await start_bot(config, bot_env(DISCORD_TOKEN=fake.token))
     try:
@@ -67,60 +75,23 @@ async def test_runs_syncs_to_the_dev_guild_serves_and_stops_on_sigterm(
         interaction = fake.slash_interaction("vram", fake.command_options("vram", params=7.0))
         callback = await fake.send_interaction(interaction)
         assert callback.embed["title"].startswith("VRAM to fully fine-tune a 7B model")
-    finally:
-        process.send_signal(signal.SIGTERM)
-        code, output = await finish(process)
-    assert code == 0, output
-    assert "Synced 1 command(s) to guild" in output
-    assert "Stopped" in output
-    assert fake.token not in output
-    assert "Traceback" not in output
-
-
-async def test_a_token_discord_rejects_exits_2_with_one_clear_line(fake: FakeDiscord, tmp_path: Path) -> None:
-    bad_token = "not-the-right-token-1234567890"
-    process = await start_bot(write_config(tmp_path, fake), bot_env(DISCORD_TOKEN=bad_token))
-    code, output = await finish(process)
-    assert code == 2
-    assert "vram-bot: Discord rejected the token (401 Unauthorized)" in output
-    assert bad_token not in output
-    assert "Traceback" not in output
-
-
-async def test_a_gateway_that_refuses_authentication_exits_2_with_one_clear_line(
-    fake: FakeDiscord, tmp_path: Path
-) -> None:
-    fake.reject_identify = True  # REST accepts the token, the gateway closes with 4004
-    try:
-        process = await start_bot(write_config(tmp_path, fake), bot_env(DISCORD_TOKEN=fake.token))
-        code, output = await finish(process)
-    finally:
-        fake.reject_identify = False
-    assert code == 2
-    assert output.count("vram-bot: Discord closed the gateway: authentication failed (4004)") == 1
-    assert fake.token not in output
-    assert "Traceback" not in output
-
-
-async def test_the_token_never_appears_in_the_logs_even_at_debug(fake: FakeDiscord, tmp_path: Path) -> None:
-    config = write_config(tmp_path, fake, log_level="DEBUG")
-    sessions = fake.sessions
-    process = await start_bot(config, bot_env(DISCORD_TOKEN=fake.token))
-    try:
-        await fake.wait_identified(timeout=20, after=sessions)
-        await fake.invoke("vram", params=7)
         await fake.invoke("vram", params=-1)  # an error path too
     finally:
         process.send_signal(signal.SIGTERM)
         code, output = await finish(process)
     assert code == 0, output
-    assert "DEBUG" in output  # the scan below read real debug logging
     lines = output.splitlines()
+    assert f"vram-bot {__version__} starting (discord.py" in output
+    assert "Synced 1 command(s) to guild" in output
+    assert lines[-1].endswith("Stopped")
+    assert "DEBUG" in output
     assert len(lines) > 20
-    leaking = [line for line in lines if fake.token in line]
-    assert leaking == []
+    assert [line for line in lines if fake.token in line] == []  # never logged, even at DEBUG
+    assert "\x1b[" not in output  # stderr is a pipe, not a terminal: no colour codes
+    assert "Traceback" not in output
 
 
+@pytest.mark.asyncio(loop_scope="module")
 async def test_two_processes_split_two_shards_and_each_answers_its_guilds(
     fake: FakeDiscord, tmp_path: Path
 ) -> None:
@@ -129,15 +100,16 @@ async def test_two_processes_split_two_shards_and_each_answers_its_guilds(
     processes = []
     identifies = len(fake.identifies)
     try:
+        # Both start at once: the two process starts overlap instead of adding up.
         for shard in (0, 1):
             folder = tmp_path / f"shard{shard}"
             folder.mkdir()
             config = write_config(folder, fake, shard_count=2, shard_ids=[shard], sync_commands=shard == 0)
             processes.append(await start_bot(config, bot_env(DISCORD_TOKEN=fake.token)))
-            for _ in range(400):
-                if len(fake.identifies) > identifies + shard:
-                    break
-                await asyncio.sleep(0.05)
+        for _ in range(400):
+            if len(fake.identifies) >= identifies + 2 and fake.registered.get("global"):
+                break
+            await asyncio.sleep(0.02)
         shards = sorted(tuple(i["shard"]) for i in fake.identifies[identifies:])
         assert shards == [(0, 2), (1, 2)]  # each process identified its own shard only
         for shard, guild in guilds.items():
@@ -147,80 +119,126 @@ async def test_two_processes_split_two_shards_and_each_answers_its_guilds(
             callback = await fake.send_interaction(interaction)  # delivered on that shard's connection
             assert callback.embed["title"].startswith(f"VRAM to fully fine-tune a {7 + shard}B model")
     finally:
-        outputs = []
         for process in processes:
             process.send_signal(signal.SIGTERM)
-            outputs.append(await finish(process))
+        outputs = [await finish(process) for process in processes]
     for shard, (code, output) in enumerate(outputs):
         assert code == 0, output
         assert "Traceback" not in output, f"shard {shard}: {output}"
 
 
-async def test_an_extension_that_cannot_load_exits_2_with_one_line(fake: FakeDiscord, tmp_path: Path) -> None:
-    config = write_config(tmp_path, fake, extra_extensions=["no_such_package.cog"])
-    process = await start_bot(config, bot_env(DISCORD_TOKEN=fake.token))
-    code, output = await finish(process)
-    assert code == 2
-    assert "vram-bot: cannot load extra_extensions entry 'no_such_package.cog'" in output
-    assert "Traceback" not in output
+def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, (captured.out + captured.err).strip().splitlines()
 
 
-async def test_token_can_come_from_a_file(fake: FakeDiscord, tmp_path: Path) -> None:
-    token_file = tmp_path / "token"
-    token_file.write_text(fake.token + "\n", encoding="utf-8")
-    config = write_config(tmp_path, fake, token_file=str(token_file), sync_commands=False)
-    identified_before = len(fake.identifies)
-    process = await start_bot(config, bot_env())
-    try:
-        for _ in range(200):
-            if len(fake.identifies) > identified_before:
-                break
-            await asyncio.sleep(0.05)
-        assert fake.identifies[-1]["token"] == fake.token
-    finally:
-        process.send_signal(signal.SIGINT)
-        code, output = await finish(process)
-    assert code == 0, output
-    assert fake.token not in output
-
-
-async def test_missing_token_exits_2_without_traceback(tmp_path: Path) -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        env=bot_env(),
-        cwd=tmp_path,  # no config.toml here: defaults
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+@pytest.mark.usefixtures("clean_env")
+def test_missing_token_exits_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_main([], capsys) == (
+        2,
+        [
+            "vram-bot: no Discord token: set DISCORD_TOKEN, or token_file in the config "
+            "(or try the offline preview: vram-bot estimate 7)"
+        ],
     )
-    code, output = await finish(process)
+
+
+@pytest.mark.usefixtures("clean_env")
+def test_an_empty_token_file_says_it_is_empty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "token").write_text("\n", encoding="utf-8")
+    (tmp_path / "config.toml").write_text(f"token_file = '{tmp_path / 'token'}'\n", encoding="utf-8")
+    code, lines = run_main([], capsys)
     assert code == 2
-    assert output.strip().splitlines() == [
-        "vram-bot: no Discord token: set DISCORD_TOKEN, or token_file in the config "
-        "(or try the offline preview: vram-bot estimate 7)"
+    assert lines == [
+        f"vram-bot: token_file {tmp_path / 'token'} is empty: "
+        "write the bot token into it, or set DISCORD_TOKEN"
     ]
 
 
+@pytest.mark.usefixtures("clean_env")
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("log_level = 'LOUD'\n", "bad setting in"),
-        ("dev_guild_id = -5\n", "dev_guild_id"),
-        ("unknown_key = 1\n", "unknown_key"),
+        ("log_level = 'LOUD'\n", "log_level = 'LOUD' is not valid: use one of debug, info, warning"),
+        ("dev_guild_id = -5\n", "dev_guild_id = -5 is not valid: use a Discord server ID"),
+        (
+            "sync_comands = false\n",
+            "unknown setting 'sync_comands' (did you mean 'sync_commands'?); "
+            "valid keys are token_file, sync_commands,",
+        ),
+        (
+            "token = 'abc'\n",
+            "the token is never read from the config file: remove the token key and set "
+            "DISCORD_TOKEN, or put the token alone in a file and name it with token_file",
+        ),
         ("this is not toml\n", "cannot read config file"),
-        ("shard_ids = [0]\n", "shard_ids needs shard_count"),
+        (
+            "shard_ids = [0]\n",
+            "shard_ids is set but shard_count is not: add shard_count = <total number of shards>",
+        ),
         ("shard_count = 2\nshard_ids = [2]\n", "shard_ids must be below shard_count (2)"),
         ("shard_count = 2\nshard_ids = [1, 1]\n", "shard_ids must list each shard once"),
-        ("extra_extensions = ['not a module']\n", "extra_extensions"),
+        ("extra_extensions = ['ok', 'not a module']\n", "extra_extensions[1] = 'not a module' is not valid"),
+        ("status_interval_s = 0\n", "status_interval_s = 0 is not valid: use a number of seconds above 0"),
     ],
 )
-async def test_bad_settings_exit_2_with_one_line(tmp_path: Path, content: str, message: str) -> None:
+def test_bad_settings_exit_2_with_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    content: str,
+    message: str,
+) -> None:
+    monkeypatch.setenv(TOKEN_ENV, "x")
     config = tmp_path / "config.toml"
     config.write_text(content, encoding="utf-8")
-    process = await start_bot(config, bot_env(DISCORD_TOKEN="x"))
-    code, output = await finish(process)
+    code, lines = run_main(["--config", str(config)], capsys)
     assert code == 2
-    assert len(output.strip().splitlines()) == 1
-    assert message in output
-    assert "Traceback" not in output
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("vram-bot: ")
+    assert message in lines[0]
+
+
+@pytest.mark.usefixtures("clean_env")
+def test_a_bad_environment_override_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(TOKEN_ENV, "x")
+    monkeypatch.setenv("VRAM_BOT_DEV_GUILD_ID", "my-server")
+    code, lines = run_main([], capsys)
+    assert code == 2
+    assert lines == [
+        "vram-bot: bad setting in config.toml: VRAM_BOT_DEV_GUILD_ID = 'my-server' is not valid: "
+        "use a Discord server ID: a positive whole number"
+    ]
+
+
+@pytest.mark.usefixtures("clean_env")
+def test_a_config_path_that_is_a_folder_says_so(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(TOKEN_ENV, "x")
+    (tmp_path / "config.toml").mkdir()  # what `docker run -v` leaves when the host file is missing
+    code, lines = run_main([], capsys)
+    assert code == 2
+    assert lines == [
+        "vram-bot: config file config.toml is a folder, not a file: mount or create the file itself"
+    ]
+
+
+def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"vram-bot {__version__}\n"
+    for argv in (["--help"], ["health", "--help"], ["estimate", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        out = capsys.readouterr().out
+        assert "example" in out, argv
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "$VRAM_BOT_CONFIG" in out  # the default, named
+    assert "3 Discord unreachable for longer than startup_retry_s" in out

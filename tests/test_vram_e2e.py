@@ -28,7 +28,7 @@ async def test_start_up_syncs_the_command_with_typed_options(fake: FakeDiscord, 
     assert command["description"] == "Estimate the GPU memory to fully fine-tune an LLM"
     assert command["type"] == 1
     options = {o["name"]: o for o in command["options"]}
-    assert list(options)[:4] == ["params", "model", "optimizer", "activations"]
+    assert list(options)[:5] == ["params", "model", "optimizer", "precision", "activations"]
 
     params = options["params"]
     assert (params["type"], params.get("required", False)) == (10, False)  # NUMBER; or pick a model

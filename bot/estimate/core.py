@@ -16,9 +16,9 @@ from typing import Literal
 
 from bot.estimate.activations import ActivationEstimate, estimate_activations
 from bot.estimate.hardware import Gpu
-from bot.estimate.optimizers import CUSTOM_PART_KEY, Optimizer, Part, PartKind
+from bot.estimate.optimizers import CUSTOM_PART_KEY, Optimizer, Part, PartKind, Precision, parts_for
 from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
-from bot.estimate.sharding import PerGpu, Strategy, all_strategies
+from bot.estimate.sharding import PerGpu, Strategy, all_strategies, deepspeed_strategies
 
 # Usual card sizes, smallest first, for "the smallest card it fits" in the LoRA hint
 # (RTX 4090 / 3090, L40S / RTX 6000 Ada / A6000, H100 / A100 80 GB).
@@ -27,6 +27,8 @@ USUAL_CARDS_GB = (24.0, 48.0, 80.0)
 # LoRA trains small adapters; the seed's rule of thumb is that they cover well under 1 % of the
 # parameters, so without a preset to count them the hint budgets the upper end of that: 1 % of N.
 LORA_TRAINABLE_FRACTION = 0.01
+# The largest batch reported is capped at the batch_size option's own maximum.
+MAX_BATCH = 65_536
 
 # Frozen base weights: 16-bit for LoRA; QLoRA keeps them in 4-bit NF4 with double quantization,
 # about 4.127 bits = 0.516 B/param including the quantization constants (Dettmers et al. 2023,
@@ -54,11 +56,39 @@ class GpuVerdict:
 
 
 @dataclass(frozen=True, slots=True)
+class LargestBatch:
+    """The most sequences per GPU that fit the card at the request's sequence length.
+
+    Activations grow linearly with the micro-batch (every term of the estimate is a multiple of b),
+    so the largest batch is the room the model states leave divided by one sequence's activations.
+    None where not even one sequence fits.
+    """
+
+    seq_len: int
+    batch: int | None
+    checkpointed_batch: int | None  # the same with full activation checkpointing
+    per_sequence_gb: float
+    per_sequence_checkpointed_gb: float
+
+
+ShardingSource = Literal["deepspeed", "paper"]
+
+
+@dataclass(frozen=True, slots=True)
 class ClusterVerdict:
-    """Per-GPU memory on ``gpus`` data-parallel cards for each strategy, and the least that fits."""
+    """Per-GPU memory on ``gpus`` data-parallel cards for each strategy, and the least that fits.
+
+    ``rows`` are what the framework that runs the setup holds: DeepSpeed for the seed's mixed
+    precision (``source`` "deepspeed"), else the ZeRO paper's figures, which FSDP follows. The
+    paper's figures are kept in ``paper_rows`` either way.
+    """
 
     gpus: int
     rows: tuple[PerGpu, ...]
+    paper_rows: tuple[PerGpu, ...]
+    source: ShardingSource
+    # DeepSpeed ZeRO-3 gathers the largest module whole; None when no architecture says how large.
+    largest_module_billion: float | None
 
     @property
     def smallest_fitting(self) -> Strategy | None:
@@ -93,6 +123,7 @@ class Estimate:
     total_gb: float
     single_gpu: GpuVerdict
     cluster: ClusterVerdict | None
+    largest_batch: LargestBatch | None  # with a known architecture and no entered activations
     lora: AdapterHint
     qlora: AdapterHint
 
@@ -191,6 +222,50 @@ def _activations(request: EstimateRequest) -> tuple[float, ActivationEstimate | 
     return 0.0, None
 
 
+def _fitting_batch(room_gb: float, per_sequence_gb: float) -> int | None:
+    if per_sequence_gb <= 0 or room_gb < per_sequence_gb:
+        return None
+    batch = math.floor(room_gb / per_sequence_gb * (1 + 1e-12))  # exact boundaries count as fitting
+    return min(batch, MAX_BATCH)
+
+
+def _largest_batch(request: EstimateRequest, states_per_gpu_gb: float) -> LargestBatch | None:
+    model = request.model
+    if model is None or request.activations is not None:
+        return None  # an entered figure was measured at one batch, which we do not know
+    seq_len = request.seq_len or DEFAULT_SEQ_LEN
+    room = request.card.memory_gb - states_per_gpu_gb
+    one = estimate_activations(model, 1, seq_len, flash_attention=request.flash_attention)
+    recomputed = estimate_activations(
+        model, 1, seq_len, flash_attention=request.flash_attention, checkpointing=True
+    )
+    return LargestBatch(
+        seq_len=seq_len,
+        batch=_fitting_batch(room, one.total_gb),
+        checkpointed_batch=_fitting_batch(room, recomputed.total_gb),
+        per_sequence_gb=one.total_gb,
+        per_sequence_checkpointed_gb=recomputed.total_gb,
+    )
+
+
+def _cluster(
+    request: EstimateRequest, parts: tuple[Part, ...], params_billion: float, activations_gb: float
+) -> ClusterVerdict:
+    weights, gradients, optimizer = (params_billion * b for b in _shard_split(request, parts))
+    capacity = request.card.memory_gb
+    paper = all_strategies(weights, gradients, optimizer, activations_gb, request.gpus, capacity)
+    # DeepSpeed runs the seed's mixed precision (16-bit weights, fp32 master); a custom B says
+    # nothing about how it is kept, and amp / bf16 runs are FSDP's, which follows the paper.
+    if request.precision is not Precision.MIXED or request.bytes_per_param is not None:
+        return ClusterVerdict(request.gpus, paper, paper, "paper", None)
+    model = request.model if request.params is None else None
+    largest = model.largest_module_params / 1e9 if model is not None else None
+    rows = deepspeed_strategies(
+        weights, gradients, optimizer, activations_gb, params_billion, largest or 0.0, request.gpus, capacity
+    )
+    return ClusterVerdict(request.gpus, rows, paper, "deepspeed", largest)
+
+
 def estimate(request: EstimateRequest) -> Estimate:
     """Apply M = N × B and V = M + A, then judge the result against the chosen card(s)."""
     n = request.params_billion
@@ -199,7 +274,7 @@ def estimate(request: EstimateRequest) -> Estimate:
             Part(key=CUSTOM_PART_KEY, kind="optimizer", bytes_per_param=request.bytes_per_param),
         )
     else:
-        parts = request.optimizer.parts
+        parts = parts_for(request.optimizer, request.precision)
     bytes_per_param = sum(part.bytes_per_param for part in parts)
     parts = tuple(replace(part, gb=n * part.bytes_per_param) for part in parts)
 
@@ -215,11 +290,10 @@ def estimate(request: EstimateRequest) -> Estimate:
         headroom_gb=card.memory_gb - total,
         sharded_gpus=gpus_needed_sharded(model_states, activations, card.memory_gb),
     )
-    cluster = None
-    if request.gpus > 1:
-        weights, gradients, optimizer = (n * b for b in _shard_split(request, parts))
-        rows = all_strategies(weights, gradients, optimizer, activations, request.gpus, card.memory_gb)
-        cluster = ClusterVerdict(gpus=request.gpus, rows=rows)
+    cluster = _cluster(request, parts, n, activations) if request.gpus > 1 else None
+    # On several cards, the room per card follows the leanest strategy's model states.
+    states_per_gpu = min((row.gb for row in cluster.rows), default=0.0) - activations if cluster else 0.0
+    largest_batch = _largest_batch(request, states_per_gpu if cluster else model_states)
     return Estimate(
         request=request,
         bytes_per_param=bytes_per_param,
@@ -230,6 +304,7 @@ def estimate(request: EstimateRequest) -> Estimate:
         total_gb=total,
         single_gpu=verdict,
         cluster=cluster,
+        largest_batch=largest_batch,
         lora=_adapter_hint("LoRA", LORA_BASE_BYTES_PER_PARAM, request, n, bytes_per_param, activations),
         qlora=_adapter_hint("QLoRA", QLORA_BASE_BYTES_PER_PARAM, request, n, bytes_per_param, activations),
     )

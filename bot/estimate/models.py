@@ -330,6 +330,18 @@ class Architecture(BaseModel):
         return self.active_parameter_count / 1e9
 
     @property
+    def largest_module_params(self) -> int:
+        """The most parameters one module holds by itself, which DeepSpeed ZeRO-3 gathers at once:
+        the embedding (or LM head) v × h, one linear layer, or, in a MoE layer, the routed experts,
+        which transformers 5 keeps as one module with 3-D gate_up_proj and down_proj parameters
+        (e.g. MixtralExperts; checked by building the models on the meta device)."""
+        candidates = [self.vocab_size * self.hidden_size]
+        candidates += [d_in * d_out for _, d_in, d_out, _ in self.linear_layers()]
+        if self.is_moe:
+            candidates.append(self.experts * self._expert_params())
+        return max(candidates)
+
+    @property
     def lora_target_modules(self) -> tuple[str, ...]:
         """The module names LoRA adapts here, in the model's order (experts.* for every routed
         expert, shared_experts.* for the shared MLP); embeddings, norms and routers are not adapted."""

@@ -27,7 +27,7 @@ class Part:
 
 
 class Optimizer(StrEnum):
-    """The training set-ups the rules of thumb cover, with their bytes per parameter."""
+    """The optimizers the rules of thumb cover."""
 
     ADAM = "adam"
     ADAM8BIT = "adam8bit"
@@ -35,32 +35,72 @@ class Optimizer(StrEnum):
 
     @property
     def parts(self) -> tuple[Part, ...]:
-        return _OPTIMIZER_PARTS[self]
+        """What it stores per parameter in the seed's mixed-precision setup."""
+        return parts_for(self, Precision.MIXED)
 
     @property
     def bytes_per_param(self) -> float:
         return sum(part.bytes_per_param for part in self.parts)
 
 
+class Precision(StrEnum):
+    """How a training run keeps its weights, gradients and optimizer state.
+
+    ``mixed``: 16-bit weights and gradients with an fp32 master copy (DeepSpeed, Megatron; the seed's
+    rules). ``amp``: fp32 weights and gradients, with bf16 autocast in forward and backward (the
+    Hugging Face Trainer's ``--bf16``, PyTorch AMP). ``bf16``: everything in bf16, no master copy
+    (torchtune's default).
+    """
+
+    MIXED = "mixed"
+    AMP = "amp"
+    BF16 = "bf16"
+
+
 WEIGHTS16 = Part("part.weights16", "weights", 2)
 GRADIENTS16 = Part("part.gradients16", "gradients", 2)
+WEIGHTS32 = Part("part.weights32", "weights", 4)
+GRADIENTS32 = Part("part.gradients32", "gradients", 4)
 MASTER32 = Part("part.master32", "optimizer", 4)
+MOMENTUM32 = Part("part.adam_momentum32", "optimizer", 4)
+VARIANCE32 = Part("part.adam_variance32", "optimizer", 4)
+# bitsandbytes' 8-bit Adam (Dettmers et al. 2022): both moments in one byte each, quantized block-wise
+# with one fp32 absmax per block of 256 values per moment: 2 + 2 × 4 / 256 = 2.03 B/param.
+BNB_MOMENTS = Part("part.adam_moments_bnb", "optimizer", 2 + 2 * 4 / 256)
 
-_OPTIMIZER_PARTS: dict[Optimizer, tuple[Part, ...]] = {
+_PARTS: dict[tuple[Optimizer, Precision], tuple[Part, ...]] = {
     # The mixed-precision Adam rule (Rajbhandari et al. 2020, ZeRO, section 3.1): 2 + 2 + 12.
-    Optimizer.ADAM: (
+    (Optimizer.ADAM, Precision.MIXED): (WEIGHTS16, GRADIENTS16, MASTER32, MOMENTUM32, VARIANCE32),
+    # The seed's planning rule of about 12 B/param: the two moments budgeted at 4 B together, which
+    # keeps slack over bitsandbytes' own 2.03 B for buffers.
+    (Optimizer.ADAM8BIT, Precision.MIXED): (
         WEIGHTS16,
         GRADIENTS16,
         MASTER32,
-        Part("part.adam_momentum32", "optimizer", 4),
-        Part("part.adam_variance32", "optimizer", 4),
+        Part("part.adam_moments8", "optimizer", 4),
     ),
-    # The planning rule of thumb of about 12 B/param. bitsandbytes's own 8-bit states take about
-    # 2 B/param (Dettmers et al. 2022, "8-bit Optimizers via Block-wise Quantization"), so the
-    # rule's 4 B for the two moments keeps some slack for buffers.
-    Optimizer.ADAM8BIT: (WEIGHTS16, GRADIENTS16, MASTER32, Part("part.adam_moments8", "optimizer", 4)),
-    Optimizer.SGD: (WEIGHTS16, GRADIENTS16, Part("part.sgd_momentum32", "optimizer", 4)),
+    (Optimizer.SGD, Precision.MIXED): (WEIGHTS16, GRADIENTS16, Part("part.sgd_momentum32", "optimizer", 4)),
+    # fp32 weights and gradients (torch.autocast computes in bf16 but keeps the parameters fp32);
+    # torch.optim.AdamW keeps exp_avg and exp_avg_sq like the parameters, fp32.
+    (Optimizer.ADAM, Precision.AMP): (WEIGHTS32, GRADIENTS32, MOMENTUM32, VARIANCE32),
+    (Optimizer.ADAM8BIT, Precision.AMP): (WEIGHTS32, GRADIENTS32, BNB_MOMENTS),
+    (Optimizer.SGD, Precision.AMP): (WEIGHTS32, GRADIENTS32, Part("part.sgd_momentum32", "optimizer", 4)),
+    # Pure bf16: torch.optim keeps its states in the parameters' dtype, so 2 + 2 + 2 + 2 for AdamW.
+    (Optimizer.ADAM, Precision.BF16): (
+        WEIGHTS16,
+        GRADIENTS16,
+        Part("part.adam_momentum16", "optimizer", 2),
+        Part("part.adam_variance16", "optimizer", 2),
+    ),
+    (Optimizer.ADAM8BIT, Precision.BF16): (WEIGHTS16, GRADIENTS16, BNB_MOMENTS),
+    (Optimizer.SGD, Precision.BF16): (WEIGHTS16, GRADIENTS16, Part("part.sgd_momentum16", "optimizer", 2)),
 }
+
+
+def parts_for(optimizer: Optimizer, precision: Precision) -> tuple[Part, ...]:
+    """What ``optimizer`` stores per parameter when training in ``precision``."""
+    return _PARTS[(optimizer, precision)]
+
 
 # A custom bytes-per-parameter figure replaces the optimizer's breakdown with this one part.
 CUSTOM_PART_KEY = "part.custom"

@@ -19,7 +19,7 @@ from pydantic_core import PydanticCustomError
 from bot.estimate.hardware import DEFAULT_GPU, Gpu
 from bot.estimate.hub import is_repo_id, looks_like_repo_id, registered
 from bot.estimate.models import Architecture, close_matches, find_preset
-from bot.estimate.optimizers import Optimizer
+from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.options import Limit, Option, OptionSpec
 
 # Without a batch size or a sequence length, an activation estimate assumes these.
@@ -72,6 +72,15 @@ class EstimateRequest(BaseModel):
             always_shown=True,
         ),
     ] = Optimizer.ADAM
+    precision: Annotated[
+        Precision,
+        Option(
+            kind="choice",
+            description_key="option.precision",
+            packed_key="x",
+            choices=Precision,
+        ),
+    ] = Precision.MIXED
     activations: (
         Annotated[
             float,

@@ -10,6 +10,12 @@ section 5 and Figure 1: with Ψ parameters, mixed-precision Adam keeps 2Ψ of 16
 
 Other optimizers scale the same way: the weight, gradient and optimizer parts of their breakdown
 take the places of 2, 2 and K. Activations are not sharded by ZeRO and are added to every GPU.
+
+DeepSpeed, which runs ZeRO, holds more than the paper's figures (its own estimators,
+``estimate_zero2_model_states_mem_needs`` and ``estimate_zero3_model_states_mem_needs`` without
+offload): stages 1 and 2 also keep an fp32 partition of the gradients, 4Ψ + 16Ψ / N_d, and stage 3
+keeps 16-bit parameters and the fp32 partitions, 18Ψ / N_d, plus four bytes for every parameter of
+the largest module, which it gathers whole. :func:`deepspeed_per_gpu_gb` follows those.
 """
 
 from __future__ import annotations
@@ -41,6 +47,31 @@ def per_gpu_gb(
     return (weights_gb + gradients_gb + optimizer_gb) / gpus
 
 
+# DeepSpeed's fp32 gradient partition, which its optimizer steps from (its estimators' 16Ψ and 18Ψ).
+DEEPSPEED_FP32_GRADIENT_BYTES = 4
+# DeepSpeed ZeRO-3 gathers the largest module's 16-bit parameters and gradients: 4 bytes a parameter.
+DEEPSPEED_GATHERED_BYTES = 4
+
+
+def deepspeed_per_gpu_gb(
+    strategy: Strategy,
+    weights_gb: float,
+    gradients_gb: float,
+    optimizer_gb: float,
+    params_billion: float,
+    largest_module_billion: float,
+    gpus: int,
+) -> float:
+    """Model-state memory on one of ``gpus`` GPUs as DeepSpeed holds it (activations not included)."""
+    fp32_gradients_gb = params_billion * DEEPSPEED_FP32_GRADIENT_BYTES
+    if strategy == "data parallel":
+        return weights_gb + gradients_gb + optimizer_gb
+    if strategy in ("ZeRO-1", "ZeRO-2"):
+        return weights_gb + gradients_gb + (optimizer_gb + fp32_gradients_gb) / gpus
+    gathered_gb = largest_module_billion * DEEPSPEED_GATHERED_BYTES
+    return gathered_gb + (weights_gb + optimizer_gb + fp32_gradients_gb) / gpus
+
+
 def all_strategies(
     weights_gb: float,
     gradients_gb: float,
@@ -52,5 +83,25 @@ def all_strategies(
     rows = []
     for strategy in STRATEGIES:
         total = per_gpu_gb(strategy, weights_gb, gradients_gb, optimizer_gb, gpus) + activations_gb
+        rows.append(PerGpu(strategy=strategy, gb=total, fits=total <= capacity_gb))
+    return tuple(rows)
+
+
+def deepspeed_strategies(
+    weights_gb: float,
+    gradients_gb: float,
+    optimizer_gb: float,
+    activations_gb: float,
+    params_billion: float,
+    largest_module_billion: float,
+    gpus: int,
+    capacity_gb: float,
+) -> tuple[PerGpu, ...]:
+    rows = []
+    for strategy in STRATEGIES:
+        states = deepspeed_per_gpu_gb(
+            strategy, weights_gb, gradients_gb, optimizer_gb, params_billion, largest_module_billion, gpus
+        )
+        total = states + activations_gb
         rows.append(PerGpu(strategy=strategy, gb=total, fits=total <= capacity_gb))
     return tuple(rows)

@@ -16,6 +16,7 @@ from bot.present.phrases import (
     architecture_notes,
     architecture_shape,
     card_name,
+    largest_batch_text,
     lora_terms,
     method_name,
     subject,
@@ -70,7 +71,7 @@ def _cluster(estimate: Estimate, w: Words) -> tuple[str, str] | None:
             lines.append(w("cluster.none_fits_activations"))
     else:
         lines.append(w("cluster.smallest", strategy=strategy_name(best, w)))
-    lines.append(w("cluster.source"))
+    lines.append(w("cluster.deepspeed" if cluster.source == "deepspeed" else "cluster.source"))
     name = w("field.cluster", gpus=w.plain(cluster.gpus), card=estimate.single_gpu.gpu.display_name)
     return name, "\n".join(lines)
 
@@ -151,6 +152,9 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     assumptions = activation_assumptions(estimate, w)
     if assumptions:
         fields.append({"name": w("field.activation_estimate"), "value": assumptions, "inline": False})
+    batch = largest_batch_text(estimate, w)
+    if batch:
+        fields.append({"name": w("field.largest_batch"), "value": batch, "inline": False})
     fields.append(
         {"name": verdict_title(estimate, language), "value": verdict_text(estimate, w), "inline": False}
     )

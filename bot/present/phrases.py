@@ -8,10 +8,10 @@ from typing import TypedDict
 from bot.estimate.core import AdapterHint, Estimate
 from bot.estimate.hardware import Gpu
 from bot.estimate.models import Architecture
-from bot.estimate.optimizers import Optimizer
+from bot.estimate.optimizers import Optimizer, Precision
 from bot.present.hub_problems import hub_notes
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
-from bot.present.words import Words, optimizer_name
+from bot.present.words import Words, optimizer_name, precision_name
 
 FITS_COLOUR = 0x2ECC71
 DOES_NOT_FIT_COLOUR = 0xE74C3C
@@ -28,7 +28,7 @@ def method_name(estimate: Estimate, w: Words) -> str:
     """The optimizer's name, or "Custom 10 B/param" when a custom B replaced it."""
     if estimate.request.bytes_per_param is not None:
         return w("method.custom", bytes=w.num(estimate.request.bytes_per_param))
-    return optimizer_name(estimate.request.optimizer, w)
+    return optimizer_name(estimate.request.optimizer, w, estimate.request.precision)
 
 
 def subject(estimate: Estimate, w: Words) -> str:
@@ -123,6 +123,32 @@ def architecture_notes(model: Architecture, w: Words) -> list[str]:
     return notes + hub_notes(model, w)  # a Hub repo's source and stored count (bot/present/hub_problems.py)
 
 
+def largest_batch_text(estimate: Estimate, w: Words) -> str | None:
+    """The largest micro-batch that fits, with and without checkpointing, when the request asks about
+    a sequence length or a batch of a known architecture."""
+    found, request = estimate.largest_batch, estimate.request
+    if found is None or (request.seq_len is None and request.batch_size is None):
+        return None
+    card = card_name(estimate, w)
+    seq_len = w.plain(found.seq_len)
+    if found.checkpointed_batch is None:
+        return w("batch.none", seq_len=seq_len, card=card)
+    if found.batch is None:
+        return w(
+            "batch.only_checkpointed",
+            seq_len=seq_len,
+            card=card,
+            checkpointed=w.plain(found.checkpointed_batch),
+        )
+    return w(
+        "batch.largest",
+        seq_len=seq_len,
+        card=card,
+        batch=w.plain(found.batch),
+        checkpointed=w.plain(found.checkpointed_batch),
+    )
+
+
 def activation_assumptions(estimate: Estimate, w: Words) -> str | None:
     found = estimate.activation_estimate
     if found is None:
@@ -163,4 +189,7 @@ def choice_name(choice: StrEnum, language: Language = DEFAULT_LANGUAGE) -> str:
         return optimizer_choice_name(choice, language)
     if isinstance(choice, Gpu):
         return gpu_choice_name(choice, language)
+    if isinstance(choice, Precision):
+        w = Words(language)
+        return w("choice.precision", key=choice.value, name=precision_name(choice, w))
     return choice.value

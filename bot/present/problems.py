@@ -6,7 +6,7 @@ import math
 
 from bot.estimate.options import OptionSpec
 from bot.estimate.request import Problem, option
-from bot.present.i18n import DEFAULT_LANGUAGE, Language, text
+from bot.present.i18n import DEFAULT_LANGUAGE, Language, number, text
 from bot.present.words import Words
 
 GIVEN_MAX = 100  # characters of a user's value echoed back in an error
@@ -20,7 +20,8 @@ def given_value(value: object, w: Words) -> str:
         return w.num(value, ",")[:GIVEN_MAX]
     if isinstance(value, float):
         # Up to 15 significant digits: 0 rather than 0.0, 1e+308 rather than 309 digits.
-        return w.num(value, ",.15g") if math.isfinite(value) else f"`{value}`"
+        # An echo of what was typed, so 1e+308 stays 1e+308 (the answers themselves never use exponents).
+        return number(value, ",.15g", w.language) if math.isfinite(value) else f"`{value}`"
     shown = str(value)
     if len(shown) > GIVEN_MAX:
         shown = shown[:GIVEN_MAX] + "…"

@@ -6,9 +6,9 @@ catalogue key is spelled out where it is used, and every number is formatted for
 
 from __future__ import annotations
 
-from bot.estimate.optimizers import Optimizer
+from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.sharding import Strategy
-from bot.present.i18n import DEFAULT_LANGUAGE, Language, catalogue, number
+from bot.present.i18n import DEFAULT_LANGUAGE, Language, catalogue, localize_digits
 
 # The catalogue keys of names that come from the estimate.
 OPTIMIZER_NAME_KEYS: dict[Optimizer, str] = {
@@ -16,12 +16,39 @@ OPTIMIZER_NAME_KEYS: dict[Optimizer, str] = {
     Optimizer.ADAM8BIT: "method.adam8bit",
     Optimizer.SGD: "method.sgd",
 }
+# Outside the seed's mixed precision, Adam is plain Adam; the setup is named beside it.
+OPTIMIZER_PLAIN_NAME_KEYS: dict[Optimizer, str] = {
+    Optimizer.ADAM: "method.adam_plain",
+    Optimizer.ADAM8BIT: "method.adam8bit",
+    Optimizer.SGD: "method.sgd",
+}
+PRECISION_NAME_KEYS: dict[Precision, str] = {
+    Precision.MIXED: "precision.mixed",
+    Precision.AMP: "precision.amp",
+    Precision.BF16: "precision.bf16",
+}
 STRATEGY_NAME_KEYS: dict[Strategy, str] = {
     "data parallel": "strategy.data_parallel",
     "ZeRO-1": "strategy.zero1",
     "ZeRO-2": "strategy.zero2",
     "ZeRO-3": "strategy.zero3",
 }
+
+
+# Memory below this is shown as "< 0.01 GB": nothing a GPU plan can tell apart from zero.
+SMALLEST_GB = 0.01
+# Digits after the point for a number that would otherwise need an exponent.
+FIXED_DECIMALS = 12
+
+
+def _fixed(value: float) -> str:
+    """A number without an exponent: large ones whole, small ones to 12 decimals, else "< 0.000…1"."""
+    if abs(value) >= 1:
+        return format(value, ",.0f")
+    text = format(value, f",.{FIXED_DECIMALS}f").rstrip("0")
+    if text.rstrip(".") in ("0", "-0"):
+        return "< " + format(10.0**-FIXED_DECIMALS, f".{FIXED_DECIMALS}f")
+    return text
 
 
 class Words:
@@ -37,7 +64,12 @@ class Words:
         return self._strings[key].format(**values)
 
     def num(self, value: float, spec: str = "g") -> str:
-        return number(value, spec, self.language)
+        """``value`` formatted by ``spec`` for the language, and never with an exponent: a reader
+        should not have to decode 1e-06; what is too small to show says so."""
+        text = format(value, spec)
+        if "e" in text or "E" in text:
+            text = _fixed(value)
+        return localize_digits(text, self.language)
 
     def short(self, value: float) -> str:
         """Short, exact-looking numbers: 7, 0.5, 70.6, 405, 1,234,567."""
@@ -50,6 +82,8 @@ class Words:
     def gb(self, value: float) -> str:
         if value == 0:
             return "0 GB"
+        if abs(value) < SMALLEST_GB:
+            return f"< {self.num(SMALLEST_GB)} GB"
         if abs(value) < 1:
             return f"{self.num(value, '.2g')} GB"
         return f"{self.num(value, ',.1f')} GB"
@@ -67,8 +101,16 @@ def format_count(count: float, language: Language = DEFAULT_LANGUAGE) -> str:
     return Words(language).count(count)
 
 
-def optimizer_name(optimizer: Optimizer, w: Words) -> str:
-    return w(OPTIMIZER_NAME_KEYS[optimizer])
+def optimizer_name(optimizer: Optimizer, w: Words, precision: Precision = Precision.MIXED) -> str:
+    """ "Mixed-precision Adam" in the seed's setup; "Adam, pure bf16" in another."""
+    if precision is Precision.MIXED:
+        return w(OPTIMIZER_NAME_KEYS[optimizer])
+    method = w(OPTIMIZER_PLAIN_NAME_KEYS[optimizer])
+    return w("method.with_setup", method=method, setup=w(PRECISION_NAME_KEYS[precision]))
+
+
+def precision_name(precision: Precision, w: Words) -> str:
+    return w(PRECISION_NAME_KEYS[precision])
 
 
 def strategy_name(strategy: Strategy, w: Words) -> str:

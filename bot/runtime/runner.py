@@ -1,16 +1,29 @@
-"""Run the bot: build it from settings, load the cog, sync the commands, stop cleanly on a signal."""
+"""Run the bot: build it from settings, load the cog, sync the commands, stop cleanly on a signal.
+
+Start-up rides out Discord outages: a transient failure (5xx, 429, connection refused or reset, DNS)
+during login, command sync or the gateway is retried with capped, jittered backoff, one log line per
+attempt; only what the operator must fix (a rejected token, a fatal close code, a bad setting) stops
+the bot, as a ``ConfigError``.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import platform
 import signal
+from collections.abc import Iterator
 
 import discord
 import yarl
 from discord.ext import commands
 
+from bot import __version__
+from bot.runtime.gateway import tolerate_undecodable_frames
+from bot.runtime.health import GatewayState, keep_status_fresh, write_status
 from bot.runtime.replies import NO_PINGS
+from bot.runtime.retry import Backoff, GaveUp, describe, fatal, transient
 from bot.runtime.settings import ConfigError, Settings
 from bot.runtime.tree import VramCommandTree
 
@@ -37,11 +50,21 @@ class VramBot(commands.Bot):
             max_messages=None,
             member_cache_flags=discord.MemberCacheFlags.none(),
             chunk_guilds_at_startup=False,
+            # Without the guilds intent Discord sends no GUILD_CREATE after READY, so discord.py's
+            # default 2 s wait for them only delays on_ready; and a bot stopped within those 2 s
+            # left a "Task exception was never retrieved" traceback from that wait.
+            guild_ready_timeout=0.0,
             **options,  # type: ignore[arg-type]
         )
         self.settings = settings
+        # What start-up is doing, for the one log line when it fails; and whether READY ever came,
+        # which ends start-up (later failures get a fresh retry budget).
+        self.phase = "login"
+        self.became_ready = False
+        tolerate_undecodable_frames()
 
     async def setup_hook(self) -> None:
+        self.phase = "loading extensions"
         for extension in EXTENSIONS:
             await self.load_extension(extension)
         for extension in self.settings.extra_extensions:
@@ -52,20 +75,30 @@ class VramBot(commands.Bot):
                 cause = exc.__cause__ or exc
                 raise ConfigError(f"cannot load extra_extensions entry {extension!r}: {cause}") from None
         if self.settings.sync_commands:
+            self.phase = "command sync"
             await self.sync_commands()
+        self.phase = "gateway connection"
 
     async def sync_commands(self) -> None:
         if self.settings.dev_guild_id is not None:
             # A guild sync shows up at once, handy while developing; global ones can take a while.
             guild = discord.Object(id=self.settings.dev_guild_id)
             self.tree.copy_global_to(guild=guild)
-            synced = await self.tree.sync(guild=guild)
+            try:
+                synced = await self.tree.sync(guild=guild)
+            except (discord.Forbidden, discord.NotFound) as exc:
+                # Not transient: the bot is not in that server, or lacks the applications.commands scope.
+                raise ConfigError(
+                    f"cannot register the commands in dev_guild_id {guild.id} ({describe(exc)}): invite "
+                    "the bot there with the applications.commands scope, or remove dev_guild_id"
+                ) from None
             log.info("Synced %d command(s) to guild %s", len(synced), guild.id)
         else:
             synced = await self.tree.sync()
             log.info("Synced %d global command(s)", len(synced))
 
     async def on_ready(self) -> None:
+        self.became_ready = True
         log.info("Ready as %s (id %s)", self.user, getattr(self.user, "id", "?"))
 
 
@@ -95,35 +128,164 @@ def point_at_discord(settings: Settings) -> None:
         discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(settings.gateway_url)
 
 
-async def serve(settings: Settings, token: str) -> None:
-    """Log in and serve until the connection ends or SIGTERM / SIGINT asks us to stop."""
-    point_at_discord(settings)
-    bot = build_bot(settings)
+def watch_gateway(bot: VramBot, state: GatewayState, changed: asyncio.Event) -> None:
+    """Keep ``state`` in step with discord.py's documented connection events."""
+    state.up.clear()
+
+    def mark(shard: int | None, up: bool) -> None:
+        state.mark(shard, up)
+        changed.set()
+
+    if isinstance(bot, commands.AutoShardedBot):
+
+        async def shard_up(shard_id: int) -> None:
+            mark(shard_id, True)
+
+        async def shard_down(shard_id: int) -> None:
+            mark(shard_id, False)
+
+        bot.add_listener(shard_up, "on_shard_connect")
+        bot.add_listener(shard_up, "on_shard_resumed")
+        bot.add_listener(shard_down, "on_shard_disconnect")
+    else:
+
+        async def up() -> None:
+            mark(None, True)
+
+        async def down() -> None:
+            mark(None, False)
+
+        bot.add_listener(up, "on_connect")  # dispatched on READY: the session is up
+        bot.add_listener(up, "on_resumed")
+        bot.add_listener(down, "on_disconnect")
+
+
+@contextlib.contextmanager
+def stop_on_signals(stop: asyncio.Event) -> Iterator[None]:
+    """SIGTERM (docker stop) and SIGINT (Ctrl-C) set ``stop``; the handlers go again on exit."""
     loop = asyncio.get_running_loop()
-    stopping = asyncio.Event()
 
     def ask_to_stop(signame: str) -> None:
         log.info("Got %s, closing the connection", signame)
-        stopping.set()
+        stop.set()
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    signals = (signal.SIGTERM, signal.SIGINT)
+    for sig in signals:
         loop.add_signal_handler(sig, ask_to_stop, sig.name)
+    try:
+        yield
+    finally:
+        for sig in signals:
+            loop.remove_signal_handler(sig)
 
+
+def first_connection_cause(bot: VramBot, error: Exception) -> BaseException:
+    """The real failure behind discord.py's AttributeError when the first gateway connection fails.
+
+    discord.py 2.7's reconnect path reads ``self.ws.sequence`` while ``self.ws`` is still None (no
+    connection has ever been made), so a transient 503 or refused connection surfaces as an
+    AttributeError raised while handling it; the original is its ``__context__``.
+    """
+    if (
+        isinstance(error, AttributeError)
+        and getattr(bot, "ws", None) is None
+        and error.__context__ is not None
+    ):
+        return error.__context__
+    return error
+
+
+async def run_once(bot: VramBot, token: str, stop: asyncio.Event) -> BaseException | None:
+    """Log in and serve until ``stop``, or until a transient failure, which is returned."""
     async with bot:
         runner = asyncio.create_task(bot.start(token))
-        stopper = asyncio.create_task(stopping.wait())
+        stopper = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait({runner, stopper}, return_when=asyncio.FIRST_COMPLETED)
         stopper.cancel()
         if runner not in done:
             await bot.close()
         try:
             await runner
-        except discord.LoginFailure:
-            raise ConfigError("Discord rejected the token (401 Unauthorized): check DISCORD_TOKEN") from None
-        except discord.PrivilegedIntentsRequired:
-            raise ConfigError("Discord asked for privileged intents, which this bot never requests") from None
-        except discord.ConnectionClosed as exc:
-            if exc.code == 4004:
-                raise ConfigError("Discord closed the gateway: authentication failed (4004)") from None
-            raise
+        except Exception as error:
+            if stop.is_set():
+                return None  # whatever closing cut short does not matter any more
+            exc = first_connection_cause(bot, error)
+            reason = fatal(exc)
+            if reason is not None:
+                raise reason from None
+            if not transient(exc):
+                raise
+            return exc
+    return None
+
+
+async def serve(
+    settings: Settings, token: str, *, stop: asyncio.Event | None = None, handle_signals: bool = True
+) -> None:
+    """Serve until ``stop`` is set (or SIGTERM / SIGINT), riding out transient failures.
+
+    Raises ``ConfigError`` for what the operator must fix and ``GaveUp`` once start-up has failed for
+    longer than ``startup_retry_s``. Each attempt builds a new bot: discord.py's ``login`` cannot be
+    retried on the same client (it would open a second HTTP session), and a fresh client has no
+    half-initialised state.
+    """
+    log.info(
+        "vram-bot %s starting (discord.py %s, Python %s)",
+        __version__,
+        discord.__version__,
+        platform.python_version(),
+    )
+    point_at_discord(settings)
+    stop = asyncio.Event() if stop is None else stop
+    loop = asyncio.get_running_loop()
+    # The connections that must be up: our shards, or the one unsharded connection (None).
+    shards: frozenset[int | None] = frozenset(settings.shard_ids or range(settings.shard_count or 0))
+    expected = shards or frozenset({None})
+    state, changed = GatewayState(expected=expected), asyncio.Event()
+    status, status_path = None, settings.status_file
+    if status_path is not None:
+        keeper = keep_status_fresh(status_path, state, settings.status_interval_s, changed)
+        status = asyncio.create_task(keeper)
+    backoff = Backoff(cap=settings.retry_max_delay_s)
+    started = loop.time()
+    try:
+        with stop_on_signals(stop) if handle_signals else contextlib.nullcontext():
+            while not stop.is_set():
+                bot = build_bot(settings)
+                watch_gateway(bot, state, changed)
+                failure = await run_once(bot, token, stop)
+                state.up.clear()
+                changed.set()
+                if stop.is_set():
+                    break
+                if bot.became_ready:
+                    # It served: this is a later outage, with a fresh start-up budget.
+                    backoff.reset()
+                    started = loop.time()
+                delay = backoff.next_delay()
+                what = describe(failure) if failure is not None else "the connection ended"
+                budget = settings.startup_retry_s
+                if budget is not None and loop.time() - started + delay > budget:
+                    raise GaveUp(
+                        f"Discord still unreachable after {settings.startup_retry_s:g} s "
+                        f"(startup_retry_s) during {bot.phase}: {what}"
+                    )
+                log.warning(
+                    "Discord unreachable during %s (%s); retry %d in %.1f s",
+                    bot.phase,
+                    what,
+                    backoff.attempt,
+                    delay,
+                )
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(delay):  # a stop cuts the wait short
+                        await stop.wait()
+    finally:
+        if status is not None and status_path is not None:
+            status.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await status
+            state.up.clear()
+            with contextlib.suppress(OSError):
+                write_status(status_path, state)  # "not connected" at once, not after max age
     log.info("Stopped")

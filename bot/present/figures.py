@@ -1,0 +1,102 @@
+"""The estimate's figures as plain JSON for scripts: ``vram-bot estimate … --format json``.
+
+The schema is versioned (``schema`` and ``version``): a field's meaning never changes within a
+version; new fields may be added. Memory is in decimal GB, as everywhere else. The README documents
+every field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.estimate.core import AdapterHint, ClusterVerdict, Estimate, LargestBatch
+from bot.estimate.sharding import PerGpu
+from bot.present.command_line import command_line
+
+SCHEMA = "vram-bot/estimate"
+VERSION = 1
+
+
+def fits(estimate: Estimate) -> bool:
+    """The verdict a script checks: it fits one card, or, on several, some strategy fits each card."""
+    cluster = estimate.cluster
+    if cluster is not None:
+        return cluster.smallest_fitting is not None
+    return estimate.single_gpu.fits
+
+
+def _rows(rows: tuple[PerGpu, ...]) -> list[dict[str, Any]]:
+    return [{"strategy": row.strategy, "gb_per_gpu": row.gb, "fits": row.fits} for row in rows]
+
+
+def _cluster(cluster: ClusterVerdict | None) -> dict[str, Any] | None:
+    if cluster is None:
+        return None
+    return {
+        "gpus": cluster.gpus,
+        "source": cluster.source,
+        "strategies": _rows(cluster.rows),
+        "paper_strategies": _rows(cluster.paper_rows),
+        "smallest_fitting": cluster.smallest_fitting,
+        "largest_module_billion": cluster.largest_module_billion,
+    }
+
+
+def _batch(found: LargestBatch | None) -> dict[str, Any] | None:
+    if found is None:
+        return None
+    return {
+        "seq_len": found.seq_len,
+        "batch": found.batch,
+        "checkpointed_batch": found.checkpointed_batch,
+        "per_sequence_gb": found.per_sequence_gb,
+        "per_sequence_checkpointed_gb": found.per_sequence_checkpointed_gb,
+    }
+
+
+def _adapter(hint: AdapterHint) -> dict[str, Any]:
+    return {
+        "base_gb": hint.base_gb,
+        "rank": hint.rank,
+        "adapter_params_billion": hint.adapter_params_billion,
+        "adapters_gb": hint.adapters_gb,
+        "activations_gb": hint.activations_gb,
+        "total_gb": hint.total_gb,
+        "smallest_card_gb": hint.smallest_card_gb,
+    }
+
+
+def figures(estimate: Estimate) -> dict[str, Any]:
+    """Every figure of the estimate, by the names the README's schema table gives them."""
+    request, model = estimate.request, estimate.request.model
+    counted = model if model is not None and request.params is None else None
+    verdict = estimate.single_gpu
+    return {
+        "schema": SCHEMA,
+        "version": VERSION,
+        "request": request.given(),
+        "command_line": command_line(request),
+        "parameters": {
+            "billion": estimate.params_billion,
+            "count": counted.parameter_count if counted else None,
+            "active_count": counted.active_parameter_count if counted else None,
+        },
+        "bytes_per_param": estimate.bytes_per_param,
+        "parts": [
+            {"key": part.key, "kind": part.kind, "bytes_per_param": part.bytes_per_param, "gb": part.gb}
+            for part in estimate.parts
+        ],
+        "model_states_gb": estimate.model_states_gb,
+        "activations_gb": estimate.activations_gb,
+        "activations_estimated": estimate.activation_estimate is not None,
+        "total_gb": estimate.total_gb,
+        "card": {"name": verdict.gpu.display_name, "memory_gb": verdict.capacity_gb},
+        "fits_one_card": verdict.fits,
+        "headroom_gb": verdict.headroom_gb,
+        "sharded_gpus_needed": verdict.sharded_gpus,
+        "cluster": _cluster(estimate.cluster),
+        "fits": fits(estimate),
+        "largest_batch": _batch(estimate.largest_batch),
+        "lora": _adapter(estimate.lora),
+        "qlora": _adapter(estimate.qlora),
+    }
