@@ -106,6 +106,10 @@ async def answer_error(interaction: discord.Interaction, error: Exception) -> No
     elif isinstance(original, MalformedOptions | InvalidRequest):
         log.info("Refused the input of interaction %s: %s", interaction.id, original.problems)
         await reply_problems(interaction, original.problems)
+    elif isinstance(original, app_commands.CommandNotFound):
+        # A sub-command Discord never registered (a crafted payload, which the fuzzer sends): bad input.
+        log.info("Refused the input of interaction %s: no command %r", interaction.id, original.name)
+        await reply_problems(interaction, [Problem("not_an_option", original.name[:100])])
     elif isinstance(original, HubFailure):
         # The user's to act on (another ID, a token for the operator, a retry): no traceback.
         log.info("Hub lookup failed for interaction %s: %s", interaction.id, original)
