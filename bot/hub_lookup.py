@@ -13,6 +13,7 @@ snapshot per commit) without asking the Hub again.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,8 @@ from huggingface_hub.hf_api import ExpandModelProperty_T
 
 from bot.estimate.hub import ConfigProblem, HubFailure, architecture_from_config
 from bot.estimate.models import Architecture
+
+log = logging.getLogger(__name__)
 
 CONFIG_FILE = "config.json"
 CONFIG_MAX_BYTES = 1_000_000  # real configs are a few kB; a bigger one is not a model config
@@ -167,6 +170,11 @@ def fetch_architecture(repo: str, settings: HubSettings) -> Architecture:
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else 0
         raise HubFailure("rate_limited" if status == 429 else "unavailable", repo) from None
-    except (httpx2.HTTPError, OSError):  # connection refused, timeouts, DNS, a broken cache
+    except httpx2.HTTPError:  # connection refused, timeouts, DNS
+        raise HubFailure("unavailable", repo) from None
+    except OSError as exc:  # the cache folder: the operator's to fix, so it is logged
+        log.warning(
+            "Hub lookup of %s failed on the local cache (set HF_HOME to a writable folder): %s", repo, exc
+        )
         raise HubFailure("unavailable", repo) from None
     return _from_config(canonical, path, stored, info.sha)
