@@ -155,3 +155,11 @@ def test_every_hub_failure_has_its_sentence(kind: FailureKind, language: Languag
     if kind in ("unknown_architecture", "absurd"):
         assert "`hidden_size`" in sentence
         assert "`params`" in sentence
+
+
+def test_a_repo_that_cannot_be_had_offers_the_closest_presets() -> None:
+    sentence = describe_hub_failure(HubFailure("not_found", "someone/Qwen3-32B-Instruct"), Language.EN)
+    assert sentence.startswith("There is no Hugging Face repo `someone/Qwen3-32B-Instruct`")
+    assert "Presets with a similar name: Qwen3 32B" in sentence
+    gated = describe_hub_failure(HubFailure("gated", "someone/Qwen3-32B-Instruct"), Language.EN)
+    assert "Presets" not in gated  # the repo exists: the way in is a token, not another model

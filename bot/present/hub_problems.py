@@ -19,16 +19,9 @@ def _fields(fields: tuple[str, ...]) -> str:
     return ", ".join(f"`{name}`" for name in fields) or "`config.json`"
 
 
-def describe_hub_failure(failure: HubFailure, language: Language = DEFAULT_LANGUAGE) -> str:
-    """One sentence per failure: what happened and what to do instead."""
-    w = Words(language)
-    repo = given_value(failure.repo, w)
+def _sentence(failure: HubFailure, w: Words, repo: str) -> str:
     kind = failure.kind
     if kind == "not_found":
-        # A repo that does not exist is most often a preset typed loosely: offer the nearest.
-        close = close_matches(failure.repo.rsplit("/", 1)[-1], limit=3)
-        if close:
-            return w("hub.not_found_close", repo=repo, close=", ".join(close))
         return w("hub.not_found", repo=repo)
     if kind == "gated":
         return w("hub.gated", repo=repo)
@@ -49,6 +42,22 @@ def describe_hub_failure(failure: HubFailure, language: Language = DEFAULT_LANGU
     if kind == "disabled":
         return w("hub.disabled", repo=repo)
     return w("hub.unavailable", repo=repo)
+
+
+# When the repo cannot be had (none such, or no Hub to ask), a preset of a similar name may be what
+# the user meant, or a close enough stand-in: offer the nearest ones.
+_OFFERS_PRESETS = frozenset({"not_found", "rate_limited", "unavailable", "offline", "disabled"})
+
+
+def describe_hub_failure(failure: HubFailure, language: Language = DEFAULT_LANGUAGE) -> str:
+    """One sentence per failure: what happened and what to do instead."""
+    w = Words(language)
+    sentence = _sentence(failure, w, given_value(failure.repo, w))
+    if failure.kind in _OFFERS_PRESETS:
+        close = close_matches(failure.repo.rsplit("/", 1)[-1], limit=3)
+        if close:
+            sentence += ". " + w("hub.close_presets", close=", ".join(close))
+    return sentence
 
 
 def hub_failure_message(failure: HubFailure, language: Language = DEFAULT_LANGUAGE) -> str:
