@@ -14,6 +14,7 @@ from discord.ext import commands
 
 from bot.estimate.hub import HubFailure, forget_all, registered
 from bot.hub_lookup import HubSettings, fetch_architecture, hub_settings_from_env
+from bot.runtime import hub_client
 from bot.runtime.cog import _hub_client
 from bot.runtime.hub_client import HubClient
 from bot.runtime.settings import Settings
@@ -212,3 +213,34 @@ async def test_the_bots_settings_shape_its_hub_client() -> None:
 
     client = _hub_client(cast(commands.Bot, Host()))
     assert (client.enabled, client.settings.timeout_s, client.deadline_s) == (False, 0.5, 1.5)
+
+
+async def test_a_lasting_refusal_is_kept_a_while_an_outage_is_not(hub: FakeHub, tmp_path: Path) -> None:
+    clock = [0.0]
+    client = HubClient(settings_for(hub, tmp_path), clock=lambda: clock[0])
+    hub.requests.clear()
+    for _ in range(3):
+        with pytest.raises(HubFailure):
+            await client.resolve("acme/Missing")
+    assert hub.count("/api/models/") == 1  # repeated asks cost the Hub nothing
+    clock[0] = hub_client.FAILURE_TTL_S + 1
+    with pytest.raises(HubFailure):
+        await client.resolve("acme/Missing")
+    assert hub.count("/api/models/") == 2
+    hub.down = True
+    try:
+        for _ in range(2):
+            with pytest.raises(HubFailure):
+                await client.resolve("acme/Llama-8B")
+    finally:
+        hub.down = False
+    assert (await client.resolve("acme/Llama-8B")).architecture.parameter_count == 8_030_261_248
+
+
+async def test_the_caches_are_bounded(hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hub_client, "CACHE_MAX", 2)
+    client = HubClient(settings_for(hub, tmp_path))
+    for query in ("acme/", "acme/l", "acme/q"):
+        await client.suggest(query, 2.0)
+    assert client.cached_suggestions("acme/") is None  # the oldest went
+    assert client.cached_suggestions("acme/q") is not None

@@ -258,13 +258,20 @@ class _Registry:
 
 
 _REGISTRY = _Registry({})
+REGISTRY_MAX = 4096
 
 
 def register(architecture: Architecture) -> None:
     """Make a looked-up repo known to the request's validator (the latest revision wins)."""
     if architecture.hub_id is None:
         raise ValueError("only Hub architectures are registered")
-    _REGISTRY.by_repo[architecture.hub_id.lower()] = architecture
+    key = architecture.hub_id.lower()
+    _REGISTRY.by_repo.pop(key, None)
+    _REGISTRY.by_repo[key] = architecture
+    # Bounded like the runtime's caches, oldest first: a dropped repo is registered again by the
+    # runtime's next lookup before validation.
+    while len(_REGISTRY.by_repo) > REGISTRY_MAX:
+        del _REGISTRY.by_repo[next(iter(_REGISTRY.by_repo))]
 
 
 def registered(repo_id: str) -> Architecture | None:

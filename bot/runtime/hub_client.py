@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from huggingface_hub import HfApi
 
@@ -23,11 +25,36 @@ from bot.hub_lookup import HubSettings, cached_architecture, fetch_architecture
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 # A lookup is up to three requests (model_info, and for a new revision the config's HEAD and GET):
 # it gives up after that many timeouts, so a slow Hub gets a clear error rather than silence.
 REQUESTS_PER_LOOKUP = 3
 SUGGESTIONS_TTL_S = 600.0  # search results change slowly; ten minutes keeps autocomplete snappy
 SEARCH_LIMIT = 20
+# A repo's own answer that will not change soon (no such repo, gated, no usable config.json) is kept
+# for a few minutes, so a user repeating it, or many asking at once, do not spend the Hub's rate limit.
+# Outages (429, down, slow) are not kept: the next ask tries again.
+FAILURE_TTL_S = 300.0
+_LASTING = frozenset(
+    {"not_found", "gated", "no_config", "too_large", "malformed", "absurd", "unknown_architecture"}
+)
+# Every cache holds at most this many entries, the oldest going first: typed text is unbounded.
+CACHE_MAX = 2048
+
+
+class _Bounded(OrderedDict[str, tuple[T, float]]):
+    """key -> (value, expiry), holding at most CACHE_MAX entries (the oldest written goes first)."""
+
+    def put(self, key: str, value: T, expiry: float) -> None:
+        self.pop(key, None)
+        self[key] = (value, expiry)
+        while len(self) > CACHE_MAX:
+            self.popitem(last=False)
+
+    def fresh(self, key: str, now: float) -> T | None:
+        entry = self.get(key)
+        return entry[0] if entry is not None and entry[1] >= now else None
 
 
 @dataclass(frozen=True)
@@ -54,9 +81,10 @@ class HubClient:
         self.enabled = enabled
         self.ttl_s = ttl_s
         self._clock = clock
-        self._cache: dict[str, tuple[Architecture, float]] = {}  # repo (lower case) -> (arch, expiry)
+        self._cache: _Bounded[Architecture] = _Bounded()  # repo (lower case) -> (arch, expiry)
+        self._failures: _Bounded[HubFailure] = _Bounded()
         self._inflight: dict[str, asyncio.Task[Architecture]] = {}
-        self._suggestions: dict[str, tuple[tuple[str, ...], float]] = {}
+        self._suggestions: _Bounded[tuple[str, ...]] = _Bounded()
         self._searches: dict[str, asyncio.Task[tuple[str, ...]]] = {}
         self.lookups = 0  # lookups that went to the Hub (a test and the benchmark read it)
 
@@ -66,10 +94,7 @@ class HubClient:
 
     def cached(self, repo: str) -> Architecture | None:
         """The fresh in-memory answer for ``repo``, without waiting for anything."""
-        entry = self._cache.get(repo.lower())
-        if entry is None or entry[1] < self._clock():
-            return None
-        return entry[0]
+        return self._cache.fresh(repo.lower(), self._clock())
 
     async def resolve(self, repo: str) -> Resolved:
         """The repo's architecture, registered for validation; :class:`HubFailure` when there is none."""
@@ -82,6 +107,9 @@ class HubClient:
             register(found)  # the registry may have been emptied since
             return Resolved(found)
         key = repo.lower()
+        failed = self._failures.fresh(key, self._clock())
+        if failed is not None:
+            raise HubFailure(failed.kind, repo, failed.fields)
         task = self._inflight.get(key)
         if task is None:
             task = asyncio.create_task(self._lookup(repo))
@@ -111,13 +139,18 @@ class HubClient:
             # The thread cannot be stopped; if the Hub answers after all, the answer is kept.
             work.add_done_callback(self._keep_late_answer)
             raise HubFailure("unavailable", repo) from None
+        except HubFailure as failure:
+            if failure.kind in _LASTING:
+                self._failures.put(repo.lower(), failure, self._clock() + FAILURE_TTL_S)
+            raise
         self._keep(architecture)
         return architecture
 
     def _keep(self, architecture: Architecture) -> None:
         register(architecture)
         repo = architecture.hub_id or architecture.name  # every Hub architecture has its hub_id
-        self._cache[repo.lower()] = (architecture, self._clock() + self.ttl_s)
+        self._cache.put(repo.lower(), architecture, self._clock() + self.ttl_s)
+        self._failures.pop(repo.lower(), None)
 
     def _keep_late_answer(self, work: asyncio.Future[Architecture]) -> None:
         if not work.cancelled() and work.exception() is None:
@@ -137,8 +170,7 @@ class HubClient:
     # --- autocomplete ------------------------------------------------------------------------------
 
     def cached_suggestions(self, query: str) -> tuple[str, ...] | None:
-        entry = self._suggestions.get(query.lower())
-        return entry[0] if entry is not None and entry[1] >= self._clock() else None
+        return self._suggestions.fresh(query.lower(), self._clock())
 
     async def suggest(self, query: str, timeout_s: float) -> tuple[str, ...]:
         """Repo IDs matching ``query``, most downloaded first; empty when the Hub is off, failing or
@@ -162,7 +194,7 @@ class HubClient:
 
     async def _search(self, query: str) -> tuple[str, ...]:
         found = await asyncio.to_thread(self._search_blocking, query)
-        self._suggestions[query.lower()] = (found, self._clock() + SUGGESTIONS_TTL_S)
+        self._suggestions.put(query.lower(), found, self._clock() + SUGGESTIONS_TTL_S)
         return found
 
     def _search_blocking(self, query: str) -> tuple[str, ...]:
