@@ -36,7 +36,7 @@ from bot.present.custom_ids import (
     unpack,
 )
 from bot.present.views import RENDERERS
-from bot.runtime.replies import NO_PINGS, language_of
+from bot.runtime.replies import ANSWERED, NO_PINGS, language_of
 from bot.runtime.tree import ControlError
 
 
@@ -67,6 +67,7 @@ async def send_view(
         await interaction.response.edit_message(embed=embed, view=controls, allowed_mentions=NO_PINGS)
     elif interaction.response.is_done():  # deferred while the Hub answered: fill in the "thinking" reply
         await interaction.edit_original_response(embed=embed, view=controls, allowed_mentions=NO_PINGS)
+        interaction.extras[ANSWERED] = True  # an error after this must not remove the answer
     else:
         await interaction.response.send_message(
             embed=embed, view=controls, ephemeral=ephemeral, allowed_mentions=NO_PINGS
