@@ -74,7 +74,12 @@ def test_a_multimodal_repo_counts_its_text_model_and_says_so() -> None:
     ("config", "kind", "fields"),
     [
         (
-            {"model_type": "mamba", "hidden_size": 768, "vocab_size": 50280},
+            {
+                "architectures": ["MambaForCausalLM"],
+                "model_type": "mamba",
+                "hidden_size": 768,
+                "vocab_size": 50280,
+            },
             "unknown_architecture",
             ("num_hidden_layers", "num_attention_heads", "intermediate_size"),
         ),
@@ -83,8 +88,13 @@ def test_a_multimodal_repo_counts_its_text_model_and_says_so() -> None:
         ({**CONFIGS["llama-3.1-8b"], "num_key_value_heads": 7}, "absurd", ("num_key_value_heads",)),
         ({**CONFIGS["llama-3.1-8b"], "vocab_size": "many"}, "absurd", ("vocab_size",)),
         ([1, 2, 3], "malformed", ()),
+        (
+            {**CONFIGS["llama-3.1-8b"], "architectures": ["BertForMaskedLM"], "model_type": "bert"},
+            "not_a_decoder",
+            ("bert",),
+        ),
     ],
-    ids=["mamba", "huge", "negative", "heads", "text", "list"],
+    ids=["mamba", "huge", "negative", "heads", "text", "list", "bert"],
 )
 def test_configs_the_counter_cannot_use_say_why(config: Any, kind: str, fields: tuple[str, ...]) -> None:
     with pytest.raises(ConfigProblem) as caught:

@@ -34,7 +34,15 @@ async def hub() -> AsyncIterator[FakeHub]:
     hub.add("acme/No-Config", CONFIGS["llama-3.1-8b"], files=set())
     hub.add("acme/Broken", raw=b'{"hidden_size": 4096,')
     hub.add("acme/Huge", raw=b"{" + b" " * 1_000_001 + b"}")
-    hub.add("acme/Mamba", {"model_type": "mamba", "hidden_size": 768, "vocab_size": 50280})
+    hub.add(
+        "acme/Mamba",
+        {
+            "architectures": ["MambaForCausalLM"],
+            "model_type": "mamba",
+            "hidden_size": 768,
+            "vocab_size": 50280,
+        },
+    )
     hub.add("acme/Absurd", {**CONFIGS["llama-3.1-8b"], "num_hidden_layers": 10**9})
     yield hub
     await hub.stop()

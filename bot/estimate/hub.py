@@ -39,9 +39,25 @@ HUB_KEY = "hub"  # the key of every Hub architecture: it travels by its repo ID,
 _TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text"})
 # Families whose decoder layers hold four RMSNorms (pre and post, around attention and the MLP).
 _FOUR_NORMS = frozenset({"gemma2", "gemma3", "gemma3_text"})
-_QK_NORM = frozenset({"qwen3", "qwen3_moe", "gemma3", "gemma3_text", "olmo2"})
+_QK_NORM = frozenset({"qwen3", "qwen3_moe", "gemma3", "gemma3_text"})
 _FUSED_PROJECTIONS = frozenset({"phi3"})  # qkv_proj and gate_up_proj in the checkpoint
 _FUSED_EXPERTS = frozenset({"gpt_oss", "llama4", "llama4_text"})  # experts.gate_up_proj
+# The families whose field names this module maps (and tests against the presets' counts). Another
+# family is counted when its config says it is a causal LM (Llama-like variants abound); a BERT or a
+# T5 has the same field names but another shape, which the counter would count wrongly.
+_KNOWN_FAMILIES = frozenset(
+    {
+        "llama", "mistral", "mistral3", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma", "gemma2",
+        "gemma3", "gemma3_text", "phi3", "deepseek_v3", "kimi_k2", "gpt_oss", "glm4_moe", "llama4",
+        "llama4_text",
+    }
+)  # fmt: skip
+
+
+def _is_decoder(config: dict[str, Any], family: str) -> bool:
+    architectures = config.get("architectures")
+    names = [a for a in architectures if isinstance(a, str)] if isinstance(architectures, list) else []
+    return family in _KNOWN_FAMILIES or any(name.endswith("ForCausalLM") for name in names)
 
 
 def is_repo_id(text: str) -> bool:
@@ -63,6 +79,7 @@ FailureKind = Literal[
     "malformed",  # config.json is not a JSON object
     "absurd",  # sizes no model has
     "unknown_architecture",  # fields the counter needs are missing
+    "not_a_decoder",  # an encoder, encoder-decoder or other model the counter does not count
     "rate_limited",  # the Hub answered 429
     "unavailable",  # the Hub is down, unreachable or too slow
     "offline",  # HF_HUB_OFFLINE and the config is not cached
@@ -83,7 +100,11 @@ class HubFailure(Exception):
 class ConfigProblem(ValueError):
     """A config.json the counter cannot use; ``kind`` says why, ``fields`` which fields (if any)."""
 
-    def __init__(self, kind: Literal["unknown_architecture", "absurd", "malformed"], fields: tuple[str, ...]):
+    def __init__(
+        self,
+        kind: Literal["unknown_architecture", "not_a_decoder", "absurd", "malformed"],
+        fields: tuple[str, ...],
+    ) -> None:
         super().__init__(f"{kind}: {', '.join(fields)}")
         self.kind = kind
         self.fields = fields
@@ -154,6 +175,8 @@ def architecture_from_config(
         raise ConfigProblem("malformed", ())
     text, multimodal = _text_config(config)
     family = str(text.get("model_type") or "")
+    if not _is_decoder(config, family):
+        raise ConfigProblem("not_a_decoder", (family[:40] or "model_type",))
     read = _Reader(text)
     hidden = read.int("hidden_size", "n_embd", "d_model", required=True)
     layers = read.int("num_hidden_layers", "n_layer", "num_layers", required=True, top=_MAX_LAYERS)

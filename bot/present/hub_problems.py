@@ -33,6 +33,8 @@ def _sentence(failure: HubFailure, w: Words, repo: str) -> str:
         return w("hub.malformed", repo=repo)
     if kind == "absurd":
         return w("hub.absurd", repo=repo, fields=_fields(failure.fields))
+    if kind == "not_a_decoder":
+        return w("hub.not_a_decoder", repo=repo, family=_fields(failure.fields))
     if kind == "unknown_architecture":
         return w("hub.unknown_architecture", repo=repo, fields=_fields(failure.fields))
     if kind == "rate_limited":

@@ -37,7 +37,16 @@ SEARCH_LIMIT = 20
 # Outages (429, down, slow) are not kept: the next ask tries again.
 FAILURE_TTL_S = 300.0
 _LASTING = frozenset(
-    {"not_found", "gated", "no_config", "too_large", "malformed", "absurd", "unknown_architecture"}
+    {
+        "not_found",
+        "gated",
+        "no_config",
+        "too_large",
+        "malformed",
+        "absurd",
+        "unknown_architecture",
+        "not_a_decoder",
+    }
 )
 # Every cache holds at most this many entries, the oldest going first: typed text is unbounded.
 CACHE_MAX = 2048
