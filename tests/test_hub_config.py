@@ -41,8 +41,13 @@ def test_a_repos_config_counts_like_its_preset(key: str) -> None:
     preset = presets()[key]
     found = architecture_from_config(f"someone/{key}", CONFIGS[key])
     assert found.parameter_count == preset.parameter_count
+    assert found.active_parameter_count == preset.active_parameter_count
     assert found.lora_target_modules == preset.lora_target_modules
     assert found.moe_layers == preset.moe_layers
+    assert (found.sliding_window, found.sliding_window_layers) == (
+        preset.sliding_window,
+        preset.sliding_window_layers,
+    )
     assert found.text_only_of_multimodal == preset.text_only_of_multimodal
     assert (found.source, found.hub_id, found.name) == ("hub", f"someone/{key}", f"someone/{key}")
 

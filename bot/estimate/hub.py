@@ -161,6 +161,23 @@ class _Reader:
         return value if isinstance(value, bool) else default
 
 
+def _sliding_layers(text: dict[str, Any], layers: int) -> int:
+    """Layers with sliding-window attention, where the config says which: ``layer_types`` (gpt-oss,
+    recent transformers) or Gemma 3's ``sliding_window_pattern`` (every n-th layer global). Anything
+    else counts as full attention everywhere, the larger activation estimate. (Mistral's and Qwen2's
+    ``sliding_window`` alone does not say which layers use it, or whether any do.)"""
+    window = text.get("sliding_window")
+    if not isinstance(window, int) or isinstance(window, bool) or not 0 < window <= _MAX_DIMENSION * 10:
+        return 0
+    types = text.get("layer_types")
+    if isinstance(types, list) and len(types) == layers:
+        return sum(kind == "sliding_attention" for kind in types)
+    pattern = text.get("sliding_window_pattern")
+    if isinstance(pattern, int) and not isinstance(pattern, bool) and 0 < pattern <= layers:
+        return layers - layers // pattern
+    return 0
+
+
 def architecture_from_config(
     repo_id: str, config: object, *, stored_params: int | None = None, revision: str | None = None
 ) -> Architecture:
@@ -204,6 +221,7 @@ def architecture_from_config(
     first_dense = text.get("first_k_dense_replace")
     step = read.int("interleave_moe_layer_step", "decoder_sparse_step", default=1)
     mtp = text.get("num_nextn_predict_layers")
+    sliding = _sliding_layers(text, layers or 0)
     if read.absurd:
         raise ConfigProblem("absurd", tuple(read.absurd))
     if read.missing or None in (hidden, layers, heads, kv_heads, vocab, dense_width):
@@ -250,7 +268,11 @@ def architecture_from_config(
         "router_correction_bias": is_moe and (text.get("topk_method") == "noaux_tc" or family == "glm4_moe"),
         "expert_bias": family == "gpt_oss",
         "mtp_layers": mtp if isinstance(mtp, int) and 0 <= mtp <= _MAX_LAYERS else 0,
+        "sliding_window": text["sliding_window"] if sliding else None,
+        "sliding_window_layers": sliding,
         "text_only_of_multimodal": multimodal,
+        # "Active per token" by the vendor's convention, as the presets count it.
+        "active_embeddings": {"gpt_oss": "output", "glm4_moe": "none"}.get(family, "both"),
         "published_params": 1,  # replaced below by the count
     }
     try:
