@@ -45,7 +45,7 @@ _FUSED_EXPERTS = frozenset({"gpt_oss", "llama4", "llama4_text"})  # experts.gate
 # The families whose field names this module maps (and tests against the presets' counts). Another
 # family is counted when its config says it is a causal LM (Llama-like variants abound); a BERT or a
 # T5 has the same field names but another shape, which the counter would count wrongly.
-_KNOWN_FAMILIES = frozenset(
+KNOWN_FAMILIES = frozenset(
     {
         "llama", "mistral", "mistral3", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma", "gemma2",
         "gemma3", "gemma3_text", "phi3", "deepseek_v3", "kimi_k2", "gpt_oss", "glm4_moe", "llama4",
@@ -57,7 +57,7 @@ _KNOWN_FAMILIES = frozenset(
 def _is_decoder(config: dict[str, Any], family: str) -> bool:
     architectures = config.get("architectures")
     names = [a for a in architectures if isinstance(a, str)] if isinstance(architectures, list) else []
-    return family in _KNOWN_FAMILIES or any(name.endswith("ForCausalLM") for name in names)
+    return family in KNOWN_FAMILIES or any(name.endswith("ForCausalLM") for name in names)
 
 
 def is_repo_id(text: str) -> bool:
@@ -236,6 +236,7 @@ def architecture_from_config(
         "hub_id": repo_id,
         "source": "hub",
         "hub_revision": revision,
+        "hub_model_type": family[:40] or None,
         "hidden_size": hidden,
         "layers": layers,
         "attention_heads": heads,
