@@ -1,0 +1,495 @@
+"""Activation memory and a training step's peak as PyTorch actually keeps them (issue 11).
+
+Calibrated on CPU with PyTorch 2.13 and transformers 5.24 (``benchmarks/accuracy.py``, numbers and
+derivation in ``benchmarks/ACCURACY.md``): every term below is a tensor that autograd saves for
+backward, found by ``torch.autograd.graph.saved_tensors_hooks`` and counted once per storage. Pure
+Python; nothing here imports torch.
+
+Symbols (per token, i.e. to be multiplied by s·b): h hidden size, q = a·d query width, kv = g·d K/V
+width, f MLP width (an expert's for MoE), v vocabulary, a query heads, g K/V heads, k active experts,
+E experts; s²·b·a terms are written ``a·s`` per token. Bytes per token of one decoder layer:
+
+- RMSNorm as Llama/Qwen/Mistral implement it (``x.float()``, ``rsqrt``, ``weight * x.to(bf16)``),
+  16-bit weights: the fp32 copy of its input 4w, the bf16 normalized tensor 2w, the fp32 rsqrt 4 per
+  normalized row; under fp32 weights + autocast (``amp``): its fp32 input (the residual stream itself)
+  4w and the fp32 normalized 4w. Gemma's RMSNorm computes in fp32 throughout: 8w + 4 per row, and
+  keeps ``1 + weight`` in fp32 (4w once per norm, not per token).
+- Linear inputs: with 16-bit weights one tensor feeds Q/K/V (and gate/up, and the router), saved once,
+  2w; under autocast each linear casts its input to bf16 on its own, 2w per linear.
+- Attention, SDPA (the flash kernel: no s² matrix): Q and K after RoPE, V, the output (which is also
+  o_proj's input) and the fp32 log-sum-exp: 4q + 4kv + 4a. Eager: Q, K and V expanded to every query
+  head, the fp32 softmax and its bf16 copy, the output's contiguous copy: 8q + 6·a·s.
+- QK-norm (Qwen3, Gemma 3): a norm over each head's d, on Q (q wide, a rows) and K (kv wide, g rows).
+- Gated MLP (SiLU or GELU): gate, up, act(gate), act·up: 8f. No dropout mask is saved at p = 0.
+- MoE (transformers 5 grouped experts): router softmax fp32 4E, its top-k sum 4, top-k and sort
+  indices 32k (int64), top-k weights 4k, routing weights (fp32 4k for Mixtral, bf16 2k for
+  Qwen3-MoE), the gathered input 2hk, gate_up, act, product 8fk, the experts' output 2hk (+ 4·E bytes
+  of offsets); under autocast the experts run in fp32: 4hk + 16fk + 4hk.
+
+Full activation checkpointing (non-reentrant, as ``gradient_checkpointing_enable`` runs it) keeps each
+layer's input: 2h with 16-bit weights, 4h under autocast; the eager causal mask (b·s² in the compute
+dtype) and the RoPE tables are kept once as checkpoint inputs.
+
+Outside the layers: the final norm (as above, and its output 2h for the LM head; under autocast the
+LM head's bf16 input copy 2h more), the fp32 log-softmax of the loss 4v, int64 token ids and labels
+16 + the final norm's rsqrt 4, and the RoPE cos/sin (1·s·d each, bf16, fp32 under autocast).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.estimate.models import Architecture
+
+AttentionImpl = Literal["sdpa", "eager"]
+Precision = Literal["mixed", "amp", "bf16"]
+NormStyle = Literal["llama", "gemma", "fp32"]
+OptimizerKind = Literal["adamw", "adamw_fused", "sgd", "adam8bit"]
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyTraits:
+    """What the Architecture fields do not say but the saved bytes depend on."""
+
+    norm_style: NormStyle = "llama"
+    qk_norm: bool = False
+    # Bytes per routed token-expert pair of the routing weight the experts' output is scaled by:
+    # Mixtral keeps the fp32 softmax, Qwen3-MoE casts it to the hidden dtype.
+    router_weight_bytes: int = 4
+    # RoPE cos/sin table pairs: Gemma 3 has one for local and one for global layers.
+    rope_tables: int = 1
+    # gpt-oss: a learned sink column in each head's softmax, computed in the scores' dtype; its
+    # experts' clamped SwiGLU (interleaved gate/up, sigmoid, clamp, up + 1) and top-k-then-softmax router.
+    attention_sinks: bool = False
+    clamped_swiglu: bool = False
+    # gpt-oss keeps cos/sin d/2 wide (it rotates the two halves), the others d wide.
+    rope_half_width: bool = False
+
+
+def traits_for(arch: Architecture) -> FamilyTraits:
+    """The family traits a preset's key implies (Gemma: fp32 norms; Qwen3/Gemma 3: QK-norm)."""
+    key = arch.key.lower().replace("-", "").replace(".", "").replace("_", "")
+    gemma = "gemma" in key
+    gemma3 = "gemma3" in key
+    qwen3 = "qwen3" in key
+    gpt_oss = "gptoss" in key
+    return FamilyTraits(
+        norm_style="gemma" if gemma else "fp32" if gpt_oss else "llama",
+        qk_norm=gemma3 or qwen3,
+        router_weight_bytes=2 if (qwen3 or gpt_oss) else 4,
+        rope_tables=2 if gemma3 else 1,
+        attention_sinks=gpt_oss,
+        clamped_swiglu=gpt_oss,
+        rope_half_width=gpt_oss,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredActivations:
+    """Saved bytes of one step and the transients on top of them, in bytes."""
+
+    batch_size: int
+    seq_len: int
+    attention: AttentionImpl
+    precision: Precision
+    checkpointing: bool
+    per_layer_bytes: float
+    outside_layers_bytes: float
+    saved_bytes: float
+    # Under checkpointing: one layer's activations rebuilt in backward (its non-checkpointed saved bytes).
+    recompute_bytes: float
+    # At the loss: in forward the bf16 logits and their fp32 copy; in backward the two fp32 gradients of
+    # the logits (of the log-softmax output and of its input), on top of the saved log-softmax.
+    loss_forward_bytes: float
+    loss_backward_bytes: float
+    # Under autocast: the bf16 copies of the linear layers' weights, from forward to backward.
+    weight_copy_bytes: float
+    # Kept through backward without being saved (``held_bytes``).
+    held_bytes: float
+
+
+def _norm(width: int, rows: int, precision: Precision, style: NormStyle) -> int:
+    """Bytes per token an RMSNorm saves over ``rows`` slices of ``width`` together (not its output).
+    Gemma's and gpt-oss's norms multiply the weight with the fp32 normalized tensor: 8w + 4 always."""
+    if style != "llama" or precision == "amp":
+        return 8 * width + 4 * rows
+    return 6 * width + 4 * rows
+
+
+def _norm_constant(width: int, style: NormStyle) -> int:
+    """Gemma keeps ``1 + weight`` in fp32 for backward: per norm, independent of the tokens."""
+    return 4 * width if style == "gemma" else 0
+
+
+def layer_saved_bytes(
+    arch: Architecture,
+    batch_size: int,
+    seq_len: int,
+    *,
+    attention: AttentionImpl = "sdpa",
+    precision: Precision = "mixed",
+    traits: FamilyTraits | None = None,
+) -> float:
+    """Saved bytes of one decoder layer without checkpointing."""
+    t = traits or traits_for(arch)
+    s, b = seq_len, batch_size
+    h, q, kv = arch.hidden_size, arch.q_dim, arch.kv_dim
+    a, g, d = arch.attention_heads, arch.kv_heads, arch.attention_head_dim
+    f, k, experts = arch.intermediate_size, arch.experts_per_token, arch.experts
+    moe = experts > 1
+    amp = precision == "amp"
+
+    per_token = 0
+    constant = 0
+    # Norms: Gemma's four (pre/post attention, pre/post MLP), otherwise the two pre-norms.
+    per_token += arch.norms_per_layer * _norm(h, 1, precision, t.norm_style)
+    constant += arch.norms_per_layer * _norm_constant(h, t.norm_style)
+    # The normalized inputs of the attention and MLP linears.
+    attention_inputs = 3 if amp else 1
+    mlp_inputs = (1 if moe else 2) if amp else 1  # amp: gate and up (dense) or the router (MoE)
+    per_token += 2 * h * (attention_inputs + mlp_inputs)
+    if t.qk_norm:
+        # Its input is a linear layer's 16-bit output in every setup, so Llama-style QK-norm saves the
+        # 16-bit normalized tensor even under autocast; its output is Q/K before RoPE, not saved.
+        per_token += _norm(q, a, "mixed", t.norm_style) + _norm(kv, g, "mixed", t.norm_style)
+        constant += 2 * _norm_constant(d, t.norm_style)
+    if attention == "sdpa":
+        per_token += 4 * q + 4 * kv + 4 * a
+    elif t.attention_sinks:
+        # gpt-oss: softmax over s + 1 columns in the scores' dtype (bf16; fp32 under autocast, which
+        # then casts the probabilities to bf16 for the next matmul), + the int64 argmax of each row.
+        softmax = 4 * a * (s + 1) + 2 * a * s if amp else 2 * a * (s + 1)
+        per_token += 8 * q + softmax + 8 * a
+    else:
+        per_token += 8 * q + 6 * a * s
+    if moe and t.clamped_swiglu:
+        # gpt-oss experts: top-k indices and sort 40k (int64), softmax over the top k and the routing
+        # weights 2k + 2k, the gathered input and the output 2·e·h each, gate_up 2·e·f and five f-wide
+        # tensors (sigmoid, clamp, gate·sigmoid, up + 1, product); fp32 under autocast as above.
+        e = 4 if amp else 2
+        per_token += k * (2 * e * h + 7 * e * f + 44)
+        constant += 4 * experts
+    elif moe:
+        # Under autocast the grouped experts run in fp32 (``torch._grouped_mm`` is not on autocast's
+        # list on CPU): the gathered input, gate_up, act, product and output are 4-byte tensors. The
+        # routing weights keep their dtype (Mixtral fp32, Qwen3-MoE the router's 16-bit output).
+        e = 4 if amp else 2
+        per_token += 4 * experts + 4 + k * (2 * e * h + 4 * e * f + 36 + t.router_weight_bytes)
+        constant += 4 * experts
+    else:
+        per_token += 8 * f
+    return float(s * b * per_token + constant)
+
+
+def outside_saved_bytes(
+    arch: Architecture,
+    batch_size: int,
+    seq_len: int,
+    *,
+    attention: AttentionImpl = "sdpa",
+    precision: Precision = "mixed",
+    checkpointing: bool = False,
+    traits: FamilyTraits | None = None,
+) -> float:
+    """Saved bytes outside the decoder layers: final norm, LM head input, loss, ids, RoPE tables."""
+    t = traits or traits_for(arch)
+    s, b, h, v = seq_len, batch_size, arch.hidden_size, arch.vocab_size
+    # The final norm and the LM head's 16-bit input (its output, or autocast's copy of it).
+    per_token = _norm(h, 1, precision, t.norm_style) + 2 * h
+    per_token += 4 * v + 16  # fp32 log-softmax; int64 ids (embedding) and shifted labels (loss)
+    # RoPE's cos/sin are saved by the first layer's multiplications; under checkpointing they are
+    # checkpoint inputs instead (held, not saved: ``held_bytes``).
+    rope = 0 if checkpointing else rope_bytes(arch, seq_len, precision=precision, traits=t)
+    # + 4: the loss's fp32 total weight (nll_loss saves it).
+    return float(s * b * per_token + rope + _norm_constant(h, t.norm_style) + 4)
+
+
+def rope_bytes(
+    arch: Architecture, seq_len: int, *, precision: Precision = "mixed", traits: FamilyTraits | None = None
+) -> float:
+    """RoPE's cos and sin tables for one sequence (shared by the batch and by every layer)."""
+    t = traits or traits_for(arch)
+    compute_bytes = 4 if precision == "amp" else 2
+    width = arch.attention_head_dim // 2 if t.rope_half_width else arch.attention_head_dim
+    return float(2 * t.rope_tables * seq_len * width * compute_bytes)
+
+
+def held_bytes(
+    arch: Architecture,
+    batch_size: int,
+    seq_len: int,
+    *,
+    attention: AttentionImpl = "sdpa",
+    precision: Precision = "mixed",
+    checkpointing: bool = False,
+    traits: FamilyTraits | None = None,
+) -> float:
+    """Tensors kept alive through backward without being saved: under checkpointing, the inputs every
+    checkpointed layer shares (RoPE tables, and eager attention's causal mask, b·s² in the compute
+    dtype)."""
+    if not checkpointing:
+        return 0.0
+    compute_bytes = 4 if precision == "amp" else 2
+    mask = compute_bytes * batch_size * seq_len * seq_len if attention == "eager" else 0
+    return rope_bytes(arch, seq_len, precision=precision, traits=traits) + mask
+
+
+def measured_activations(
+    arch: Architecture,
+    batch_size: int,
+    seq_len: int,
+    *,
+    attention: AttentionImpl = "sdpa",
+    precision: Precision = "mixed",
+    checkpointing: bool = False,
+    traits: FamilyTraits | None = None,
+) -> MeasuredActivations:
+    """The same inputs as ``estimate_activations`` plus the attention implementation and precision."""
+    sb, h, v = seq_len * batch_size, arch.hidden_size, arch.vocab_size
+    full_layer = layer_saved_bytes(
+        arch, batch_size, seq_len, attention=attention, precision=precision, traits=traits
+    )
+    compute_bytes = 4 if precision == "amp" else 2
+    per_layer = float(compute_bytes * sb * h) if checkpointing else full_layer
+    outside = outside_saved_bytes(
+        arch,
+        batch_size,
+        seq_len,
+        attention=attention,
+        precision=precision,
+        checkpointing=checkpointing,
+        traits=traits,
+    )
+    lm_head = v * h
+    weight_copies = 0.0
+    if precision == "amp":
+        per_layer_copies = autocast_weight_copy_bytes(arch)
+        weight_copies = float(2 * lm_head + (0 if checkpointing else arch.layers * per_layer_copies))
+    return MeasuredActivations(
+        batch_size=batch_size,
+        seq_len=seq_len,
+        attention=attention,
+        precision=precision,
+        checkpointing=checkpointing,
+        per_layer_bytes=per_layer,
+        outside_layers_bytes=outside,
+        saved_bytes=arch.layers * per_layer + outside,
+        recompute_bytes=full_layer if checkpointing else 0.0,
+        loss_forward_bytes=float(6 * sb * v),
+        loss_backward_bytes=float(8 * sb * v),
+        weight_copy_bytes=weight_copies,
+        held_bytes=held_bytes(
+            arch,
+            batch_size,
+            seq_len,
+            attention=attention,
+            precision=precision,
+            checkpointing=checkpointing,
+            traits=traits,
+        ),
+    )
+
+
+# Model states after a real optimizer step, bytes per trainable parameter, and the optimizer step's
+# temporaries on top of them (measured: benchmarks/ACCURACY.md).
+# - mixed: bf16 weights 2 + bf16 grads 2 + fp32 master 4 + states; the step first casts the grads to
+#   fp32 for the master copy (4 B/param, freed after the step).
+# - amp: fp32 weights 4 + fp32 grads 4 + states (fp32).
+# - bf16: bf16 weights 2 + bf16 grads 2 + states in bf16.
+# - AdamW (torch.optim, default foreach=True): exp_avg and exp_avg_sq in the weights' dtype of the
+#   optimizer (8 fp32, 4 bf16); ``_multi_tensor_adamw`` makes ``torch._foreach_sqrt(exp_avg_sqs)``, one
+#   state-sized temporary (4 fp32, 2 bf16). The fused kernel (``fused=True``) makes none.
+# - SGD with momentum: one momentum buffer (4 fp32, 2 bf16); foreach updates in place.
+# - bitsandbytes AdamW8bit: two uint8 states (2) + one fp32 absmax per 256-value block per state
+#   (8/256 = 0.031) + 2 × 256-entry fp32 quantization maps per tensor; tensors under 4096 values keep
+#   32-bit states (``min_8bit_size``): ≈ 2.03 B/param on a large model.
+_STATE_BYTES: dict[tuple[Precision, OptimizerKind], tuple[float, float]] = {
+    # (model-state bytes per parameter, step temporaries per parameter)
+    ("mixed", "adamw"): (16.0, 8.0),
+    ("mixed", "adamw_fused"): (16.0, 4.0),
+    ("mixed", "sgd"): (12.0, 4.0),
+    ("mixed", "adam8bit"): (10.03, 4.0),
+    ("amp", "adamw"): (16.0, 4.0),
+    ("amp", "adamw_fused"): (16.0, 0.0),
+    ("amp", "sgd"): (12.0, 0.0),
+    ("amp", "adam8bit"): (10.03, 0.0),
+    ("bf16", "adamw"): (8.0, 2.0),
+    ("bf16", "adamw_fused"): (8.0, 0.0),
+    ("bf16", "sgd"): (6.0, 0.0),
+    ("bf16", "adam8bit"): (6.03, 0.0),
+}
+
+
+def model_state_bytes_per_param(precision: Precision, optimizer: OptimizerKind) -> float:
+    return _STATE_BYTES[(precision, optimizer)][0]
+
+
+def step_temporary_bytes_per_param(precision: Precision, optimizer: OptimizerKind) -> float:
+    return _STATE_BYTES[(precision, optimizer)][1]
+
+
+def gradient_bytes_per_param(precision: Precision) -> float:
+    return 4.0 if precision == "amp" else 2.0
+
+
+def weight_bytes_per_param(precision: Precision) -> float:
+    return 4.0 if precision == "amp" else 2.0
+
+
+def autocast_weight_copy_bytes(arch: Architecture) -> float:
+    """The bf16 copies autocast makes of one layer's linear weights and keeps for backward: every
+    linear of a dense layer; for MoE only attention and the router, since the grouped experts are not
+    autocast (they run in fp32, see ``layer_saved_bytes``)."""
+    attention = sum(d_in * d_out for _, d_in, d_out in arch.attention_linears())
+    if arch.is_moe:
+        return float(2 * (attention + arch.hidden_size * arch.experts))
+    return float(2 * (attention + sum(d_in * d_out for _, d_in, d_out in arch.dense_mlp_linears())))
+
+
+def _layer_backward_working_bytes(
+    arch: Architecture,
+    batch_size: int,
+    seq_len: int,
+    attention: AttentionImpl,
+    precision: Precision,
+    traits: FamilyTraits | None = None,
+) -> float:
+    """What the backward pass of one layer's attention adds on top of that layer's saved tensors, net of
+    what it has already freed (the layer's MLP and post-attention norm). Eager: the bf16 gradient of
+    the probabilities, its fp32 copy and the softmax's fp32 gradient, 6·a·s per token, and the residual
+    gradient 4h (6h under autocast). SDPA: the gradients of Q, K, V and the output, 4q + 4kv, and the
+    residual gradient 4h (measured: benchmarks/ACCURACY.md)."""
+    s, b = seq_len, batch_size
+    h, q, kv, a, f = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.attention_heads, arch.intermediate_size
+    residual = 6 * h if precision == "amp" else 4 * h
+    if attention == "eager":
+        mlp = 8 * f * arch.experts_per_token
+        # With attention sinks (gpt-oss) the softmax runs in the scores' dtype and its gradients are
+        # smaller: 2.5·a·s (bf16) and 4·a·s (autocast), fitted on the measured peaks at s = 1024
+        # rather than derived tensor by tensor.
+        if traits is not None and traits.attention_sinks:
+            scores = a * s * (8 if precision == "amp" else 5) // 2
+        else:
+            scores = 6 * a * s
+        return float(s * b * max(0, scores + residual - mlp - 8 * h))
+    return float(s * b * (4 * q + 4 * kv + residual))
+
+
+@dataclass(frozen=True, slots=True)
+class StepPeak:
+    """The live bytes at each moment that can hold a step's peak, and the highest of them."""
+
+    moments: dict[str, float]
+    model_states_bytes: float
+    saved_bytes: float
+
+    @property
+    def peak_bytes(self) -> float:
+        return max(self.moments.values())
+
+    @property
+    def moment(self) -> str:
+        """Where the peak is: ``loss forward``, ``loss backward``, ``eager attention backward``,
+        ``recompute`` or ``optimizer step``."""
+        return max(self.moments, key=lambda name: self.moments[name])
+
+    @property
+    def transients_bytes(self) -> float:
+        """What the peak adds to the seed's V = M + A (model states + saved activations)."""
+        return self.peak_bytes - self.model_states_bytes - self.saved_bytes
+
+
+def step_peak_bytes(
+    arch: Architecture,
+    parameters: int,
+    batch_size: int,
+    seq_len: int,
+    *,
+    attention: AttentionImpl = "sdpa",
+    precision: Precision = "mixed",
+    optimizer: OptimizerKind = "adamw",
+    checkpointing: bool = False,
+    traits: FamilyTraits | None = None,
+) -> float:
+    """The highest live bytes of one steady-state step (see ``step_peak``)."""
+    return step_peak(
+        arch,
+        parameters,
+        batch_size,
+        seq_len,
+        attention=attention,
+        precision=precision,
+        optimizer=optimizer,
+        checkpointing=checkpointing,
+        traits=traits,
+    ).peak_bytes
+
+
+def step_peak(
+    arch: Architecture,
+    parameters: int,
+    batch_size: int,
+    seq_len: int,
+    *,
+    attention: AttentionImpl = "sdpa",
+    precision: Precision = "mixed",
+    optimizer: OptimizerKind = "adamw",
+    checkpointing: bool = False,
+    traits: FamilyTraits | None = None,
+) -> StepPeak:
+    """The highest live bytes of one steady-state step (gradients freed before it, set_to_none).
+
+    The largest of:
+    - the loss in forward: states without gradients + saved activations (+ weight copies, held
+      tensors) + the bf16 logits and their fp32 copy;
+    - the loss in backward: the same + the two fp32 logit gradients instead;
+    - without checkpointing, eager attention's backward in the last layer: the same, less that layer's
+      MLP and norms, the final norm and the log-softmax (freed by then), + the gradients of the LM head
+      and of that layer's MLP and o_proj, + the softmax's gradients (``_layer_backward_working_bytes``);
+    - under checkpointing, the first layer's backward, the last one run: states without gradients +
+      every gradient but the embedding's + that layer's checkpointed input, the held tensors, the token
+      ids + the layer recomputed in full (+ its weight copies under autocast) + its backward's working
+      set;
+    - the optimizer step: the model states with gradients + the step's temporaries.
+    """
+    t = traits or traits_for(arch)
+    acts = measured_activations(
+        arch,
+        batch_size,
+        seq_len,
+        attention=attention,
+        precision=precision,
+        checkpointing=checkpointing,
+        traits=t,
+    )
+    sb, h, v, f = seq_len * batch_size, arch.hidden_size, arch.vocab_size, arch.intermediate_size
+    n = parameters
+    grad_bytes = gradient_bytes_per_param(precision)
+    states = model_state_bytes_per_param(precision, optimizer) * n
+    without_grads = states - grad_bytes * n
+    base = without_grads + acts.saved_bytes + acts.weight_copy_bytes + acts.held_bytes
+    working = _layer_backward_working_bytes(arch, batch_size, seq_len, attention, precision, t)
+    moments = {
+        "loss forward": base + acts.loss_forward_bytes,
+        "loss backward": base + acts.loss_backward_bytes,
+        "optimizer step": states + step_temporary_bytes_per_param(precision, optimizer) * n,
+    }
+    if checkpointing:
+        compute_bytes = 4 if precision == "amp" else 2
+        layer_copies = autocast_weight_copy_bytes(arch) if precision == "amp" else 0.0
+        moments["recompute"] = (
+            without_grads
+            + grad_bytes * (n - v * h)
+            + compute_bytes * sb * h
+            + acts.held_bytes
+            + 16 * sb
+            + acts.recompute_bytes
+            + layer_copies
+            + working
+        )
+    elif attention == "eager":
+        mlp_and_o = 3 * h * f * arch.experts + h * arch.q_dim
+        freed = sb * (8 * h + 4 * v)  # the final norm's saved tensors and the log-softmax
+        moments["eager attention backward"] = base - freed + grad_bytes * (v * h + mlp_and_o) + working
+    return StepPeak(moments=moments, model_states_bytes=states, saved_bytes=acts.saved_bytes)

@@ -1,0 +1,138 @@
+"""Small Hugging Face configs, one per preset family, for measuring a real training step on CPU.
+
+Pure Python: each family is a ``config.json``-like dict (``model_type`` plus the fields its
+``transformers`` config class takes) at shapes small enough for two CPU cores, with hidden size,
+MLP width, K/V width and vocabulary all different so that the s·b·h, s·b·f, s·b·kv and s·b·v terms
+can be told apart. ``architecture`` maps such a dict to the estimator's ``Architecture`` so the
+benchmark can compare measured bytes with the current estimate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.estimate.models import Architecture
+
+# Shared small shape: h = 256, 8 query heads of 32, 2 K/V heads (GQA 4:1), f = 688, v = 1000.
+_BASE: dict[str, Any] = {
+    "hidden_size": 256,
+    "intermediate_size": 688,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "head_dim": 32,
+    "vocab_size": 1000,
+    "max_position_embeddings": 4096,
+    "tie_word_embeddings": False,
+    "use_cache": False,
+    "attention_dropout": 0.0,
+}
+
+
+def _with(model_type: str, **fields: Any) -> dict[str, Any]:
+    return {"model_type": model_type, **_BASE, **fields}
+
+
+# Each family: its config dict and the number of norms per layer the estimator counts for it.
+FAMILIES: dict[str, dict[str, Any]] = {
+    # Llama 3-style dense GQA, SiLU-gated MLP, two RMSNorms per layer.
+    "llama": _with("llama"),
+    # Qwen2: the same with biases on Q, K and V.
+    "qwen2": _with("qwen2"),
+    # Qwen3: per-head RMSNorm on Q and K (QK-norm), no QKV bias.
+    "qwen3": _with("qwen3"),
+    # Gemma 3 (text): four RMSNorms per layer (pre/post attention, pre/post MLP), QK-norm, GELU-tanh
+    # gated MLP, embeddings scaled by sqrt(h). The sliding window is wider than the benchmark's
+    # sequences, so local and global layers keep the same.
+    "gemma3": _with(
+        "gemma3_text",
+        sliding_window=4096,
+        query_pre_attn_scalar=32,
+        final_logit_softcapping=None,
+        attn_logit_softcapping=None,
+    ),
+    # Mixtral-style MoE: 4 experts, 2 active per token, no shared expert.
+    "mixtral": _with("mixtral", num_local_experts=4, num_experts_per_tok=2),
+    # Qwen3-MoE: 4 experts of width moe_intermediate_size, 2 active, QK-norm.
+    "qwen3_moe": _with(
+        "qwen3_moe",
+        num_experts=4,
+        num_experts_per_tok=2,
+        moe_intermediate_size=344,
+        decoder_sparse_step=1,
+        mlp_only_layers=[],
+        norm_topk_prob=True,
+    ),
+}
+
+# Families whose estimator inputs need more than the fields above (MLA, shared experts, sinks):
+# measured and reported, compared with the estimate only where the estimate has a meaning.
+EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
+    # DeepSeek-V3: multi-head latent attention (low-rank Q and KV, decoupled RoPE), 4 routed experts
+    # with 2 active and one shared expert; every layer MoE (first_k_dense_replace = 0).
+    "deepseek_v3": _with(
+        "deepseek_v3",
+        num_key_value_heads=8,
+        q_lora_rank=96,
+        kv_lora_rank=64,
+        qk_rope_head_dim=16,
+        head_dim=16,  # RoPE's width: DeepSeek-V3's config sets head_dim to qk_rope_head_dim
+        qk_nope_head_dim=32,
+        v_head_dim=32,
+        n_routed_experts=4,
+        num_experts_per_tok=2,
+        n_shared_experts=1,
+        moe_intermediate_size=344,
+        first_k_dense_replace=0,
+        n_group=1,
+        topk_group=1,
+    ),
+    # gpt-oss: attention sinks, biases everywhere, 4 experts with 2 active, clamped SwiGLU.
+    "gpt_oss": _with(
+        "gpt_oss",
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        intermediate_size=688,
+        sliding_window=4096,
+    ),
+}
+
+ALL_FAMILIES: dict[str, dict[str, Any]] = {**FAMILIES, **EXTRA_FAMILIES}
+# The extra families whose calibrated formulas exist (bot.estimate.activations_measured).
+CALIBRATED_EXTRA = ("gpt_oss",)
+
+
+def _norms_per_layer(model_type: str) -> int:
+    # RMSNorms over the hidden size per layer; QK-norm (Qwen3, Gemma 3) normalises head_dim-wide
+    # slices and is counted by the measured formulas, not here.
+    return 4 if model_type.startswith(("gemma2", "gemma3")) else 2
+
+
+def architecture(name: str, config: dict[str, Any], layers: int | None = None) -> Architecture:
+    """The estimator's view of a config dict (dense or Mixtral-style MoE fields)."""
+    model_type = str(config["model_type"])
+    experts = int(
+        config.get("num_local_experts") or config.get("num_experts") or config.get("n_routed_experts") or 1
+    )
+    active = int(config.get("num_experts_per_tok") or 1) if experts > 1 else 1
+    width = int(config.get("moe_intermediate_size") or config["intermediate_size"])
+    if experts == 1:
+        width = int(config["intermediate_size"])
+    heads = int(config["num_attention_heads"])
+    fields: dict[str, Any] = {
+        "key": name,
+        "name": name,
+        "hidden_size": int(config["hidden_size"]),
+        "layers": int(layers or config.get("num_hidden_layers") or 1),
+        "attention_heads": heads,
+        "kv_heads": int(config.get("num_key_value_heads") or heads),
+        "head_dim": config.get("head_dim"),
+        "intermediate_size": width,
+        "vocab_size": int(config["vocab_size"]),
+        "tied_embeddings": bool(config.get("tie_word_embeddings", False)),
+        "qkv_bias": model_type == "qwen2" or bool(config.get("attention_bias", False)),
+        "norms_per_layer": _norms_per_layer(model_type),
+        "experts": experts,
+        "experts_per_token": active,
+        "published_params": 1,
+    }
+    return Architecture.model_validate(fields)

@@ -1,0 +1,367 @@
+"""One real training step of a Hugging Face causal LM on CPU, with its memory counted tensor by tensor.
+
+Imported only by ``bot.measure.measure_step`` (lazily): torch and transformers are the optional
+``measure`` extra and the bot never loads them. Everything crossing the torch boundary is ``Any``.
+
+How bytes are counted (CPU has no allocator statistics like ``torch.cuda.max_memory_allocated``):
+
+- **Live bytes and the peak** — a ``TorchDispatchMode`` sees every ATen op below autograd and
+  autocast, forward, backward (the autograd engine carries the mode into its thread-local state) and
+  the optimizer step alike. Each new storage an op returns is counted once (views and in-place
+  results share a storage already counted) and given a ``weakref.finalize`` that subtracts it when
+  the storage is freed: PyTorch keeps a storage's Python object alive as long as the C++ storage, so
+  the finalizer runs exactly at deallocation. The running sum is the live tensor bytes; its maximum
+  per phase is the peak. Temporaries that a kernel allocates internally without returning them
+  (oneDNN scratch, a fused kernel's workspace) are not visible — on a GPU these are the library
+  workspaces the estimate names as a constant.
+- **Saved activations** — ``torch.autograd.graph.saved_tensors_hooks`` during the forward pass: each
+  tensor autograd keeps for backward, counted once per storage (``untyped_storage().data_ptr()``),
+  attributed to the decoder layer running at the time (forward pre-hooks mark the layer), skipping
+  parameters and counting apart the 16-bit copies of weights that autocast makes.
+- **Model states** — after the real optimizer step: parameters, gradients, fp32 master weights (in
+  ``mixed``) and every optimizer state tensor, each storage once.
+
+Steady state: one untracked warm-up step creates the optimizer state, gradients are freed
+(``zero_grad(set_to_none=True)``, the default of PyTorch and the Hugging Face Trainer), and the
+second step is the one measured.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import transformers
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from bot.measure.types import Measurement, Setup
+
+OUTSIDE = -1
+
+
+@dataclass
+class _Storage:
+    nbytes: int
+    region: int
+    phase: str
+    weight_copy: bool
+
+
+@dataclass
+class _Tracker:
+    """Live storages by data pointer, the running total and the peak of each phase."""
+
+    live: dict[int, _Storage] = field(default_factory=dict)
+    total: int = 0
+    phase: str = "setup"
+    region: int = OUTSIDE
+    peak: dict[str, int] = field(default_factory=dict)
+    param_ptrs: set[int] = field(default_factory=set)
+    # The live storages at each phase's peak, to split the peak into its parts afterwards.
+    at_peak: dict[str, dict[int, _Storage]] = field(default_factory=dict)
+
+    def add(self, storage: Any, *, weight_copy: bool = False) -> None:
+        ptr = int(storage.data_ptr())
+        nbytes = int(storage.nbytes())
+        if ptr == 0 or nbytes == 0 or ptr in self.live:
+            return
+        self.live[ptr] = _Storage(nbytes, self.region, self.phase, weight_copy)
+        self.total += nbytes
+        if self.total > self.peak.get(self.phase, 0):
+            self.peak[self.phase] = self.total
+            self.at_peak[self.phase] = dict(self.live)
+        weakref.finalize(storage, self._free, ptr)
+
+    def _free(self, ptr: int) -> None:
+        entry = self.live.pop(ptr, None)
+        if entry is not None:
+            self.total -= entry.nbytes
+
+    def enter(self, phase: str) -> None:
+        self.phase = phase
+        if self.total > self.peak.get(phase, 0):
+            self.peak[phase] = self.total
+            self.at_peak[phase] = dict(self.live)
+
+    def composition(self, phase: str, grad_ptrs: set[int]) -> dict[str, int]:
+        """The peak of ``phase`` split by what each live storage is: model states present before the
+        step, activations made in forward (and autocast's weight copies), gradients, and the
+        temporaries of the backward pass and of the optimizer step."""
+        parts: dict[str, int] = {}
+        for ptr, entry in self.at_peak.get(phase, {}).items():
+            if entry.phase == "setup":
+                part = "states"
+            elif entry.weight_copy:
+                part = "weight copies"
+            elif entry.phase == "forward":
+                part = "activations"
+            elif ptr in grad_ptrs:
+                part = "gradients"
+            else:
+                part = f"{entry.phase} temporaries"
+            parts[part] = parts.get(part, 0) + entry.nbytes
+        return parts
+
+
+class _LiveBytes(TorchDispatchMode):
+    """Counts every storage an op creates (see the module docstring)."""
+
+    def __init__(self, tracker: _Tracker) -> None:
+        super().__init__()
+        self.tracker = tracker
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        out = func(*args, **(kwargs or {}))
+        # A 16-bit copy of a parameter made by autocast (``_to_copy`` of a weight): a model state
+        # that lives from its use in forward to its use in backward, not an activation.
+        weight_copy = (
+            func is torch.ops.aten._to_copy.default
+            and isinstance(args[0], torch.Tensor)
+            and int(args[0].untyped_storage().data_ptr()) in self.tracker.param_ptrs
+        )
+        flat, _ = tree_flatten(out)
+        for item in flat:
+            if isinstance(item, torch.Tensor) and item.device.type != "meta":
+                self.tracker.add(item.untyped_storage(), weight_copy=weight_copy)
+        return out
+
+
+@dataclass
+class _Saved:
+    """Bytes autograd saves for backward during the forward pass, each storage once."""
+
+    tracker: _Tracker
+    seen: set[int] = field(default_factory=set)
+    by_region: dict[int, int] = field(default_factory=dict)
+    weight_copies: int = 0
+    recording: bool = True
+
+    def pack(self, tensor: Any) -> Any:
+        if not self.recording:
+            return tensor
+        storage = tensor.untyped_storage()
+        ptr = int(storage.data_ptr())
+        if ptr == 0 or ptr in self.seen or ptr in self.tracker.param_ptrs:
+            return tensor
+        self.seen.add(ptr)
+        entry = self.tracker.live.get(ptr)
+        nbytes = int(storage.nbytes())
+        if entry is not None and entry.weight_copy:
+            self.weight_copies += nbytes
+        else:
+            region = self.tracker.region
+            self.by_region[region] = self.by_region.get(region, 0) + nbytes
+        return tensor
+
+
+def _unique_bytes(tensors: Iterator[Any], seen: set[int]) -> int:
+    total = 0
+    for tensor in tensors:
+        if not isinstance(tensor, torch.Tensor):
+            continue
+        storage = tensor.untyped_storage()
+        ptr = int(storage.data_ptr())
+        if ptr and ptr not in seen:
+            seen.add(ptr)
+            total += int(storage.nbytes())
+    return total
+
+
+def build_model(config_dict: dict[str, Any], layers: int, setup: Setup) -> Any:
+    """A randomly initialised causal LM from a config dict, ``layers`` decoder layers deep."""
+    fields = {k: v for k, v in config_dict.items() if k != "model_type"}
+    fields["num_hidden_layers"] = layers
+    if "layer_types" in fields and isinstance(fields["layer_types"], list):
+        fields["layer_types"] = fields["layer_types"][:layers]
+    config = transformers.AutoConfig.for_model(str(config_dict["model_type"]), **fields)
+    dtype = torch.float32 if setup.precision == "amp" else torch.bfloat16
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(
+        config, dtype=dtype, attn_implementation=setup.attention
+    )
+    model.train()
+    if setup.checkpointing:
+        # Non-reentrant, the default of transformers 5 (``gradient_checkpointing_enable`` before 5.x).
+        if hasattr(model, "activation_checkpointing_enable"):
+            model.activation_checkpointing_enable({"use_reentrant": False})
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    return model
+
+
+def _optimizer(setup: Setup, params: list[Any]) -> Any:
+    # Hyper-parameters are the Hugging Face Trainer's defaults; weight decay on so that AdamW's
+    # decoupled decay runs (it is in place and allocates nothing).
+    if setup.optimizer == "adamw":
+        return torch.optim.AdamW(params, lr=1e-5, weight_decay=0.01, foreach=True)
+    if setup.optimizer == "adamw_fused":
+        return torch.optim.AdamW(params, lr=1e-5, weight_decay=0.01, fused=True)
+    if setup.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=1e-5, momentum=0.9, foreach=True)
+    if setup.optimizer == "adam8bit":
+        import bitsandbytes  # optional: checked by ``optimizer_available``
+
+        return bitsandbytes.optim.AdamW8bit(params, lr=1e-5, weight_decay=0.01)
+    raise ValueError(f"unknown optimizer {setup.optimizer!r}")
+
+
+def optimizer_available(name: str) -> bool:
+    if name != "adam8bit":
+        return True
+    try:
+        import bitsandbytes  # noqa: F401
+    except Exception:  # bitsandbytes raises more than ImportError on machines it does not support
+        return False
+    return True
+
+
+class _Trainer:
+    """The step of one setup: ``mixed`` keeps an fp32 master copy in the optimizer (DeepSpeed-style
+    bf16 mixed precision), ``amp`` runs fp32 weights under bf16 autocast (Trainer ``--bf16``),
+    ``bf16`` trains the bf16 weights directly with bf16 optimizer states."""
+
+    def __init__(self, model: Any, setup: Setup) -> None:
+        self.model = model
+        self.setup = setup
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        if setup.precision == "mixed":
+            self.master = [torch.nn.Parameter(p.detach().float().clone()) for p in self.params]
+            self.optimizer = _optimizer(setup, self.master)
+        else:
+            self.master = []
+            self.optimizer = _optimizer(setup, self.params)
+
+    def forward(self, input_ids: Any) -> Any:
+        autocast = (
+            torch.autocast("cpu", dtype=torch.bfloat16)
+            if self.setup.precision == "amp"
+            else contextlib.nullcontext()
+        )
+        with autocast:
+            # As the Trainer's compute_loss: the outputs (and their logits) are dropped before backward.
+            return self.model(input_ids=input_ids, labels=input_ids).loss
+
+    def step(self) -> None:
+        if self.master:
+            for p, m in zip(self.params, self.master, strict=True):
+                m.grad = p.grad.float()
+            self.optimizer.step()
+            for m in self.master:
+                m.grad = None
+            with torch.no_grad():
+                torch._foreach_copy_(self.params, self.master)
+        else:
+            self.optimizer.step()
+
+    def zero_grad(self) -> None:
+        self.model.zero_grad(set_to_none=True)
+        self.optimizer.zero_grad(set_to_none=True)
+
+    def state_tensors(self) -> Iterator[Any]:
+        for state in self.optimizer.state.values():
+            for value in state.values():
+                if isinstance(value, torch.Tensor):
+                    yield value
+
+
+def _layers_of(model: Any) -> list[Any]:
+    return list(model.model.layers)
+
+
+def measure_step(config_dict: dict[str, Any], layers: int, setup: Setup) -> Measurement:
+    """Build the model ``layers`` deep, warm up one step, then measure the next one."""
+    started = time.perf_counter()
+    model = build_model(config_dict, layers, setup)
+    trainer = _Trainer(model, setup)
+    generator = torch.Generator().manual_seed(0)
+    vocab = int(config_dict["vocab_size"])
+    input_ids = torch.randint(0, vocab, (setup.batch_size, setup.seq_len), generator=generator)
+
+    # Warm-up: creates the optimizer state (and bitsandbytes' quantization maps).
+    trainer.forward(input_ids).backward()
+    trainer.step()
+    trainer.zero_grad()
+
+    tracker = _Tracker()
+    tracker.param_ptrs = {int(p.untyped_storage().data_ptr()) for p in model.parameters()}
+    saved = _Saved(tracker)
+
+    def enter_layer(index: int) -> Any:
+        def hook(*_: Any) -> None:
+            tracker.region = index
+
+        return hook
+
+    def leave_layer(*_: Any) -> None:
+        tracker.region = OUTSIDE
+
+    handles = []
+    for index, layer in enumerate(_layers_of(model)):
+        handles.append(layer.register_forward_pre_hook(enter_layer(index)))
+        handles.append(layer.register_forward_hook(leave_layer))
+
+    with _LiveBytes(tracker):
+        # What exists before the step: weights, master weights, optimizer state, the batch.
+        for tensor in [
+            *model.parameters(),
+            *model.buffers(),
+            *trainer.master,
+            *trainer.state_tensors(),
+            input_ids,
+        ]:
+            tracker.add(tensor.untyped_storage())
+        before_forward = tracker.total
+        tracker.enter("forward")
+        with torch.autograd.graph.saved_tensors_hooks(saved.pack, lambda t: t):
+            loss = trainer.forward(input_ids)
+        saved.recording = False
+        tracker.region = OUTSIDE
+        after_forward = tracker.total
+        weight_copies_live = sum(s.nbytes for s in tracker.live.values() if s.weight_copy)
+        tracker.enter("backward")
+        loss.backward()
+        del loss
+        after_backward = tracker.total
+        grad_ptrs = {int(p.grad.untyped_storage().data_ptr()) for p in trainer.params if p.grad is not None}
+        tracker.enter("step")
+        trainer.step()
+        after_step = tracker.total
+        seen: set[int] = set()
+        param_bytes = _unique_bytes(iter(trainer.params), seen)
+        grad_bytes = _unique_bytes((p.grad for p in trainer.params), seen)
+        master_bytes = _unique_bytes(iter(trainer.master), seen)
+        state_bytes = _unique_bytes(trainer.state_tensors(), seen)
+        peaks = dict(tracker.peak)
+        trainer.zero_grad()
+
+    for handle in handles:
+        handle.remove()
+    per_layer = [saved.by_region.get(i, 0) for i in range(layers)]
+    return Measurement(
+        setup=setup,
+        layers=layers,
+        parameters=sum(int(p.numel()) for p in trainer.params),
+        param_bytes=param_bytes,
+        grad_bytes=grad_bytes,
+        master_bytes=master_bytes,
+        optimizer_bytes=state_bytes,
+        saved_per_layer=per_layer,
+        saved_outside=saved.by_region.get(OUTSIDE, 0),
+        saved_weight_copies=saved.weight_copies,
+        before_forward=before_forward,
+        after_forward=after_forward,
+        weight_copies_live=weight_copies_live,
+        after_backward=after_backward,
+        after_step=after_step,
+        peak_forward=peaks.get("forward", 0),
+        peak_backward=peaks.get("backward", 0),
+        peak_step=peaks.get("step", 0),
+        peak_parts={phase: tracker.composition(phase, grad_ptrs) for phase in tracker.peak},
+        seconds=time.perf_counter() - started,
+    )

@@ -1,0 +1,134 @@
+"""The measuring machinery of issue 11 on a tiny Llama: one real training step with torch on CPU.
+
+Marked ``accuracy``: deselected by default (``addopts``), run with ``pytest -m accuracy`` after
+``pip install -e ".[measure]"``; skipped when torch or transformers is not installed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.estimate.activations_measured import layer_saved_bytes, outside_saved_bytes
+from bot.measure import extrapolate, measure_step
+from bot.measure.families import EXTRA_FAMILIES as FAMILIES_EXTRA
+from bot.measure.families import FAMILIES, architecture
+from bot.measure.types import Setup
+
+pytestmark = pytest.mark.accuracy
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+TINY: dict[str, Any] = {
+    "model_type": "llama",
+    "hidden_size": 64,
+    "intermediate_size": 176,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "vocab_size": 256,
+    "max_position_embeddings": 256,
+    "tie_word_embeddings": False,
+    "use_cache": False,
+}
+SETUP = Setup(precision="mixed", optimizer="adamw", attention="sdpa", batch_size=2, seq_len=32)
+
+
+def _counted_parameters(config: dict[str, Any], layers: int) -> int:
+    """The parameters of a Llama config counted by hand (as bot.estimate.models counts them)."""
+    h, f, v = config["hidden_size"], config["intermediate_size"], config["vocab_size"]
+    q = config["num_attention_heads"] * config["head_dim"]
+    kv = config["num_key_value_heads"] * config["head_dim"]
+    per_layer = h * q + 2 * h * kv + q * h + 3 * h * f + 2 * h
+    return int(2 * v * h + layers * per_layer + h)
+
+
+@pytest.mark.parametrize(("precision", "weight_bytes"), [("mixed", 2), ("bf16", 2), ("amp", 4)])
+def test_parameter_bytes_are_the_counted_parameters_times_their_bytes(
+    precision: Any, weight_bytes: int
+) -> None:
+    setup = Setup(precision=precision, batch_size=2, seq_len=16)
+    measured = measure_step(TINY, 2, setup)
+    counted = _counted_parameters(TINY, 2)
+    assert measured.parameters == counted
+    assert measured.parameters == architecture("tiny", TINY, 2).parameter_count
+    assert measured.param_bytes == counted * weight_bytes
+    assert measured.grad_bytes == counted * weight_bytes
+    # AdamW keeps two states per parameter in the optimizer's weights' dtype (+ a scalar step each).
+    optimizer_weight_bytes = 4 if precision in ("mixed", "amp") else 2
+    assert measured.optimizer_bytes - 2 * counted * optimizer_weight_bytes < 1024
+    assert measured.master_bytes == (4 * counted if precision == "mixed" else 0)
+
+
+def test_one_more_layer_saves_a_positive_and_stable_amount() -> None:
+    one = measure_step(TINY, 1, SETUP)
+    two = measure_step(TINY, 2, SETUP)
+    again = measure_step(TINY, 2, SETUP)
+    per_layer = two.saved_bytes - one.saved_bytes
+    assert per_layer > 0
+    assert again.saved_bytes - one.saved_bytes == per_layer
+    # Each layer after the first saves the same (the first also saves the shared RoPE tables).
+    assert two.saved_per_layer[1] == per_layer
+
+
+def test_the_calibrated_formulas_match_the_measured_saved_bytes() -> None:
+    one = measure_step(TINY, 1, SETUP)
+    two = measure_step(TINY, 2, SETUP)
+    full = extrapolate(one, two, 2)
+    arch = architecture("llama-tiny", TINY, 2)
+    assert full.saved_per_layer == layer_saved_bytes(arch, SETUP.batch_size, SETUP.seq_len)
+    assert full.saved_outside == outside_saved_bytes(arch, SETUP.batch_size, SETUP.seq_len)
+
+
+def test_checkpointing_keeps_only_each_layers_input() -> None:
+    setup = Setup(precision="mixed", checkpointing=True, batch_size=2, seq_len=32)
+    one = measure_step(TINY, 1, setup)
+    two = measure_step(TINY, 2, setup)
+    assert two.saved_bytes - one.saved_bytes == 2 * 2 * 32 * TINY["hidden_size"]
+
+
+def test_the_peak_is_above_the_live_bytes_at_every_phase_boundary() -> None:
+    measured = measure_step(TINY, 1, SETUP)
+    assert measured.peak_bytes >= max(measured.after_forward, measured.after_backward, measured.after_step)
+    # Foreach AdamW on fp32 master weights: fp32 gradients 4 B/param + one state-sized temporary 4 B/param.
+    assert measured.peak_step - measured.after_step == 8 * measured.parameters
+
+
+SHRINK = {
+    "hidden_size": 64,
+    "intermediate_size": 176,
+    "moe_intermediate_size": 88,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "vocab_size": 256,
+}
+
+
+@pytest.mark.parametrize("family", ["qwen2", "qwen3", "gemma3", "mixtral", "qwen3_moe"])
+@pytest.mark.parametrize(("precision", "attention"), [("mixed", "eager"), ("amp", "sdpa")])
+def test_each_familys_layer_matches_its_formula_to_the_byte(
+    family: str, precision: Any, attention: Any
+) -> None:
+    config = {**FAMILIES[family], **SHRINK}
+    if "moe_intermediate_size" not in FAMILIES[family]:
+        del config["moe_intermediate_size"]
+    setup = Setup(precision=precision, attention=attention, batch_size=2, seq_len=32)
+    full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), 2)
+    expected = layer_saved_bytes(
+        architecture(family, config, 2), 2, 32, attention=attention, precision=precision
+    )
+    assert full.saved_per_layer == expected
+
+
+@pytest.mark.parametrize("precision", ["mixed", "amp"])
+def test_gpt_oss_sinks_and_clamped_experts_match_their_formula(precision: Any) -> None:
+    config = {**FAMILIES_EXTRA["gpt_oss"], **SHRINK}
+    del config["moe_intermediate_size"]
+    setup = Setup(precision=precision, attention="eager", batch_size=2, seq_len=32)
+    full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), 2)
+    arch = architecture("gpt_oss", config, 2)
+    assert full.saved_per_layer == layer_saved_bytes(arch, 2, 32, attention="eager", precision=precision)
+    assert full.saved_outside == outside_saved_bytes(arch, 2, 32, attention="eager", precision=precision)
