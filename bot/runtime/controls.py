@@ -156,7 +156,9 @@ async def answer_control(
 # must not match the select's ("vram:opt:...").
 class ExploreButton(
     discord.ui.DynamicItem[discord.ui.Button[Any]],
-    template=rf"{PREFIX}:(?P<view>(?!{SELECT_VIEW}:)[^:]*):(?P<state>.*)",
+    # (?s): a state with a line break is still this control's (then refused by unpack), not nobody's,
+    # which would leave the click unanswered.
+    template=rf"(?s){PREFIX}:(?P<view>(?!{SELECT_VIEW}:)[^:]*):(?P<state>.*)",
 ):
     """A click on "Estimate", "Compare" or "Details" for the request packed in ``state``."""
 
@@ -178,7 +180,7 @@ class ExploreButton(
 
 
 class OptimizerSelect(
-    discord.ui.DynamicItem[discord.ui.Select[Any]], template=rf"{PREFIX}:{SELECT_VIEW}:(?P<state>.*)"
+    discord.ui.DynamicItem[discord.ui.Select[Any]], template=rf"(?s){PREFIX}:{SELECT_VIEW}:(?P<state>.*)"
 ):
     """A pick in the optimizer select: answers with the estimate for that optimizer."""
 
