@@ -195,3 +195,18 @@ async def test_a_rate_limited_hub_answers_from_the_cache_and_says_so(
     assert [kind for kind, _ in calls] == ["followup"]
     assert calls[0][1]["flags"] & 64
     assert "rate-limiting" in calls[0][1]["content"]
+
+
+async def test_a_long_repo_id_travels_in_the_command_line(
+    fake: FakeDiscord, hub: FakeHub, cog: VramCog
+) -> None:
+    repo = "a-very-long-organisation-name/" + "x" * 60  # 90 characters: too long for a custom_id
+    hub.add(repo, CONFIGS["llama-3.1-8b"])
+    cog.defer_after_s = 5
+    answer = await fake.invoke("vram", model=repo, gpus=8)
+    assert answer.embed["description"].startswith(f"`/vram model:{repo} optimizer:adam gpus:8`")
+    assert "vram:cmp:~" in json.dumps(answer.data["components"])
+    clicked = await fake.send_interaction(
+        fake.component_interaction(answer.message, "vram:cmp:~", user="bob")
+    )
+    assert repo in clicked.embed["description"]
