@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
 from bot.estimate.core import estimate
-from bot.estimate.models import presets
+from bot.estimate.hub import HubFailure, is_repo_id, looks_like_repo_id, register
+from bot.estimate.models import find_preset, presets, search_presets
 from bot.estimate.options import OptionSpec
 from bot.estimate.request import InvalidRequest, parse_request, request_options
 from bot.present.answer import render_embed
 from bot.present.figures import figures, fits
+from bot.present.hub_problems import describe_hub_failure
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.option_docs import option_help
 from bot.present.problems import describe_problem
@@ -76,14 +79,40 @@ def add_estimate_command(commands: Any) -> None:
     )
 
 
+def _look_up_model(model: object) -> object:
+    """What the CLI hands the validator for ``--model``: a preset by any name, a loose one by the
+    search autocomplete uses ("qwen72", "llama 8"), or a Hub repo looked up now (blocking is fine
+    here) and registered for validation. Anything else goes on to be refused with its problem."""
+    if not isinstance(model, str) or find_preset(model) is not None:
+        return model
+    if is_repo_id(model):
+        # Imported here: huggingface_hub takes a quarter of a second to import, which an estimate
+        # for a preset or a size should not pay.
+        from bot.hub_lookup import fetch_architecture, hub_settings_from_env
+
+        settings = hub_settings_from_env(os.environ)
+        register(fetch_architecture(model, settings))
+        return model
+    if not looks_like_repo_id(model):
+        loose = search_presets(model, limit=1)
+        if loose:
+            return loose[0].key
+    return model
+
+
 def run_estimate(args: argparse.Namespace) -> int:
     if args.list_models:
         for preset in presets().values():
             print(f"{preset.key:20} {preset.name:24} {preset.parameter_count:>18,} parameters")
         return 0
     language = Language(args.lang)
+    options = {spec.name: getattr(args, spec.name) for spec in request_options()}
     try:
-        request = parse_request(**{spec.name: getattr(args, spec.name) for spec in request_options()})
+        options["model"] = _look_up_model(options["model"])
+        request = parse_request(**options)
+    except HubFailure as failure:
+        print(f"vram-bot: {describe_hub_failure(failure, language).replace('`', '')}", file=sys.stderr)
+        return EXIT_USAGE
     except InvalidRequest as exc:
         for problem in exc.problems:
             print(f"vram-bot: {describe_problem(problem, language).replace('`', '')}", file=sys.stderr)

@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+
+# No test reaches the real Hugging Face Hub. Set before anything imports huggingface_hub (it reads
+# these once): a bot started by a fixture asks a closed loopback port (refused at once, so a repo ID
+# there gets "the Hub did not answer"), with a cache folder of its own. The Hub's tests pass the fake
+# Hub explicitly. Not HF_HUB_OFFLINE: huggingface_hub would then refuse the fake Hub too.
+os.environ.pop("HF_HUB_OFFLINE", None)
+os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"
+os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="vram-tests-hf-")
+os.environ.pop("HF_TOKEN", None)
+os.environ.pop("HF_HUB_CACHE", None)
 
 import discord
 import pytest

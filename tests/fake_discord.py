@@ -109,6 +109,10 @@ class FakeDiscord:
         self.unknown_routes: list[tuple[str, str]] = []
         self.callback_faults: list[Fault] = []
         self.callbacks: list[Callback] = []  # every callback answered, in order
+        # What came through an interaction's webhook after its callback: ("followup" | "edit" |
+        # "delete", interaction token, JSON body), in order.
+        self.webhooks: list[tuple[str, str, dict[str, Any]]] = []
+        self.tokens: dict[str, str] = {}  # interaction id -> its token, to find its webhook calls
         self.faulted: list[tuple[str, int]] = []  # (interaction id, status) of each fault answered
         self.sessions = 0  # READY and RESUMED sent so far
         self.resumes: list[dict[str, Any]] = []
@@ -141,6 +145,9 @@ class FakeDiscord:
         app.router.add_put(f"{api}/applications/{{app}}/guilds/{{guild}}/commands", self._sync)
         app.router.add_post(f"{api}/interactions/{{id}}/{{token}}/callback", self._callback)
         app.router.add_post(f"{api}/webhooks/{{app}}/{{token}}", self._followup)
+        # A deferred ("thinking") reply is filled in, or removed, through its webhook.
+        app.router.add_patch(f"{api}/webhooks/{{app}}/{{token}}/messages/@original", self._edit_original)
+        app.router.add_delete(f"{api}/webhooks/{{app}}/{{token}}/messages/@original", self._delete_original)
         app.router.add_route("*", "/{tail:.*}", self._unknown)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
@@ -214,6 +221,7 @@ class FakeDiscord:
             "entitlements": [],
             "attachment_size_limit": 10_485_760,
         }
+        self.tokens[interaction["id"]] = interaction["token"]
         if in_dm:
             dm_channel = {
                 "id": self.dm_channel_id,
@@ -468,7 +476,29 @@ class FakeDiscord:
         )
 
     async def _followup(self, request: web.Request) -> web.Response:
-        return json_response(self._message(await request.json()))
+        body = await request.json()
+        self.webhooks.append(("followup", request.match_info["token"], body))
+        return json_response(self._message(body))
+
+    async def _edit_original(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.webhooks.append(("edit", request.match_info["token"], body))
+        return json_response(self._message(body))
+
+    async def _delete_original(self, request: web.Request) -> web.Response:
+        self.webhooks.append(("delete", request.match_info["token"], {}))
+        return web.Response(status=204)
+
+    async def webhook_calls(
+        self, token: str, count: int, timeout: float = 10
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """The first ``count`` webhook calls for the interaction with ``token``, once they arrived."""
+        deadline = time.perf_counter() + timeout
+        while True:
+            calls = [(kind, body) for kind, sent_for, body in self.webhooks if sent_for == token]
+            if len(calls) >= count or time.perf_counter() > deadline:
+                return calls[:count]
+            await asyncio.sleep(0.005)
 
     async def _unknown(self, request: web.Request) -> web.Response:
         self.unknown_routes.append((request.method, request.path))

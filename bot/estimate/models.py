@@ -86,6 +86,14 @@ class Architecture(BaseModel):
     published_params: int = Field(gt=0)
     published_active_params: int | None = Field(default=None, gt=0)
     note: str = ""
+    # Where the shape comes from: a preset of models.toml, or a Hub repo's config.json read at run
+    # time (bot/estimate/hub.py), which travels by its repo ID (hub_id) rather than by key.
+    source: Literal["preset", "hub"] = "preset"
+    hub_revision: str | None = None  # the commit the config.json was read at
+    hub_model_type: str | None = None  # the config's model_type (the text model's, if multimodal)
+    # The Hub's stored (safetensors) total when it disagrees with the count by more than 1 %
+    # (pre-quantized checkpoints store packed tensors): shown, never used.
+    hub_stored_params: int | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
     def _consistent(self) -> Architecture:

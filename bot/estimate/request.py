@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 from pydantic_core import PydanticCustomError
 
 from bot.estimate.hardware import DEFAULT_GPU, Gpu
+from bot.estimate.hub import is_repo_id, looks_like_repo_id, registered
 from bot.estimate.models import Architecture, close_matches, find_preset
 from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.options import Limit, Option, OptionSpec
@@ -172,11 +173,20 @@ class EstimateRequest(BaseModel):
         if not isinstance(value, str) or len(value) > limit:
             raise PydanticCustomError("unknown_model", "not a model preset", {"close": ()})
         preset = find_preset(value)
-        if preset is None:
-            raise PydanticCustomError(
-                "unknown_model", "not a model preset", {"close": tuple(close_matches(value))}
-            )
-        return preset
+        if preset is not None:  # a preset's Hub ID or alias stays offline
+            return preset
+        if looks_like_repo_id(value):
+            # A Hub repo: the runtime looks it up before validating (validation stays pure and
+            # synchronous) and registers its architecture; "unresolved_repo" asks it to.
+            if not is_repo_id(value):
+                raise PydanticCustomError("bad_repo_id", "not a Hub repo ID")
+            found = registered(value)
+            if found is None:
+                raise PydanticCustomError("unresolved_repo", "Hub repo not looked up yet", {"repo": value})
+            return found
+        raise PydanticCustomError(
+            "unknown_model", "not a model preset", {"close": tuple(close_matches(value))}
+        )
 
     @model_validator(mode="after")
     def _enough_to_go_on(self) -> EstimateRequest:
@@ -216,7 +226,8 @@ class EstimateRequest(BaseModel):
             if value is None or value == spec.default:
                 continue
             if isinstance(value, Architecture):
-                value = value.key
+                # A Hub model travels by its repo ID, which the validator finds again in the registry.
+                value = value.hub_id if value.source == "hub" else value.key
             elif isinstance(value, StrEnum):
                 value = value.value
             values[spec.name] = value
@@ -271,6 +282,8 @@ ProblemCode = Literal[
     "out_of_range",  # a number outside its Limit, or not a number of the right kind
     "not_a_choice",  # a choice option's value is not one of its choices
     "unknown_model",  # no preset by that name (``close`` holds near names)
+    "bad_repo_id",  # has a "/" but is not of the Hub's owner/name form (a URL, "../", whitespace)
+    "unresolved_repo",  # a Hub repo ID nobody has looked up yet: the runtime looks it up and retries
     "missing_size",  # neither params nor model
     "needs_preset",  # batch_size / seq_len without a model
     "not_an_option",  # an option the request does not have
@@ -312,6 +325,10 @@ def _problem(error: Any) -> Problem:
         return Problem("not_an_option", name, given)
     if kind == "unknown_model":
         return Problem("unknown_model", name, given, tuple(error.get("ctx", {}).get("close", ())))
+    if kind == "bad_repo_id":
+        return Problem("bad_repo_id", name, given)
+    if kind == "unresolved_repo":
+        return Problem("unresolved_repo", name, given)
     spec = option(name)
     if spec.option.limit is not None:
         return Problem("out_of_range", name, given)

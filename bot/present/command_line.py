@@ -96,4 +96,4 @@ def parse_command_line(line: str) -> EstimateRequest:
     try:
         return parse_request(**options)
     except InvalidRequest as exc:
-        raise UnreadableCommand(str(exc)) from None
+        raise UnreadableCommand(str(exc)) from exc  # the cause tells a Hub repo to look up

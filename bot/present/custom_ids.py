@@ -91,4 +91,4 @@ def unpack(packed: str) -> EstimateRequest:
     try:
         return parse_request(**options)
     except InvalidRequest as exc:
-        raise UnreadableState(str(exc)) from None
+        raise UnreadableState(str(exc)) from exc  # the cause tells a Hub repo to look up

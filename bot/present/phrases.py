@@ -9,6 +9,7 @@ from bot.estimate.core import CUDA_CONTEXT_GB, AdapterHint, Estimate
 from bot.estimate.hardware import Gpu
 from bot.estimate.models import Architecture
 from bot.estimate.optimizers import Optimizer, Precision
+from bot.present.hub_problems import hub_notes
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.words import Words, optimizer_name, precision_name
 
@@ -119,7 +120,7 @@ def architecture_notes(model: Architecture, w: Words) -> list[str]:
         notes.append(w("preset.text_only"))
     if model.mtp_layers:
         notes.append(w("preset.mtp", layers=w.plain(model.mtp_layers)))
-    return notes
+    return notes + hub_notes(model, w)  # a Hub repo's source and stored count (bot/present/hub_problems.py)
 
 
 def largest_batch_text(estimate: Estimate, w: Words) -> str | None:

@@ -67,6 +67,10 @@ def describe_problem(problem: Problem, language: Language = DEFAULT_LANGUAGE) ->
         if problem.close:
             return w("problem.unknown_model_close", option=name, given=given, close=", ".join(problem.close))
         return w("problem.unknown_model", option=name, given=given)
+    if code == "bad_repo_id":
+        return w("hub.bad_repo_id", option=name, given=given)
+    if code == "unresolved_repo":
+        return w("hub.unresolved_repo", option=name, given=given)
     if code == "missing_size":
         return w("problem.missing_size")
     if code == "needs_preset":

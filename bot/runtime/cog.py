@@ -7,8 +7,10 @@ Every error it raises, bad input included, goes to the command tree's one handle
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
+import os
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -16,20 +18,30 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.estimate.models import search_presets
+from bot.estimate.hub import is_repo_id
+from bot.estimate.models import find_preset, search_presets
 from bot.estimate.options import OptionSpec
 from bot.estimate.request import PRIVATE, command_options, parse_request
+from bot.hub_lookup import HubSettings, hub_settings_from_env
 from bot.present.custom_ids import ESTIMATE
+from bot.present.hub_problems import rate_limited_note
 from bot.present.i18n import text
 from bot.present.words import format_count
 from bot.runtime.controls import DYNAMIC_ITEMS, send_view
-from bot.runtime.replies import language_of
+from bot.runtime.hub_client import HubClient, Resolved
+from bot.runtime.replies import NO_PINGS, language_of
 from bot.runtime.translator import CatalogueTranslator, localized, localized_choice, localized_description
 from bot.runtime.tree import VramCommandTree
 
 log = logging.getLogger(__name__)
 
 AUTOCOMPLETE_MAX = 25  # Discord shows at most 25 suggestions
+# Discord wants the first answer within 3 s: a Hub lookup still running after this long gets a
+# "thinking" reply first, leaving time for the defer itself to reach Discord.
+DEFER_AFTER_S = 1.5
+# Autocomplete has no defer: past this the suggestions are the presets only (the search keeps going
+# and fills the cache for the next keystroke).
+HUB_SUGGESTIONS_WAIT_S = 2.0
 
 
 def _annotation(spec: OptionSpec) -> Any:
@@ -78,8 +90,11 @@ _CHOICES = {
 class VramCog(commands.Cog):
     """Answers ``/vram`` with the memory needed to fine-tune a model."""
 
-    def __init__(self, bot: commands.Bot) -> None:
+    def __init__(self, bot: commands.Bot, hub: HubClient | None = None) -> None:
         self.bot = bot
+        self.hub = hub or HubClient()
+        self.defer_after_s = DEFER_AFTER_S
+        self.hub_suggestions_wait_s = HUB_SUGGESTIONS_WAIT_S
 
     @app_commands.command(name="vram", description=localized("command.description"))
     @app_commands.describe(**_DESCRIPTIONS)
@@ -90,15 +105,38 @@ class VramCog(commands.Cog):
     @_with_the_options
     async def vram(self, interaction: discord.Interaction, /, **options: Any) -> None:
         private = bool(options.pop(PRIVATE.name, PRIVATE.default))
+        model = options.get("model")
+        resolved: Resolved | None = None
+        if isinstance(model, str) and find_preset(model) is None and is_repo_id(model):
+            # Validation is pure and synchronous: look the repo up first (HubFailure goes to the
+            # tree's error handler), which registers its architecture for the validator.
+            resolved = await self._look_up(interaction, model, private)
         request = parse_request(**options)  # InvalidRequest goes to the tree's error handler
         await send_view(interaction, request, ESTIMATE, ephemeral=private, edit=False)
+        if resolved is not None and resolved.rate_limited:
+            await interaction.followup.send(
+                rate_limited_note(str(model), language_of(interaction)),
+                ephemeral=True,
+                allowed_mentions=NO_PINGS,
+            )
+
+    async def _look_up(self, interaction: discord.Interaction, repo: str, private: bool) -> Resolved:
+        """The repo's architecture; a lookup that takes longer than ``defer_after_s`` defers first, so
+        the answer (or the error) arrives later as the edited "thinking" reply."""
+        if self.hub.cached(repo) is not None:
+            return await self.hub.resolve(repo)  # from memory: no task, no wait
+        lookup = asyncio.ensure_future(self.hub.resolve(repo))
+        done, _ = await asyncio.wait({lookup}, timeout=self.defer_after_s)
+        if not done:
+            await interaction.response.defer(thinking=True, ephemeral=private)
+        return await lookup
 
     @vram.autocomplete("model")
     async def _model_autocomplete(
         self, interaction: discord.Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
         language = language_of(interaction)
-        return [
+        choices = [
             app_commands.Choice(
                 name=text(
                     language, "choice.model", name=m.name, count=format_count(m.parameter_count, language)
@@ -107,6 +145,13 @@ class VramCog(commands.Cog):
             )
             for m in search_presets(current, limit=AUTOCOMPLETE_MAX)
         ]
+        # Presets first; a "/" says the user is typing a repo ID, so the Hub's search follows.
+        if "/" in current and len(choices) < AUTOCOMPLETE_MAX:
+            repos = await self.hub.suggest(current.strip(), self.hub_suggestions_wait_s)
+            choices += [
+                app_commands.Choice(name=repo, value=repo) for repo in repos if find_preset(repo) is None
+            ]
+        return choices[:AUTOCOMPLETE_MAX]
 
 
 async def setup(bot: commands.Bot) -> None:
@@ -121,7 +166,17 @@ async def setup(bot: commands.Bot) -> None:
             "your tree's on_error: call bot.runtime.tree.answer_error from it, or pass "
             "tree_cls=VramCommandTree to your bot"
         )
-    await bot.add_cog(VramCog(bot))
+    await bot.add_cog(VramCog(bot, _hub_client(bot)))
+
+
+def _hub_client(bot: commands.Bot) -> HubClient:
+    """The Hub client as the bot's settings say (``hub_lookups``, ``hub_timeout_s``); a host bot
+    without them gets the defaults. Endpoint, token and offline mode come from huggingface_hub's
+    own environment variables (HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE)."""
+    settings = getattr(bot, "settings", None)
+    enabled = bool(getattr(settings, "hub_lookups", True))
+    timeout = float(getattr(settings, "hub_timeout_s", HubSettings.timeout_s))
+    return HubClient(hub_settings_from_env(os.environ, timeout), enabled=enabled)
 
 
 async def teardown(bot: commands.Bot) -> None:

@@ -13,6 +13,7 @@ who are reading it because a third person clicked; an ephemeral copy lets everyo
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, cast
 
 import discord
@@ -20,9 +21,10 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.estimate.core import estimate
+from bot.estimate.hub import HubFailure
 from bot.estimate.optimizers import Optimizer
-from bot.estimate.request import EstimateRequest
-from bot.present.command_line import parse_command_line
+from bot.estimate.request import EstimateRequest, InvalidRequest
+from bot.present.command_line import UnreadableCommand, parse_command_line
 from bot.present.controls import render_controls
 from bot.present.custom_ids import (
     ESTIMATE,
@@ -34,7 +36,7 @@ from bot.present.custom_ids import (
     unpack,
 )
 from bot.present.views import RENDERERS
-from bot.runtime.replies import NO_PINGS, language_of
+from bot.runtime.replies import ANSWERED, NO_PINGS, language_of
 from bot.runtime.tree import ControlError
 
 
@@ -63,6 +65,9 @@ async def send_view(
     controls = ControlsView(render_controls(request, view_name, language))
     if edit:
         await interaction.response.edit_message(embed=embed, view=controls, allowed_mentions=NO_PINGS)
+    elif interaction.response.is_done():  # deferred while the Hub answered: fill in the "thinking" reply
+        await interaction.edit_original_response(embed=embed, view=controls, allowed_mentions=NO_PINGS)
+        interaction.extras[ANSWERED] = True  # an error after this must not remove the answer
     else:
         await interaction.response.send_message(
             embed=embed, view=controls, ephemeral=ephemeral, allowed_mentions=NO_PINGS
@@ -78,6 +83,39 @@ def _request_in(interaction: discord.Interaction, state: str) -> EstimateRequest
     if not description:
         raise UnreadableState("the message shows no command line")
     return parse_command_line(description.split("\n", 1)[0])
+
+
+# A click has Discord's 3 s too, and no "thinking" state that keeps an answer in place: a Hub lookup
+# that takes longer gets the "unavailable" answer (the lookup goes on, so the next click is served).
+CONTROL_LOOKUP_WAIT_S = 2.0
+
+
+def _unresolved_repo(error: Exception) -> str | None:
+    """The Hub repo an unreadable request names but nobody has looked up in this process (the
+    answer was sent before a restart, or by another shard)."""
+    cause = error.__cause__
+    if isinstance(cause, InvalidRequest):
+        for problem in cause.problems:
+            if problem.code == "unresolved_repo":
+                return str(problem.given)
+    return None
+
+
+async def _request_looking_up(interaction: discord.Interaction, state: str) -> EstimateRequest:
+    """:func:`_request_in`, looking the request's Hub repo up first when this process has not."""
+    try:
+        return _request_in(interaction, state)
+    except (UnreadableState, UnreadableCommand) as exc:
+        repo = _unresolved_repo(exc)
+        cog = cast(commands.Bot, interaction.client).get_cog("VramCog")
+        hub = getattr(cog, "hub", None)
+        if repo is None or hub is None:
+            raise
+        try:
+            await asyncio.wait_for(hub.resolve(repo), CONTROL_LOOKUP_WAIT_S)
+        except TimeoutError:
+            raise HubFailure("unavailable", repo) from None
+        return _request_in(interaction, state)
 
 
 def _switch_optimizer(request: EstimateRequest, choice: str) -> EstimateRequest:
@@ -103,7 +141,7 @@ async def answer_control(
     try:
         if view_name not in RENDERERS:
             raise UnreadableState(f"unknown view {view_name[:20]!r}")
-        request = _request_in(interaction, state)
+        request = await _request_looking_up(interaction, state)
         if optimizer is not None:
             request = _switch_optimizer(request, optimizer)
         edit = started_by(interaction)
@@ -118,7 +156,9 @@ async def answer_control(
 # must not match the select's ("vram:opt:...").
 class ExploreButton(
     discord.ui.DynamicItem[discord.ui.Button[Any]],
-    template=rf"{PREFIX}:(?P<view>(?!{SELECT_VIEW}:)[^:]*):(?P<state>.*)",
+    # (?s): a state with a line break is still this control's (then refused by unpack), not nobody's,
+    # which would leave the click unanswered.
+    template=rf"(?s){PREFIX}:(?P<view>(?!{SELECT_VIEW}:)[^:]*):(?P<state>.*)",
 ):
     """A click on "Estimate", "Compare" or "Details" for the request packed in ``state``."""
 
@@ -140,7 +180,7 @@ class ExploreButton(
 
 
 class OptimizerSelect(
-    discord.ui.DynamicItem[discord.ui.Select[Any]], template=rf"{PREFIX}:{SELECT_VIEW}:(?P<state>.*)"
+    discord.ui.DynamicItem[discord.ui.Select[Any]], template=rf"(?s){PREFIX}:{SELECT_VIEW}:(?P<state>.*)"
 ):
     """A pick in the optimizer select: answers with the estimate for that optimizer."""
 

@@ -22,6 +22,9 @@ NO_PINGS = discord.AllowedMentions.none()
 # (or it was answered already). Nothing can be sent for it any more, so it is worth one warning.
 UNKNOWN_INTERACTION = 10062
 
+# Set in an interaction's extras once a deferred ("thinking") reply was filled in with the answer.
+ANSWERED = "vram_answered"
+
 
 def is_expired(error: BaseException) -> bool:
     """Whether ``error`` is Discord's "unknown interaction"."""
@@ -43,7 +46,13 @@ def language_of(interaction: discord.Interaction) -> Language:
 async def reply_ephemeral(interaction: discord.Interaction, message: str) -> None:
     """Answer only the user who asked, whether or not the interaction was answered already."""
     try:
-        if interaction.response.is_done():
+        thinking = interaction.response.type is discord.InteractionResponseType.deferred_channel_message
+        if thinking and not interaction.extras.get(ANSWERED):
+            # A "thinking" reply (a Hub lookup) is public when the answer was to be: the first
+            # follow-up would replace it publicly, so it goes and the problem comes ephemerally.
+            await interaction.delete_original_response()
+            await interaction.followup.send(message, ephemeral=True, allowed_mentions=NO_PINGS)
+        elif interaction.response.is_done():
             await interaction.followup.send(message, ephemeral=True, allowed_mentions=NO_PINGS)
         else:
             await interaction.response.send_message(message, ephemeral=True, allowed_mentions=NO_PINGS)

@@ -111,6 +111,13 @@ class Settings(BaseSettings):
         # `log_level = "debug"` is how most tools spell it; accept it rather than lecture.
         return value.strip().upper() if isinstance(value, str) else value
 
+    # --- Hugging Face Hub lookups (model: owner/name; bot/runtime/hub_client.py) ---------------
+    # Endpoint, token, cache and offline mode are huggingface_hub's own variables (HF_ENDPOINT,
+    # HF_TOKEN, HF_HOME / HF_HUB_CACHE, HF_HUB_OFFLINE), so they work as for every other HF tool.
+    hub_lookups: bool = True
+    # Seconds one Hub request may take; a lookup (at most three requests) gives up after three times.
+    hub_timeout_s: Annotated[float, Field(gt=0, le=60)] = 2.0
+
     @model_validator(mode="after")
     def _shards_in_range(self) -> Settings:
         if self.shard_ids is not None:

@@ -15,10 +15,20 @@ from typing import Any
 import discord
 from discord import app_commands
 
+from bot.estimate.hub import HubFailure
 from bot.estimate.request import InvalidRequest, Problem
 from bot.present.command_line import UnreadableCommand
 from bot.present.custom_ids import UnreadableState
-from bot.runtime.replies import apologize, is_expired, reply_bad_control, reply_problems, warn_expired
+from bot.present.hub_problems import hub_failure_message
+from bot.runtime.replies import (
+    apologize,
+    is_expired,
+    language_of,
+    reply_bad_control,
+    reply_ephemeral,
+    reply_problems,
+    warn_expired,
+)
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +106,14 @@ async def answer_error(interaction: discord.Interaction, error: Exception) -> No
     elif isinstance(original, MalformedOptions | InvalidRequest):
         log.info("Refused the input of interaction %s: %s", interaction.id, original.problems)
         await reply_problems(interaction, original.problems)
+    elif isinstance(original, app_commands.CommandNotFound):
+        # A sub-command Discord never registered (a crafted payload, which the fuzzer sends): bad input.
+        log.info("Refused the input of interaction %s: no command %r", interaction.id, original.name)
+        await reply_problems(interaction, [Problem("not_an_option", original.name[:100])])
+    elif isinstance(original, HubFailure):
+        # The user's to act on (another ID, a token for the operator, a retry): no traceback.
+        log.info("Hub lookup failed for interaction %s: %s", interaction.id, original)
+        await reply_ephemeral(interaction, hub_failure_message(original, language_of(interaction)))
     elif isinstance(original, UnreadableState | UnreadableCommand):
         log.info("Refused a control of interaction %s: %s", interaction.id, original)
         await reply_bad_control(interaction)

@@ -1,0 +1,180 @@
+"""Look a Hugging Face repo up: its ``config.json`` and stored parameter count, through ``huggingface_hub``.
+
+Blocking and free of Discord, so the CLI calls it directly and the bot runs it in a thread
+(:mod:`bot.runtime.hub_client`). It reads the config and the model's metadata only: never weights,
+never remote code. ``HF_ENDPOINT``, ``HF_TOKEN`` and ``HF_HUB_OFFLINE`` work as ``huggingface_hub``
+reads them; :class:`HubSettings` can name an endpoint, token or cache folder instead (tests, proxies).
+
+The Hub costs one round trip per revision: ``model_info`` gives the current commit, and
+``hf_hub_download`` at that commit finds ``config.json`` in the Hugging Face cache on disk (one
+snapshot per commit) without asking the Hub again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx2
+from huggingface_hub import HfApi, constants, hf_hub_download, scan_cache_dir
+from huggingface_hub.errors import (
+    CacheNotFound,
+    EntryNotFoundError,
+    GatedRepoError,
+    HfHubHTTPError,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
+from huggingface_hub.file_download import DryRunFileInfo
+from huggingface_hub.hf_api import ExpandModelProperty_T
+
+from bot.estimate.hub import ConfigProblem, HubFailure, architecture_from_config
+from bot.estimate.models import Architecture
+
+log = logging.getLogger(__name__)
+
+CONFIG_FILE = "config.json"
+CONFIG_MAX_BYTES = 1_000_000  # real configs are a few kB; a bigger one is not a model config
+# What model_info asks for: the stored count and the commit (which keys the cached config.json).
+EXPAND: list[ExpandModelProperty_T] = ["safetensors", "sha"]
+
+
+@dataclass(frozen=True)
+class HubSettings:
+    """Where and how to ask the Hub. ``None`` leaves the choice to huggingface_hub (its environment
+    variables and defaults), which is what a deployment wants; tests pass a loopback endpoint and a
+    cache folder of their own."""
+
+    endpoint: str | None = None
+    token: str | None = None
+    cache_dir: Path | None = None
+    timeout_s: float = 2.0  # per Hub request
+    offline: bool | None = None  # None: HF_HUB_OFFLINE, as huggingface_hub reads it
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_offline(self) -> bool:
+        return constants.is_offline_mode() if self.offline is None else self.offline
+
+
+_TRUE = ("1", "ON", "YES", "TRUE")
+
+
+def hub_settings_from_env(env: Mapping[str, str], timeout_s: float = HubSettings.timeout_s) -> HubSettings:
+    """Settings from huggingface_hub's variables, read now rather than when it was imported (it reads
+    HF_ENDPOINT and the cache folder once, at import): HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE and the
+    cache (HF_HUB_CACHE, else HF_HOME/hub). Unset ones stay None, which is huggingface_hub's default."""
+    cache = env.get("HF_HUB_CACHE") or (str(Path(env["HF_HOME"]) / "hub") if env.get("HF_HOME") else None)
+    offline = env.get("HF_HUB_OFFLINE")
+    return HubSettings(
+        endpoint=(env.get("HF_ENDPOINT") or "").rstrip("/") or None,
+        token=env.get("HF_TOKEN") or None,
+        cache_dir=Path(cache) if cache else None,
+        timeout_s=timeout_s,
+        offline=None if offline is None else offline.upper() in _TRUE,
+    )
+
+
+def _read_config(path: str, repo: str) -> object:
+    file = Path(path)
+    if file.stat().st_size > CONFIG_MAX_BYTES:
+        raise HubFailure("too_large", repo)
+    try:
+        return json.loads(file.read_bytes())
+    except (UnicodeDecodeError, ValueError):
+        raise HubFailure("malformed", repo) from None
+
+
+def _download_config(repo: str, revision: str | None, settings: HubSettings) -> str:
+    """config.json's path in the cache, fetched if needed; a dry run first checks its size, so an
+    oversized file is refused before any byte of it is downloaded."""
+    common = {
+        "repo_id": repo,
+        "filename": CONFIG_FILE,
+        "revision": revision,
+        "endpoint": settings.endpoint,
+        "token": settings.token,
+        "cache_dir": settings.cache_dir,
+        "etag_timeout": settings.timeout_s,
+    }
+    info = hf_hub_download(**common, dry_run=True)  # type: ignore[call-overload]
+    if isinstance(info, DryRunFileInfo) and (info.file_size or 0) > CONFIG_MAX_BYTES:
+        raise HubFailure("too_large", repo)
+    path = hf_hub_download(**common)  # type: ignore[call-overload]
+    return str(path)
+
+
+def _from_config(repo: str, path: str, stored: int | None, revision: str | None) -> Architecture:
+    try:
+        return architecture_from_config(
+            repo, _read_config(path, repo), stored_params=stored, revision=revision
+        )
+    except ConfigProblem as problem:
+        raise HubFailure(problem.kind, repo, problem.fields) from None
+
+
+def _newest_cached_config(repo: str, settings: HubSettings) -> tuple[str, str] | None:
+    """(path, commit) of the newest config.json of ``repo`` in the disk cache. The bot downloads at a
+    commit (which writes no ``refs/main``), so the snapshots are scanned rather than the ref read."""
+    try:
+        cache = scan_cache_dir(settings.cache_dir)
+    except (CacheNotFound, OSError):
+        return None
+    found = [
+        (revision.last_modified, str(file.file_path), revision.commit_hash)
+        for cached in cache.repos
+        if cached.repo_type == "model" and cached.repo_id.lower() == repo.lower()
+        for revision in cached.revisions
+        for file in revision.files
+        if file.file_name == CONFIG_FILE
+    ]
+    return max(found)[1:] if found else None
+
+
+def cached_architecture(repo: str, settings: HubSettings) -> Architecture | None:
+    """The architecture from the newest config.json in the disk cache (no request), if any: what
+    offline mode and a rate-limited Hub answer with."""
+    found = _newest_cached_config(repo, settings)
+    if found is None:
+        return None
+    try:
+        return _from_config(repo, found[0], None, found[1])
+    except HubFailure:
+        return None
+
+
+def fetch_architecture(repo: str, settings: HubSettings) -> Architecture:
+    """The repo's architecture, from the Hub (or its disk cache); :class:`HubFailure` otherwise."""
+    if settings.is_offline:
+        found = cached_architecture(repo, settings)
+        if found is None:
+            raise HubFailure("offline", repo)
+        return found
+    api = HfApi(endpoint=settings.endpoint, token=settings.token, headers=settings.headers or None)
+    try:
+        info = api.model_info(repo, expand=EXPAND, timeout=settings.timeout_s)
+        stored = info.safetensors.total if info.safetensors is not None else None
+        canonical = info.id or repo
+        path = _download_config(canonical, info.sha, settings)
+    # GatedRepoError is a RepositoryNotFoundError and RemoteEntryNotFoundError an HfHubHTTPError:
+    # the narrower ones first.
+    except GatedRepoError:
+        raise HubFailure("gated", repo) from None
+    except (RepositoryNotFoundError, RevisionNotFoundError):
+        raise HubFailure("not_found", repo) from None
+    except EntryNotFoundError:
+        raise HubFailure("no_config", repo) from None
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else 0
+        raise HubFailure("rate_limited" if status == 429 else "unavailable", repo) from None
+    except httpx2.HTTPError:  # connection refused, timeouts, DNS
+        raise HubFailure("unavailable", repo) from None
+    except OSError as exc:  # the cache folder: the operator's to fix, so it is logged
+        log.warning(
+            "Hub lookup of %s failed on the local cache (set HF_HOME to a writable folder): %s", repo, exc
+        )
+        raise HubFailure("unavailable", repo) from None
+    return _from_config(canonical, path, stored, info.sha)

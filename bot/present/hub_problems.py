@@ -1,0 +1,90 @@
+"""Words for Hub repos: why a repo could not be used, and what an answer read from the Hub notes.
+
+Kept apart from the answer's other phrases so the Hub's wording lives in one place; every key is
+spelled out in full (a test checks each is used and defined).
+"""
+
+from __future__ import annotations
+
+from bot.estimate.hub import KNOWN_FAMILIES, HubFailure
+from bot.estimate.models import Architecture, close_matches
+from bot.present.i18n import DEFAULT_LANGUAGE, Language
+from bot.present.problems import given_value
+from bot.present.words import Words
+
+SHORT_COMMIT = 7  # as git and the Hub's pages show a commit
+
+
+def _fields(fields: tuple[str, ...]) -> str:
+    return ", ".join(f"`{name}`" for name in fields) or "`config.json`"
+
+
+def _sentence(failure: HubFailure, w: Words, repo: str) -> str:
+    kind = failure.kind
+    if kind == "not_found":
+        return w("hub.not_found", repo=repo)
+    if kind == "gated":
+        return w("hub.gated", repo=repo)
+    if kind == "no_config":
+        return w("hub.no_config", repo=repo)
+    if kind == "too_large":
+        return w("hub.too_large", repo=repo)
+    if kind == "malformed":
+        return w("hub.malformed", repo=repo)
+    if kind == "absurd":
+        return w("hub.absurd", repo=repo, fields=_fields(failure.fields))
+    if kind == "not_a_decoder":
+        return w("hub.not_a_decoder", repo=repo, family=_fields(failure.fields))
+    if kind == "unknown_architecture":
+        return w("hub.unknown_architecture", repo=repo, fields=_fields(failure.fields))
+    if kind == "rate_limited":
+        return w("hub.rate_limited", repo=repo)
+    if kind == "offline":
+        return w("hub.offline", repo=repo)
+    if kind == "disabled":
+        return w("hub.disabled", repo=repo)
+    return w("hub.unavailable", repo=repo)
+
+
+# When the repo cannot be had (none such, or no Hub to ask), a preset of a similar name may be what
+# the user meant, or a close enough stand-in: offer the nearest ones.
+_OFFERS_PRESETS = frozenset({"not_found", "rate_limited", "unavailable", "offline", "disabled"})
+
+
+def describe_hub_failure(failure: HubFailure, language: Language = DEFAULT_LANGUAGE) -> str:
+    """One sentence per failure: what happened and what to do instead."""
+    w = Words(language)
+    sentence = _sentence(failure, w, given_value(failure.repo, w))
+    if failure.kind in _OFFERS_PRESETS:
+        close = close_matches(failure.repo.rsplit("/", 1)[-1], limit=3)
+        if close:
+            sentence += ". " + w("hub.close_presets", close=", ".join(close))
+    return sentence
+
+
+def hub_failure_message(failure: HubFailure, language: Language = DEFAULT_LANGUAGE) -> str:
+    return Words(language)("problem.intro") + "\n• " + describe_hub_failure(failure, language)
+
+
+def rate_limited_note(repo: str, language: Language = DEFAULT_LANGUAGE) -> str:
+    w = Words(language)
+    return w("hub.rate_limited_cached", repo=given_value(repo, w))
+
+
+def hub_notes(model: Architecture, w: Words) -> list[str]:
+    """What an answer for a Hub repo adds: where the shape came from, and a stored count it did not use."""
+    if model.source != "hub":
+        return []
+    notes = [w("hub.source", commit=(model.hub_revision or "main")[:SHORT_COMMIT])]
+    family = model.hub_model_type
+    if family not in KNOWN_FAMILIES:  # a causal LM of another family: counted by the Llama layout
+        notes.append(w("hub.generic_family", family=f"`{family or '?'}`"))
+    if model.hub_stored_params is not None:
+        notes.append(
+            w(
+                "hub.count_differs",
+                stored=w.count(model.hub_stored_params),
+                counted=w.count(model.parameter_count),
+            )
+        )
+    return notes

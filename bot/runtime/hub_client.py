@@ -1,0 +1,216 @@
+"""The bot's Hub lookups: a memory cache over the disk cache, one Hub request per repo at a time, and
+model search for autocomplete, none of it blocking the event loop.
+
+``huggingface_hub`` is blocking, so each call runs in a thread (``asyncio.to_thread``). Concurrent
+asks for one repo share one lookup (single flight: the first ask starts a task, the others await the
+same task), so fifty people asking at once cost one Hub request. A looked-up architecture is kept in
+memory for ``ttl_s`` and registered with the request's validator (:func:`bot.estimate.hub.register`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from huggingface_hub import HfApi
+
+from bot.estimate.hub import HubFailure, is_repo_id, register
+from bot.estimate.models import Architecture
+from bot.hub_lookup import HubSettings, cached_architecture, fetch_architecture
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# A lookup is up to three requests (model_info, and for a new revision the config's HEAD and GET):
+# it gives up after that many timeouts, so a slow Hub gets a clear error rather than silence.
+REQUESTS_PER_LOOKUP = 3
+SUGGESTIONS_TTL_S = 600.0  # search results change slowly; ten minutes keeps autocomplete snappy
+SEARCH_LIMIT = 20
+# A repo's own answer that will not change soon (no such repo, gated, no usable config.json) is kept
+# for a few minutes, so a user repeating it, or many asking at once, do not spend the Hub's rate limit.
+# Outages (429, down, slow) are not kept: the next ask tries again.
+FAILURE_TTL_S = 300.0
+_LASTING = frozenset(
+    {
+        "not_found",
+        "gated",
+        "no_config",
+        "too_large",
+        "malformed",
+        "absurd",
+        "unknown_architecture",
+        "not_a_decoder",
+    }
+)
+# Every cache holds at most this many entries, the oldest going first: typed text is unbounded.
+CACHE_MAX = 2048
+
+
+class _Bounded(OrderedDict[str, tuple[T, float]]):
+    """key -> (value, expiry), holding at most CACHE_MAX entries (the oldest written goes first)."""
+
+    def put(self, key: str, value: T, expiry: float) -> None:
+        self.pop(key, None)
+        self[key] = (value, expiry)
+        while len(self) > CACHE_MAX:
+            self.popitem(last=False)
+
+    def fresh(self, key: str, now: float) -> T | None:
+        entry = self.get(key)
+        return entry[0] if entry is not None and entry[1] >= now else None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A looked-up repo: its architecture, and whether it came from the cache because the Hub said 429."""
+
+    architecture: Architecture
+    rate_limited: bool = False
+
+
+class HubClient:
+    """Looks repos up for the bot; one per cog. ``enabled=False`` (setting ``hub_lookups``) refuses
+    every repo ID with "unavailable" and suggests presets only."""
+
+    def __init__(
+        self,
+        settings: HubSettings | None = None,
+        *,
+        enabled: bool = True,
+        ttl_s: float = 3600.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings or HubSettings()
+        self.enabled = enabled
+        self.ttl_s = ttl_s
+        self._clock = clock
+        self._cache: _Bounded[Architecture] = _Bounded()  # repo (lower case) -> (arch, expiry)
+        self._failures: _Bounded[HubFailure] = _Bounded()
+        self._inflight: dict[str, asyncio.Task[Architecture]] = {}
+        self._suggestions: _Bounded[tuple[str, ...]] = _Bounded()
+        self._searches: dict[str, asyncio.Task[tuple[str, ...]]] = {}
+        self.lookups = 0  # lookups that went to the Hub (a test and the benchmark read it)
+
+    @property
+    def deadline_s(self) -> float:
+        return self.settings.timeout_s * REQUESTS_PER_LOOKUP
+
+    def cached(self, repo: str) -> Architecture | None:
+        """The fresh in-memory answer for ``repo``, without waiting for anything."""
+        return self._cache.fresh(repo.lower(), self._clock())
+
+    async def resolve(self, repo: str) -> Resolved:
+        """The repo's architecture, registered for validation; :class:`HubFailure` when there is none."""
+        if not self.enabled:
+            raise HubFailure("disabled", repo)
+        if not is_repo_id(repo):  # the validator refuses these first; never send one to the Hub
+            raise HubFailure("not_found", repo)
+        found = self.cached(repo)
+        if found is not None:
+            register(found)  # the registry may have been emptied since
+            return Resolved(found)
+        key = repo.lower()
+        failed = self._failures.fresh(key, self._clock())
+        if failed is not None:
+            raise HubFailure(failed.kind, repo, failed.fields)
+        task = self._inflight.get(key)
+        if task is None:
+            task = asyncio.create_task(self._lookup(repo))
+            self._inflight[key] = task
+            # Whoever awaits first retrieves an error; if every asker gave up, this does, so asyncio
+            # never logs "exception was never retrieved".
+            task.add_done_callback(lambda done: None if done.cancelled() else done.exception())
+            task.add_done_callback(lambda _: self._inflight.pop(key, None))
+        try:
+            # shield: an asker that goes away (its interaction expired) must not cancel the others'.
+            return Resolved(await asyncio.shield(task))
+        except HubFailure as failure:
+            if failure.kind != "rate_limited":
+                raise
+            stale = await self._stale(repo)
+            if stale is None:
+                raise
+            log.warning("The Hub is rate-limiting; answered %s from the cache", repo)
+            return Resolved(stale, rate_limited=True)
+
+    async def _lookup(self, repo: str) -> Architecture:
+        self.lookups += 1
+        work = asyncio.ensure_future(asyncio.to_thread(fetch_architecture, repo, self.settings))
+        try:
+            architecture = await asyncio.wait_for(asyncio.shield(work), self.deadline_s)
+        except TimeoutError:
+            # The thread cannot be stopped; if the Hub answers after all, the answer is kept.
+            work.add_done_callback(self._keep_late_answer)
+            raise HubFailure("unavailable", repo) from None
+        except HubFailure as failure:
+            if failure.kind in _LASTING:
+                self._failures.put(repo.lower(), failure, self._clock() + FAILURE_TTL_S)
+            raise
+        self._keep(architecture)
+        return architecture
+
+    def _keep(self, architecture: Architecture) -> None:
+        register(architecture)
+        repo = architecture.hub_id or architecture.name  # every Hub architecture has its hub_id
+        self._cache.put(repo.lower(), architecture, self._clock() + self.ttl_s)
+        self._failures.pop(repo.lower(), None)
+
+    def _keep_late_answer(self, work: asyncio.Future[Architecture]) -> None:
+        if not work.cancelled() and work.exception() is None:
+            self._keep(work.result())
+
+    async def _stale(self, repo: str) -> Architecture | None:
+        """An expired memory entry, else the config.json on disk: what a 429 is answered with."""
+        entry = self._cache.get(repo.lower())
+        if entry is not None:
+            register(entry[0])
+            return entry[0]
+        found = await asyncio.to_thread(cached_architecture, repo, self.settings)
+        if found is not None:
+            register(found)
+        return found
+
+    # --- autocomplete ------------------------------------------------------------------------------
+
+    def cached_suggestions(self, query: str) -> tuple[str, ...] | None:
+        return self._suggestions.fresh(query.lower(), self._clock())
+
+    async def suggest(self, query: str, timeout_s: float) -> tuple[str, ...]:
+        """Repo IDs matching ``query``, most downloaded first; empty when the Hub is off, failing or
+        slower than ``timeout_s`` (the search keeps running and fills the cache for the next keystroke)."""
+        if not self.enabled or self.settings.is_offline:
+            return ()
+        found = self.cached_suggestions(query)
+        if found is not None:
+            return found
+        key = query.lower()
+        task = self._searches.get(key)
+        if task is None:
+            task = asyncio.create_task(self._search(query))
+            self._searches[key] = task
+            task.add_done_callback(lambda done: None if done.cancelled() else done.exception())
+            task.add_done_callback(lambda _: self._searches.pop(key, None))
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), timeout_s)
+        except (TimeoutError, HubFailure):
+            return ()
+
+    async def _search(self, query: str) -> tuple[str, ...]:
+        found = await asyncio.to_thread(self._search_blocking, query)
+        self._suggestions.put(query.lower(), found, self._clock() + SUGGESTIONS_TTL_S)
+        return found
+
+    def _search_blocking(self, query: str) -> tuple[str, ...]:
+        api = HfApi(endpoint=self.settings.endpoint, token=self.settings.token)
+        try:
+            models = api.list_models(search=query, sort="downloads", limit=SEARCH_LIMIT)
+            return tuple(model.id for model in models if is_repo_id(model.id))
+        except Exception as exc:  # any failure of the search only costs the suggestions
+            log.info("Hub model search for %r failed: %s", query, exc)
+            raise HubFailure("unavailable", query) from None

@@ -1,0 +1,190 @@
+"""A Hub repo's config.json counted like the presets, repo IDs, and the request's handling of them.
+
+Pure: no Hub, no Discord. The configs are the real repos' (tests/hub_configs.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, get_args
+
+import pytest
+
+from bot.estimate.core import estimate
+from bot.estimate.hub import (
+    ConfigProblem,
+    FailureKind,
+    HubFailure,
+    architecture_from_config,
+    forget_all,
+    is_repo_id,
+    register,
+)
+from bot.estimate.models import presets
+from bot.estimate.request import InvalidRequest, parse_request
+from bot.present.answer import render_embed
+from bot.present.command_line import command_line, parse_command_line
+from bot.present.custom_ids import pack, unpack
+from bot.present.hub_problems import describe_hub_failure
+from bot.present.i18n import Language
+from tests.hub_configs import CONFIGS
+
+
+@pytest.fixture(autouse=True)
+def empty_registry() -> Iterator[None]:
+    forget_all()
+    yield
+    forget_all()
+
+
+@pytest.mark.parametrize("key", sorted(CONFIGS))
+def test_a_repos_config_counts_like_its_preset(key: str) -> None:
+    preset = presets()[key]
+    found = architecture_from_config(f"someone/{key}", CONFIGS[key])
+    assert found.parameter_count == preset.parameter_count
+    assert found.active_parameter_count == preset.active_parameter_count
+    assert found.lora_target_modules == preset.lora_target_modules
+    assert found.moe_layers == preset.moe_layers
+    assert (found.sliding_window, found.sliding_window_layers) == (
+        preset.sliding_window,
+        preset.sliding_window_layers,
+    )
+    assert found.text_only_of_multimodal == preset.text_only_of_multimodal
+    assert (found.source, found.hub_id, found.name) == ("hub", f"someone/{key}", f"someone/{key}")
+
+
+def test_a_quantized_checkpoints_stored_count_is_shown_not_used() -> None:
+    # DeepSeek-V3's FP8 checkpoint stores 684.5B "parameters" (weights, scales and the MTP layer).
+    found = architecture_from_config("deepseek-ai/x", CONFIGS["deepseek-v3"], stored_params=684_531_386_000)
+    assert found.parameter_count == presets()["deepseek-v3"].parameter_count
+    assert found.hub_stored_params == 684_531_386_000
+    register(found)
+    embed = render_embed(estimate(parse_request(model="deepseek-ai/x")), Language.EN)
+    assert "The Hub stores 685B parameters" in embed["description"]
+    assert "pre-quantized" in embed["description"]
+    close = architecture_from_config("a/b", CONFIGS["qwen3-32b"], stored_params=32_762_123_264 + 1000)
+    assert close.hub_stored_params is None  # within 1 %: nothing to explain
+
+
+def test_a_multimodal_repo_counts_its_text_model_and_says_so() -> None:
+    found = architecture_from_config("google/g", CONFIGS["gemma-3-27b"], stored_params=27_432_406_640)
+    assert found.text_only_of_multimodal
+    assert found.non_text_params == 27_432_406_640 - found.parameter_count
+    assert found.hub_stored_params is None
+    register(found)
+    embed = render_embed(estimate(parse_request(model="google/g")), Language.EN)
+    assert "Only the text model is counted" in embed["description"]
+
+
+@pytest.mark.parametrize(
+    ("config", "kind", "fields"),
+    [
+        (
+            {
+                "architectures": ["MambaForCausalLM"],
+                "model_type": "mamba",
+                "hidden_size": 768,
+                "vocab_size": 50280,
+            },
+            "unknown_architecture",
+            ("num_hidden_layers", "num_attention_heads", "intermediate_size"),
+        ),
+        ({**CONFIGS["llama-3.1-8b"], "hidden_size": 10**12}, "absurd", ("hidden_size",)),
+        ({**CONFIGS["llama-3.1-8b"], "num_hidden_layers": -3}, "absurd", ("num_hidden_layers",)),
+        ({**CONFIGS["llama-3.1-8b"], "num_key_value_heads": 7}, "absurd", ("num_key_value_heads",)),
+        ({**CONFIGS["llama-3.1-8b"], "vocab_size": "many"}, "absurd", ("vocab_size",)),
+        ([1, 2, 3], "malformed", ()),
+        (
+            {**CONFIGS["llama-3.1-8b"], "architectures": ["BertForMaskedLM"], "model_type": "bert"},
+            "not_a_decoder",
+            ("bert",),
+        ),
+    ],
+    ids=["mamba", "huge", "negative", "heads", "text", "list", "bert"],
+)
+def test_configs_the_counter_cannot_use_say_why(config: Any, kind: str, fields: tuple[str, ...]) -> None:
+    with pytest.raises(ConfigProblem) as caught:
+        architecture_from_config("a/b", config)
+    assert (caught.value.kind, caught.value.fields) == (kind, fields)
+
+
+@pytest.mark.parametrize("text", ["Qwen/Qwen3-32B", "meta-llama/Llama-3.1-8B", "a/b", "x_y/z.1-2"])
+def test_repo_ids_of_the_hubs_form(text: str) -> None:
+    assert is_repo_id(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "../etc/passwd",
+        "a/../b",
+        "https://huggingface.co/a/b",
+        "a/b c",
+        " a/b",
+        "a/b\n",
+        "a/b/c",
+        "/b",
+        "a/",
+        "a/" + "b" * 95,
+        "-a/b",
+        "a/b.",
+        "a//b",
+        "a/b?x=1",
+    ],
+)
+def test_anything_else_is_no_repo_id(text: str) -> None:
+    assert not is_repo_id(text)
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(model=text)
+    assert [p.code for p in caught.value.problems] in (["bad_repo_id"], ["out_of_range"], ["unknown_model"])
+
+
+def test_a_preset_by_its_hub_id_needs_no_lookup() -> None:
+    assert parse_request(model="Qwen/Qwen3-32B").model == presets()["qwen3-32b"]
+
+
+def test_a_repo_not_looked_up_asks_the_runtime_to() -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(model="acme/Unknown-7B")
+    assert [(p.code, p.given) for p in caught.value.problems] == [("unresolved_repo", "acme/Unknown-7B")]
+
+
+def test_a_looked_up_repo_travels_by_its_id() -> None:
+    register(architecture_from_config("acme/Tiny-8B", CONFIGS["llama-3.1-8b"], revision="a" * 40))
+    request = parse_request(model="acme/Tiny-8B", optimizer="sgd")
+    hash(request)  # frozen and hashable, as every request
+    assert request.given()["model"] == "acme/Tiny-8B"
+    assert "model:acme/Tiny-8B" in command_line(request)
+    assert unpack(pack(request)) == request
+    assert parse_command_line(command_line(request)) == request
+    embed = render_embed(estimate(request), Language.DE)
+    assert "Commit aaaaaaa" in embed["description"]
+
+
+@pytest.mark.parametrize("language", list(Language))
+@pytest.mark.parametrize("kind", get_args(FailureKind))
+def test_every_hub_failure_has_its_sentence(kind: FailureKind, language: Language) -> None:
+    sentence = describe_hub_failure(HubFailure(kind, "acme/Thing", ("hidden_size",)), language)
+    assert "`acme/Thing`" in sentence
+    if kind == "gated":
+        assert "HF_TOKEN" in sentence
+    if kind in ("unknown_architecture", "absurd"):
+        assert "`hidden_size`" in sentence
+        assert "`params`" in sentence
+
+
+def test_a_repo_that_cannot_be_had_offers_the_closest_presets() -> None:
+    sentence = describe_hub_failure(HubFailure("not_found", "someone/Qwen3-32B-Instruct"), Language.EN)
+    assert sentence.startswith("There is no Hugging Face repo `someone/Qwen3-32B-Instruct`")
+    assert "Presets with a similar name: Qwen3 32B" in sentence
+    gated = describe_hub_failure(HubFailure("gated", "someone/Qwen3-32B-Instruct"), Language.EN)
+    assert "Presets" not in gated  # the repo exists: the way in is a token, not another model
+
+
+def test_a_causal_lm_of_another_family_is_counted_and_called_approximate() -> None:
+    config = {**CONFIGS["llama-3.1-8b"], "architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3"}
+    register(architecture_from_config("acme/Smol", config))
+    embed = render_embed(estimate(parse_request(model="acme/Smol")), Language.EN)
+    assert "Its family (`smollm3`) is not one the counter was checked against" in embed["description"]
+    register(architecture_from_config("acme/Llama", CONFIGS["llama-3.1-8b"]))
+    embed = render_embed(estimate(parse_request(model="acme/Llama")), Language.EN)
+    assert "Its family" not in embed["description"]
