@@ -303,3 +303,13 @@ def test_the_answer_warns_when_v_fits_but_the_peak_does_not() -> None:
     assert result.peak.moment == "optimizer step"
     values = {f["name"]: f["value"] for f in render_embed(result)["fields"]}
     assert "⚠️ V fits, but the step's peak does not" in values["Peak of one step"]
+
+
+def test_a_sequence_beyond_the_model_s_context_is_estimated_with_a_warning() -> None:
+    beyond = estimate(parse_request(model="llama-2-7b", seq_len=8192))
+    assert beyond.beyond_context == 4096
+    assert beyond.activation_estimate is not None
+    assert beyond.activation_estimate.seq_len == 8192  # still estimated as asked
+    shown = {f["name"]: f["value"] for f in render_embed(beyond)["fields"]}["Activation estimate"]
+    assert shown.startswith("⚠️ `seq_len` 8,192 is longer than Llama 2 7B's context of 4,096 tokens")
+    assert estimate(parse_request(model="llama-2-7b", seq_len=4096)).beyond_context is None

@@ -156,6 +156,8 @@ class Estimate:
     cluster: ClusterVerdict | None
     largest_batch: LargestBatch | None  # with a known architecture and no entered activations
     peak: PeakEstimate | None  # when the activations were estimated here
+    # The model's context when seq_len goes beyond it (the estimate still assumes seq_len).
+    beyond_context: int | None
     lora: AdapterHint
     qlora: AdapterHint
 
@@ -283,6 +285,12 @@ def _step_peak_bytes(request: EstimateRequest, model: Architecture, batch_size: 
     )
 
 
+def _beyond_context(request: EstimateRequest) -> int | None:
+    model, seq_len = request.model, request.seq_len
+    context = model.context_length if model is not None else None
+    return context if context is not None and seq_len is not None and seq_len > context else None
+
+
 def _peak(request: EstimateRequest, total_gb: float) -> PeakEstimate | None:
     """V plus what one step holds beyond it, when the bot estimated the activations itself (an entered
     figure is taken as measured: it gets nothing added) and the optimizer's step is known."""
@@ -397,6 +405,7 @@ def estimate(request: EstimateRequest) -> Estimate:
         cluster=cluster,
         largest_batch=largest_batch,
         peak=_peak(request, total),
+        beyond_context=_beyond_context(request),
         lora=_adapter_hint("LoRA", LORA_BASE_BYTES_PER_PARAM, request, n, bytes_per_param, activations),
         qlora=_adapter_hint("QLoRA", QLORA_BASE_BYTES_PER_PARAM, request, n, bytes_per_param, activations),
     )

@@ -178,6 +178,11 @@ def _sliding_layers(text: dict[str, Any], layers: int) -> int:
     return 0
 
 
+def _positive_int(value: object) -> int | None:
+    """A config's whole number when it is one (JSON has no other kind of int; booleans are not)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
 def architecture_from_config(
     repo_id: str, config: object, *, stored_params: int | None = None, revision: str | None = None
 ) -> Architecture:
@@ -274,6 +279,7 @@ def architecture_from_config(
         "text_only_of_multimodal": multimodal,
         # "Active per token" by the vendor's convention, as the presets count it.
         "active_embeddings": {"gpt_oss": "output", "glm4_moe": "none"}.get(family, "both"),
+        "context_length": _positive_int(text.get("max_position_embeddings")),
         "published_params": 1,  # replaced below by the count
     }
     try:

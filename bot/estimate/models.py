@@ -83,6 +83,9 @@ class Architecture(BaseModel):
     # Which embedding matrices the vendor's "active per token" figure holds: "both" (DeepSeek,
     # Qwen, Llama 4, Kimi), "output" (gpt-oss: the unembedding only), "none" (GLM-4.5).
     active_embeddings: Literal["both", "output", "none"] = "both"
+    # The longest sequence the model was trained for (config.json's max_position_embeddings); None
+    # where no second source confirmed it. A longer seq_len is still estimated, with a warning.
+    context_length: int | None = Field(default=None, gt=0)
     published_params: int = Field(gt=0)
     published_active_params: int | None = Field(default=None, gt=0)
     note: str = ""

@@ -149,11 +149,22 @@ def largest_batch_text(estimate: Estimate, w: Words) -> str | None:
     )
 
 
+def context_warning(estimate: Estimate, w: Words) -> str | None:
+    """A warning when the sequence is longer than the model was trained for (it is still estimated)."""
+    context, model, seq_len = estimate.beyond_context, estimate.request.model, estimate.request.seq_len
+    if context is None or model is None or seq_len is None:
+        return None
+    return w(
+        "activations.beyond_context", seq_len=w.plain(seq_len), model=model.name, context=w.plain(context)
+    )
+
+
 def activation_assumptions(estimate: Estimate, w: Words) -> str | None:
     found = estimate.activation_estimate
     if found is None:
         return None
-    return w(
+    warning = context_warning(estimate, w)
+    assumptions = w(
         "activations.assumptions",
         batch=w.plain(found.batch_size),
         seq_len=w.plain(found.seq_len),
@@ -163,6 +174,7 @@ def activation_assumptions(estimate: Estimate, w: Words) -> str | None:
         per_layer=w.gb(found.per_layer_gb),
         outside=w.gb(found.outside_layers_gb),
     )
+    return f"{warning}\n{assumptions}" if warning else assumptions
 
 
 # Where a step's peak falls (the moments of bot.estimate.activations_measured.step_peak).
