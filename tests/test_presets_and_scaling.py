@@ -179,7 +179,8 @@ def test_a_named_card_sets_capacity_and_verdict_title() -> None:
     assert result.single_gpu.capacity_gb == 192
     assert result.single_gpu.fits
     embed = render_embed(result)
-    assert any(f["name"] == "Single AMD Instinct MI300X 192 GB" for f in embed["fields"])
+    assert embed["title"] == "✅ 7B · Adam: 112.0 GB fits one MI300X 192 GB"
+    assert "58 % of 192 GB" in embed["description"]
     assert Gpu.B200.memory_gb == 180
     assert Gpu.H100.memory_gb == 80
 

@@ -66,7 +66,7 @@ async def test_runs_syncs_to_the_dev_guild_serves_and_stops_on_sigterm(
 
         interaction = fake.slash_interaction("vram", fake.command_options("vram", params=7.0))
         callback = await fake.send_interaction(interaction)
-        assert callback.embed["title"].startswith("VRAM to fully fine-tune a 7B model")
+        assert callback.embed["title"].startswith("❌ 7B · Adam")
     finally:
         process.send_signal(signal.SIGTERM)
         code, output = await finish(process)
@@ -145,7 +145,7 @@ async def test_two_processes_split_two_shards_and_each_answers_its_guilds(
                 "vram", fake.command_options("vram", params=7 + shard), guild_id=guild
             )
             callback = await fake.send_interaction(interaction)  # delivered on that shard's connection
-            assert callback.embed["title"].startswith(f"VRAM to fully fine-tune a {7 + shard}B model")
+            assert callback.embed["title"].startswith(f"❌ {7 + shard}B · Adam")
     finally:
         outputs = []
         for process in processes:

@@ -1,110 +1,105 @@
-"""The answer to ``/vram``: the estimate as a Discord embed (plain JSON data, no Discord I/O)."""
+"""The answer to ``/vram``: the estimate at a glance, as a Discord embed (plain JSON data, no Discord I/O).
+
+It is written for a phone: the verdict and the figure are the title, and the rest is a short text in
+the description (fields would add a heading line each). In order: the copyable ``/vram …`` line
+(controls of a request too long for their custom_id read it back from there, so it stays the first
+line), the seed's two formulas with the numbers, the parts in GB, LoRA and QLoRA in one line, and a
+coloured bar. Everything longer (bytes per parameter of each part, the sharding table, the
+activation estimate's assumptions) is in Details.
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from bot.estimate.core import Estimate
 from bot.estimate.hardware import DEFAULT_GPU
+from bot.estimate.optimizers import PartKind
+from bot.estimate.sharding import Strategy, per_gpu_gb
 from bot.present.command_line import command_line
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.phrases import (
-    EmbedField,
-    activation_assumptions,
+    DOES_NOT_FIT_COLOUR,
+    FITS_COLOUR,
     adapter_fit,
-    architecture_notes,
-    architecture_shape,
-    card_name,
-    lora_terms,
-    method_name,
-    subject,
-    verdict_colour,
-    verdict_text,
+    short_card_name,
+    short_method_name,
+    short_subject,
 )
 from bot.present.words import Words, strategy_name
 
-BAR_CELLS = 20  # cells for one 80 GB card: 4 GB a cell
-BAR_MAX_OVERFLOW_CELLS = 20
+# Ten cells: coloured squares are emoji, about twice a letter's width, and ten of them plus the
+# caption stay on one line of a 360 px phone.
+BAR_CELLS = 10
+# One colour per part, the same in the bar and in the breakdown line above it, which is the bar's legend.
+# Emoji squares render in colour on every Discord client (desktop, web, iOS, Android); ANSI colour in
+# code blocks does not reach the phones.
+SQUARES: dict[str, str] = {
+    "weights": "🟦",
+    "gradients": "🟩",
+    "optimizer": "🟨",
+    "activations": "🟪",
+}
+FREE_SQUARE = "⬛"
+_PART_KEYS: dict[PartKind, str] = {
+    "weights": "glance.weights",
+    "gradients": "glance.gradients",
+    "optimizer": "glance.optimizer",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Glance:
+    """What the title, colour and bar agree on: fits or not, and the memory on one card.
+
+    With ``gpus`` > 1 it follows the smallest strategy that fits on that many cards (or, when none
+    does, ZeRO-3, the one that needs the least), so a 7B model that fits eight cards with ZeRO-1 is
+    green with ZeRO-1's figure, not red with the single card's.
+    """
+
+    fits: bool
+    per_card_gb: float
+    strategy: Strategy | None  # None: the verdict is for one card
+
+
+def glance(estimate: Estimate) -> Glance:
+    cluster = estimate.cluster
+    if cluster is None:
+        return Glance(estimate.single_gpu.fits, estimate.total_gb, None)
+    best = cluster.smallest_fitting
+    row = next(r for r in cluster.rows if r.strategy == (best or "ZeRO-3"))
+    return Glance(best is not None, row.gb, row.strategy)
+
+
+def colour(estimate: Estimate) -> int:
+    return FITS_COLOUR if glance(estimate).fits else DOES_NOT_FIT_COLOUR
 
 
 def title(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> str:
+    """The verdict and the figure: "✅ 7B · SGD: 56.0 GB fits one H100 80 GB"."""
     w = Words(language)
-    return w("embed.title", subject=subject(estimate, w), method=method_name(estimate, w))
-
-
-def _breakdown(estimate: Estimate, w: Words) -> str:
-    lines = [
-        w("breakdown.line", part=w(part.key), bytes=w.num(part.bytes_per_param), gb=w.gb(part.gb))
-        for part in estimate.parts
-    ]
-    if len(estimate.parts) > 1:
-        lines.append(w("breakdown.sum", bytes=w.num(estimate.bytes_per_param)))
-    return "\n".join(lines)
-
-
-def verdict_title(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> str:
-    w = Words(language)
-    return w("field.single", card=card_name(estimate, w))
-
-
-def _cluster(estimate: Estimate, w: Words) -> tuple[str, str] | None:
-    cluster = estimate.cluster
-    if cluster is None:
-        return None
-    lines = [
-        w(
-            "cluster.row",
-            mark="✅" if row.fits else "❌",
-            strategy=strategy_name(row.strategy, w),
-            gb=w.gb(row.gb),
+    seen = glance(estimate)
+    values = {
+        "subject": short_subject(estimate, w),
+        "method": short_method_name(estimate, w),
+        "card": short_card_name(estimate.single_gpu.gpu),
+    }
+    if seen.strategy is not None and seen.fits:
+        return w(
+            "glance.cluster_fits",
+            gb=w.gb(seen.per_card_gb),
+            gpus=w.plain(estimate.request.gpus),
+            strategy=strategy_name(seen.strategy, w),
+            **values,
         )
-        for row in cluster.rows
-    ]
-    best = cluster.smallest_fitting
-    if best is None:
-        needed = estimate.single_gpu.sharded_gpus
-        if needed:
-            lines.append(w("cluster.none_fits", gpus=w.plain(needed)))
-        else:
-            lines.append(w("cluster.none_fits_activations"))
-    else:
-        lines.append(w("cluster.smallest", strategy=strategy_name(best, w)))
-    lines.append(w("cluster.source"))
-    name = w("field.cluster", gpus=w.plain(cluster.gpus), card=estimate.single_gpu.gpu.display_name)
-    return name, "\n".join(lines)
-
-
-def lora_text(estimate: Estimate, w: Words) -> str:
-    qlora = estimate.qlora
-    return w(
-        "lora.hint",
-        **lora_terms(estimate, w),
-        qlora_bytes=w.num(qlora.base_bytes_per_param),
-        qlora_total=w.gb(qlora.total_gb),
-        qlora_fit=adapter_fit(qlora, w),
-    )
-
-
-def _preset_line(estimate: Estimate, w: Words) -> str | None:
-    model = estimate.request.model
-    if model is None:
-        return None
-    if estimate.preset_overridden:
-        return w("preset.overridden", model=model.name, count=w.count(model.parameter_count))
-    line = w(
-        "preset.counted",
-        model=model.name,
-        count=w.plain(model.parameter_count),
-        shape=architecture_shape(model, w),
-    )
-    return " ".join([line, *architecture_notes(model, w)])
-
-
-def activations_value(estimate: Estimate, w: Words) -> str:
-    if estimate.activation_estimate is None:
-        return w.gb(estimate.activations_gb)
-    return w("activations.estimated", gb=w.gb(estimate.activations_gb))
+    if seen.fits:
+        return w("glance.fits", gb=w.gb(estimate.total_gb), **values)
+    needed = estimate.single_gpu.sharded_gpus
+    if needed is None:
+        return w("glance.activations_fill", gb=w.gb(estimate.total_gb), **values)
+    return w("glance.sharded", gb=w.gb(estimate.total_gb), gpus=w.plain(needed), **values)
 
 
 def formula(estimate: Estimate, w: Words) -> str:
@@ -124,56 +119,146 @@ def formula(estimate: Estimate, w: Words) -> str:
     return f"{model_states}\n{total}"
 
 
+def part_sizes(estimate: Estimate) -> list[tuple[str, float]]:
+    """The memory by colour of the bar: weights, gradients, optimizer state (a custom B is one part,
+    shown in the optimizer's colour, since it has no breakdown), and activations."""
+    sizes: dict[str, float] = {}
+    for part in estimate.parts:
+        sizes[part.kind] = sizes.get(part.kind, 0.0) + part.gb
+    sizes["activations"] = estimate.activations_gb
+    return list(sizes.items())
+
+
+def _per_card_parts(estimate: Estimate, strategy: Strategy | None) -> list[tuple[str, float]]:
+    """The parts on one card: all of them, or each part's share under a ZeRO strategy (ZeRO shards
+    each part on its own terms, so the shares are exact; activations are on every card)."""
+    parts = part_sizes(estimate)
+    if strategy is None:
+        return parts
+    if estimate.custom_bytes:
+        # A custom B has no breakdown: its one part is what the strategy leaves of the model states.
+        row_gb = glance(estimate).per_card_gb
+        return [("optimizer", row_gb - estimate.activations_gb), ("activations", estimate.activations_gb)]
+    gpus = estimate.request.gpus
+    shares = {
+        "weights": per_gpu_gb(strategy, 1.0, 0.0, 0.0, gpus),
+        "gradients": per_gpu_gb(strategy, 0.0, 1.0, 0.0, gpus),
+        "optimizer": per_gpu_gb(strategy, 0.0, 0.0, 1.0, gpus),
+        "activations": 1.0,
+    }
+    return [(kind, gb * shares[kind]) for kind, gb in parts]
+
+
+def _breakdown(estimate: Estimate, w: Words) -> str:
+    """The parts with their GB, each after its colour in the bar: the bar's legend."""
+    items = []
+    for kind, gb in part_sizes(estimate):
+        if kind == "activations":
+            continue
+        key = "glance.custom" if estimate.custom_bytes else _PART_KEYS[kind]  # type: ignore[index]
+        items.append(f"{SQUARES[kind]} {w(key, gb=w.gb(gb))}")
+    if estimate.activation_estimate is not None:
+        activations = w("glance.activations_estimated", gb=w.gb(estimate.activations_gb))
+    elif estimate.request.model is not None and estimate.request.activations is None:
+        # A preset without batch or sequence length: A = 0 would read as "no activations", so say
+        # that they are left out and how to have them estimated.
+        activations = w("glance.activations_not_counted")
+    else:
+        activations = w("glance.activations", gb=w.gb(estimate.activations_gb))
+    items.append(f"{SQUARES['activations']} {activations}")
+    return " · ".join(items)
+
+
+def _cells(parts: list[tuple[str, float]], cells: int, gb_per_cell: float) -> list[str]:
+    """``cells`` squares split between the parts by largest remainder, so that the colours add up to
+    the bar's length exactly and a part of at least half a cell shows."""
+    exact = [(kind, gb / gb_per_cell) for kind, gb in parts]
+    counts = {kind: math.floor(x) for kind, x in exact}
+    by_remainder = sorted(exact, key=lambda item: item[1] - math.floor(item[1]), reverse=True)
+    for index in range(max(0, cells - sum(counts.values()))):
+        counts[by_remainder[index % len(by_remainder)][0]] += 1
+    return [SQUARES[kind] * counts[kind] for kind, _ in parts]
+
+
+def multiple(ratio: float, w: Words) -> str:
+    """How many cards' worth: 1.4, 14; never "1" for something that overflows."""
+    if ratio < 10:
+        return w.num(max(1.1, math.ceil(round(ratio * 10, 6)) / 10), ".1f")
+    return w.num(round(ratio), ",.0f")
+
+
 def usage_bar(
-    total_gb: float, capacity_gb: float = DEFAULT_GPU.memory_gb, language: Language = DEFAULT_LANGUAGE
+    parts: list[tuple[str, float]],
+    capacity_gb: float = DEFAULT_GPU.memory_gb,
+    language: Language = DEFAULT_LANGUAGE,
 ) -> str:
-    """A text bar: ``█`` for memory used, ``░`` for free, ``▓`` beyond the card after the ``|``."""
+    """The bar for ``parts`` (kind, GB) on one card: within the card, each part's share of the card
+    and ``⬛`` for what is free; beyond it, the parts' shares of the total, and the multiple of the
+    card in the caption."""
     w = Words(language)
-    gb_per_cell = capacity_gb / BAR_CELLS
-    used = min(BAR_CELLS, round(total_gb / gb_per_cell))
-    bar = "█" * used + "░" * (BAR_CELLS - used)
-    if total_gb > capacity_gb:
-        over = math.ceil((total_gb - capacity_gb) / gb_per_cell)
-        bar += "|" + "▓" * min(over, BAR_MAX_OVERFLOW_CELLS) + ("…" if over > BAR_MAX_OVERFLOW_CELLS else "")
-    percent = w.num(total_gb / capacity_gb * 100, ",.0f")
-    return f"`{bar}` " + w("bar.caption", percent=percent, capacity=w.num(capacity_gb))
+    total = sum(gb for _, gb in parts)
+    if total <= capacity_gb:
+        used = round(total / capacity_gb * BAR_CELLS)
+        cells = "".join(_cells(parts, used, capacity_gb / BAR_CELLS)) if used else ""
+        percent = w.num(total / capacity_gb * 100, ",.0f")
+        caption = w("bar.share", percent=percent, capacity=w.num(capacity_gb))
+        return f"{cells}{FREE_SQUARE * (BAR_CELLS - used)} {caption}"
+    cells = "".join(_cells(parts, BAR_CELLS, total / BAR_CELLS))
+    caption = w("bar.multiple", multiple=multiple(total / capacity_gb, w), capacity=w.num(capacity_gb))
+    return f"{cells} {caption}"
+
+
+def bar_line(estimate: Estimate, w: Words) -> str:
+    seen = glance(estimate)
+    capacity = estimate.single_gpu.capacity_gb
+    bar = usage_bar(_per_card_parts(estimate, seen.strategy), capacity, w.language)
+    if seen.strategy is None:
+        return bar
+    cells, _, caption = bar.partition(" ")
+    return f"{cells} " + w("bar.per_gpu", caption=caption, strategy=strategy_name(seen.strategy, w))
+
+
+def lora_line(estimate: Estimate, w: Words) -> str:
+    return w(
+        "glance.lora",
+        lora=w.gb(estimate.lora.total_gb),
+        lora_fit=adapter_fit(estimate.lora, w),
+        qlora=w.gb(estimate.qlora.total_gb),
+        qlora_fit=adapter_fit(estimate.qlora, w),
+    )
+
+
+def preset_line(estimate: Estimate, w: Words) -> str | None:
+    """Only what the title's name does not say: that ``params`` won, or a mixture of experts' active
+    count (the architecture and what the count leaves out are in Details)."""
+    model = estimate.request.model
+    if model is None:
+        return None
+    if estimate.preset_overridden:
+        return w("preset.overridden", model=model.name, count=w.count(model.parameter_count))
+    if model.is_moe:
+        return w(
+            "glance.moe", total=w.count(model.parameter_count), active=w.count(model.active_parameter_count)
+        )
+    return None
 
 
 def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
     """The answer as a Discord embed object (the JSON shape Discord documents)."""
     w = Words(language)
-    fields: list[EmbedField] = [
-        {"name": w("field.breakdown"), "value": _breakdown(estimate, w), "inline": False},
-        {"name": w("field.model_states"), "value": w.gb(estimate.model_states_gb), "inline": True},
-        {"name": w("field.activations"), "value": activations_value(estimate, w), "inline": True},
-        {"name": w("field.total"), "value": f"**{w.gb(estimate.total_gb)}**", "inline": True},
-    ]
-    assumptions = activation_assumptions(estimate, w)
-    if assumptions:
-        fields.append({"name": w("field.activation_estimate"), "value": assumptions, "inline": False})
-    fields.append(
-        {"name": verdict_title(estimate, language), "value": verdict_text(estimate, w), "inline": False}
-    )
-    cluster = _cluster(estimate, w)
-    if cluster:
-        fields.append({"name": cluster[0], "value": cluster[1], "inline": False})
-    fields += [
-        {"name": w("field.lora"), "value": lora_text(estimate, w), "inline": False},
-        {
-            "name": w("field.memory"),
-            "value": usage_bar(estimate.total_gb, estimate.single_gpu.capacity_gb, language),
-            "inline": False,
-        },
-    ]
     description = [f"`{command_line(estimate.request)}`"]
-    preset = _preset_line(estimate, w)
+    preset = preset_line(estimate, w)
     if preset:
         description.append(preset)
-    description.append(formula(estimate, w))
+    description += [
+        formula(estimate, w),
+        _breakdown(estimate, w),
+        lora_line(estimate, w),
+        bar_line(estimate, w),
+    ]
     return {
         "title": title(estimate, language),
         "description": "\n".join(description),
-        "color": verdict_colour(estimate),
-        "fields": fields,
-        "footer": {"text": w("embed.footer")},
+        "color": colour(estimate),
+        "footer": {"text": w("glance.footer")},
     }
