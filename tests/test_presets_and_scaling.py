@@ -11,6 +11,7 @@ from bot.estimate.models import Architecture, close_matches, find_preset, preset
 from bot.estimate.request import InvalidRequest, parse_request
 from bot.estimate.sharding import STRATEGIES, per_gpu_gb
 from bot.present.answer import render_embed
+from bot.present.details import render_details
 from bot.present.problems import describe_problem
 
 # Published totals (the safetensors parameter counts on each model's Hugging Face page).
@@ -171,7 +172,9 @@ def test_params_win_over_the_preset_and_the_embed_says_so() -> None:
     assert result.params_billion == 7
     assert result.preset_overridden
     assert result.lora.rank is None  # the 1 % rule: the preset's shapes do not describe a 7B model
-    assert "`params` was given, so it wins over the Llama 2 70B preset" in render_embed(result)["description"]
+    assert "`params` wins over the Llama 2 70B preset." in render_embed(result)["description"]
+    details = render_details(result)["fields"][0]["value"]
+    assert "`params` was given, so it wins over the Llama 2 70B preset" in details
 
 
 def test_a_named_card_sets_capacity_and_verdict_title() -> None:

@@ -80,7 +80,7 @@ def test_estimate_prints_the_embed_content(capsys: pytest.CaptureFixture[str]) -
         "========================================================",
         "/vram params:7 optimizer:adam8bit activations:20",
         "M = N × B = 7 × 12 = 84.0 GB",
-        "V = M + A = 84.0 GB + 20.0 GB = 104.0 GB",
+        "V = M + A = 84.0 + 20.0 = 104.0 GB",
     ]
 
 
@@ -150,6 +150,6 @@ def test_estimate_speaks_german_with_lang_de(capsys: pytest.CaptureFixture[str])
     out = capsys.readouterr().out
     assert out.startswith("❌ 7B · Adam: 132,0 GB — 2 × H100 80 GB mit ZeRO-3\n")
     assert "M = N × B = 7 × 16 = 112,0 GB" in out
-    assert "V = M + A = 112,0 GB + 20,0 GB = 132,0 GB" in out
+    assert "V = M + A = 112,0 + 20,0 = 132,0 GB" in out
     assert main(["estimate", "0", "--lang", "de"]) == 2
     assert "params = 0 ist nicht zulässig: Geben Sie eine Zahl größer als 0" in capsys.readouterr().err

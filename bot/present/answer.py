@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from bot.estimate.core import Estimate
+from bot.estimate.core import AdapterHint, Estimate
 from bot.estimate.hardware import DEFAULT_GPU
 from bot.estimate.optimizers import PartKind
 from bot.estimate.sharding import Strategy, per_gpu_gb
@@ -23,7 +23,6 @@ from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.phrases import (
     DOES_NOT_FIT_COLOUR,
     FITS_COLOUR,
-    adapter_fit,
     short_card_name,
     short_method_name,
     short_subject,
@@ -112,8 +111,8 @@ def formula(estimate: Estimate, w: Words) -> str:
     )
     total = w(
         "formula.total",
-        m=w.gb(estimate.model_states_gb),
-        a=w.gb(estimate.activations_gb),
+        m=w.amount(estimate.model_states_gb),
+        a=w.amount(estimate.activations_gb),
         v=w.gb(estimate.total_gb),
     )
     return f"{model_states}\n{total}"
@@ -149,6 +148,12 @@ def _per_card_parts(estimate: Estimate, strategy: Strategy | None) -> list[tuple
     return [(kind, gb * shares[kind]) for kind, gb in parts]
 
 
+def short_gb(value: float, w: Words) -> str:
+    """GB as the breakdown and the LoRA line show them: whole from 100 GB on (1,342 GB), where a tenth
+    says nothing and costs a phone's columns; the formulas above keep the exact figures."""
+    return f"{w.num(value, ',.0f')} GB" if abs(value) >= 100 else w.gb(value)
+
+
 def _breakdown(estimate: Estimate, w: Words) -> str:
     """The parts with their GB, each after its colour in the bar: the bar's legend."""
     items = []
@@ -156,17 +161,18 @@ def _breakdown(estimate: Estimate, w: Words) -> str:
         if kind == "activations":
             continue
         key = "glance.custom" if estimate.custom_bytes else _PART_KEYS[kind]  # type: ignore[index]
-        items.append(f"{SQUARES[kind]} {w(key, gb=w.gb(gb))}")
+        items.append(f"{SQUARES[kind]} {w(key, gb=short_gb(gb, w))}")
     if estimate.activation_estimate is not None:
-        activations = w("glance.activations_estimated", gb=w.gb(estimate.activations_gb))
+        activations = w("glance.activations_estimated", gb=short_gb(estimate.activations_gb, w))
     elif estimate.request.model is not None and estimate.request.activations is None:
         # A preset without batch or sequence length: A = 0 would read as "no activations", so say
         # that they are left out and how to have them estimated.
         activations = w("glance.activations_not_counted")
     else:
-        activations = w("glance.activations", gb=w.gb(estimate.activations_gb))
+        activations = w("glance.activations", gb=short_gb(estimate.activations_gb, w))
     items.append(f"{SQUARES['activations']} {activations}")
-    return " · ".join(items)
+    # No separators: the coloured squares divide the parts, and every column counts on a phone.
+    return " ".join(items)
 
 
 def _cells(parts: list[tuple[str, float]], cells: int, gb_per_cell: float) -> list[str]:
@@ -212,19 +218,25 @@ def bar_line(estimate: Estimate, w: Words) -> str:
     seen = glance(estimate)
     capacity = estimate.single_gpu.capacity_gb
     bar = usage_bar(_per_card_parts(estimate, seen.strategy), capacity, w.language)
-    if seen.strategy is None:
-        return bar
-    cells, _, caption = bar.partition(" ")
-    return f"{cells} " + w("bar.per_gpu", caption=caption, strategy=strategy_name(seen.strategy, w))
+    # With several cards the bar is one card's share; the title says which strategy and that it is
+    # per GPU, so the caption stays short enough for the bar's line.
+    return bar
+
+
+def _adapter_card(hint: AdapterHint, w: Words) -> str:
+    """The smallest usual card the adapter set-up fits, in the fewest words."""
+    if hint.smallest_card_gb is None:
+        return w("glance.adapter_none")
+    return w("glance.adapter_fits", gb=w.num(hint.smallest_card_gb))
 
 
 def lora_line(estimate: Estimate, w: Words) -> str:
     return w(
         "glance.lora",
-        lora=w.gb(estimate.lora.total_gb),
-        lora_fit=adapter_fit(estimate.lora, w),
-        qlora=w.gb(estimate.qlora.total_gb),
-        qlora_fit=adapter_fit(estimate.qlora, w),
+        lora=short_gb(estimate.lora.total_gb, w),
+        lora_fit=_adapter_card(estimate.lora, w),
+        qlora=short_gb(estimate.qlora.total_gb, w),
+        qlora_fit=_adapter_card(estimate.qlora, w),
     )
 
 
@@ -235,7 +247,7 @@ def preset_line(estimate: Estimate, w: Words) -> str | None:
     if model is None:
         return None
     if estimate.preset_overridden:
-        return w("preset.overridden", model=model.name, count=w.count(model.parameter_count))
+        return w("glance.overridden", model=model.name)
     if model.is_moe:
         return w(
             "glance.moe", total=w.count(model.parameter_count), active=w.count(model.active_parameter_count)

@@ -50,11 +50,15 @@ class Words:
         return self.num(value, ",.0f") if float(value).is_integer() else self.num(value, ",")
 
     def gb(self, value: float) -> str:
+        return f"{self.amount(value)} GB"
+
+    def amount(self, value: float) -> str:
+        """A figure in GB without its unit, where the unit is written once at the end of a sum."""
         if value == 0:
-            return "0 GB"
+            return "0"
         if abs(value) < 1:
-            return f"{self.num(value, '.2g')} GB"
-        return f"{self.num(value, ',.1f')} GB"
+            return self.num(value, ".2g")
+        return self.num(value, ",.1f")
 
     def a(self, formatted: str) -> str:
         """A formatted number with the English article its sound needs: "a 7", "an 8", "an 80", "an 11".
