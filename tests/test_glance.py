@@ -101,7 +101,7 @@ def test_the_order_of_the_answer() -> None:
     assert lines[1] == "MoE: 671B total, 37.6B active per token"
     assert lines[2].startswith("M = N × B = 671.026 × 16 = ")
     assert lines[3].startswith("V = M + A = ")
-    assert lines[4].startswith("🟦 weights ")
+    assert lines[4].startswith("🟦\u00a0weights ")
     assert lines[5].startswith("💡 LoRA ")
     assert lines[6].startswith("🟦")
     assert len(lines) == 7

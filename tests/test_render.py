@@ -38,7 +38,7 @@ def test_worked_example_embed() -> None:
     assert description.startswith("`/vram params:7 optimizer:adam activations:20`")
     assert "M = N × B = 7 × 16 = 112.0 GB" in description
     assert "V = M + A = 112.0 + 20.0 = **132.0 GB**" in description
-    assert "🟨 optimizer state 84.0 GB 🟪 activations 20.0 GB" in description
+    assert "🟨\u00a0optimizer state 84.0\u00a0GB 🟪\u00a0activations 20.0\u00a0GB" in description
     assert embed["color"] == DOES_NOT_FIT_COLOUR
     assert "💡 LoRA 35.1 GB (one 48 GB card) · QLoRA 24.8 GB (one 48 GB card)" in description
     assert "first-order estimate" in str(embed["footer"]).lower()
@@ -207,7 +207,7 @@ def test_a_mixture_of_experts_shows_total_and_active_parameters_and_what_it_leav
 
 def test_a_preset_without_batch_or_sequence_says_activations_are_not_counted() -> None:
     description = str(embed_for(model="llama-3.1-8b")["description"])
-    assert "🟪 activations not counted: add `seq_len`" in description
+    assert "🟪\u00a0activations not counted: add `seq_len`" in description
     assert "activations not counted" not in str(embed_for(params=7)["description"])
     assert "activations not counted" not in str(embed_for(model="llama-3.1-8b", seq_len=4096)["description"])
 

@@ -73,7 +73,7 @@ async def test_vram_adam8bit_answers_with_a_public_embed(fake: FakeDiscord, bot:
     lines = embed["description"].splitlines()
     assert lines[0] == "`/vram params:7 optimizer:adam8bit`"
     assert lines[1:3] == ["M = N × B = 7 × 12 = 84.0 GB", "V = M + A = 84.0 + 0 = **84.0 GB**"]
-    assert lines[3].startswith("🟦 weights 14.0 GB 🟩 gradients 14.0 GB")
+    assert lines[3].startswith("🟦\u00a0weights 14.0\u00a0GB 🟩\u00a0gradients 14.0\u00a0GB")
     assert lines[4].startswith("💡 LoRA 14.8 GB")
     assert lines[5] == "🟦🟦🟩🟩🟨🟨🟨🟨🟨🟨 1.1 × 80 GB"
     assert "first-order estimate" in embed["footer"]["text"].lower()
@@ -96,7 +96,7 @@ async def test_options_the_issue_does_not_list_still_answer_correctly(
     assert "= **16.8 GB**" in description  # 13.5 + 3.25 = 16.75
     assert callback.embed["title"] == "✅ 1.5B · Custom 9 B/param: 16.8 GB fits one H100 80 GB"
     assert callback.embed["color"] == 0x2ECC71
-    assert "🟨 model states 13.5 GB 🟪 activations 3.2 GB" in description
+    assert "🟨\u00a0model states 13.5\u00a0GB 🟪\u00a0activations 3.2\u00a0GB" in description
 
 
 async def test_a_model_that_fits_is_green(fake: FakeDiscord, bot: VramBot) -> None:
@@ -206,7 +206,7 @@ async def test_preset_embed_with_card_sharding_lora_rank_and_activations(
     assert embed["title"].startswith("✅ Llama 3.1 8B · Adam: ")
     assert embed["title"].endswith(" per GPU on 8 × A100 80 GB with ZeRO-3")
     assert embed["color"] == 0x2ECC71
-    assert "🟪 activations ≈ " in embed["description"]
+    assert "🟪\u00a0activations ≈ " in embed["description"]
     assert embed["description"].splitlines()[-1].endswith(" % of 80 GB")  # one card's share
     details = await click(fake, callback.message, control(callback.message, "vram:det:"))
     values = fields(details)

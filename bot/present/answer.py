@@ -154,6 +154,13 @@ def short_gb(value: float, w: Words) -> str:
     return f"{w.num(value, ',.0f')} GB" if abs(value) >= 100 else w.gb(value)
 
 
+def _item(square: str, text: str) -> str:
+    """One part of the breakdown, with no-break spaces after its square and before "GB": a phone may
+    wrap between its words, but never strands a square or a unit (the screenshots showed "14.0" and
+    "GB" on two lines)."""
+    return f"{square}\u00a0{text}".replace(" GB", "\u00a0GB")
+
+
 def _breakdown(estimate: Estimate, w: Words) -> str:
     """The parts with their GB, each after its colour in the bar: the bar's legend."""
     items = []
@@ -161,16 +168,16 @@ def _breakdown(estimate: Estimate, w: Words) -> str:
         if kind == "activations":
             continue
         key = "glance.custom" if estimate.custom_bytes else _PART_KEYS[kind]  # type: ignore[index]
-        items.append(f"{SQUARES[kind]} {w(key, gb=short_gb(gb, w))}")
+        items.append(_item(SQUARES[kind], w(key, gb=short_gb(gb, w))))
+    activations = short_gb(estimate.activations_gb, w)
     if estimate.activation_estimate is not None:
-        activations = w("glance.activations_estimated", gb=short_gb(estimate.activations_gb, w))
+        items.append(_item(SQUARES["activations"], w("glance.activations_estimated", gb=activations)))
     elif estimate.request.model is not None and estimate.request.activations is None:
         # A preset without batch or sequence length: A = 0 would read as "no activations", so say
         # that they are left out and how to have them estimated.
-        activations = w("glance.activations_not_counted")
+        items.append(_item(SQUARES["activations"], w("glance.activations_not_counted")))
     else:
-        activations = w("glance.activations", gb=short_gb(estimate.activations_gb, w))
-    items.append(f"{SQUARES['activations']} {activations}")
+        items.append(_item(SQUARES["activations"], w("glance.activations", gb=activations)))
     # No separators: the coloured squares divide the parts, and every column counts on a phone.
     return " ".join(items)
 

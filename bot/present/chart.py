@@ -8,8 +8,8 @@ never loads it.
 
 The bars run across, one under the other, each with its name above it and its total at its end: on a
 phone the picture is some 300 px wide, and horizontal bars keep every label horizontal and readable
-there. The picture is drawn at 800 px wide (Discord scales it down) with large type for the same
-reason. The colours are those of the answer's emoji squares (🟦 🟩 🟨 🟪), so the two views read alike.
+there. The picture is drawn 600 px wide with large type for the same reason. The colours are those
+of the answer's emoji squares (🟦 🟩 🟨 🟪), so the two views read alike.
 """
 
 from __future__ import annotations
@@ -29,12 +29,14 @@ from bot.present.words import Words
 if TYPE_CHECKING:  # Pillow's types only: the module itself is imported where a chart is drawn
     from PIL import Image, ImageFont
 
-WIDTH = 800
+# 600 px wide with type of 30 to 34 px: a phone shows the picture some 300 px wide, so the type reads
+# at 15 to 17 px there (at 800 px wide and 26 px it was 8 px, too small: seen in the screenshots).
+WIDTH = 600
 MARGIN = 24
-ROW_HEIGHT = 96  # the name (30 px type) and the bar (40 px) of one method, with a gap
+ROW_HEIGHT = 100  # the name (34 px type) and the bar (40 px) of one method, with a gap
 BAR_HEIGHT = 40
-LEGEND_ROW = 40  # one row of the legend; German's longer words take two
-AXIS_HEIGHT = 52  # the card's line runs through every row and is named below the last
+LEGEND_ROW = 44  # one row of the legend; German's longer words take two
+AXIS_HEIGHT = 56  # the card's line runs through every row and is named below the last
 # Discord's dark embed background and text colours, so the picture sits in the embed unboxed.
 BACKGROUND = (43, 45, 49)
 TEXT = (219, 222, 225)
@@ -97,7 +99,7 @@ def bars(chosen: Estimate, w: Words) -> list[Bar]:
 _PALETTE = [BACKGROUND, TEXT, CAPACITY, *COLOURS.values()]
 _BACKGROUND, _TEXT, _CAPACITY = 0, 1, 2
 _INDEX = {kind: 3 + number for number, kind in enumerate(COLOURS)}
-BIG, SMALL = 30, 26  # type sizes in px of the 800 px picture: names and totals, legend and card
+BIG, SMALL = 34, 30  # type sizes in px: names and totals; legend and card
 
 
 @lru_cache(maxsize=2)
@@ -152,7 +154,7 @@ def compare_png(request: EstimateRequest, language: Language) -> bytes:
     x, y = MARGIN, 12
     for kind in COLOURS:
         label = w(LEGEND_KEYS[kind])
-        item = 32 + _text_mask(label, SMALL).width
+        item = 38 + _text_mask(label, SMALL).width
         if x + item > WIDTH - MARGIN:
             x, y = MARGIN, y + LEGEND_ROW
         legend.append((x, y, kind, label))
@@ -162,13 +164,13 @@ def compare_png(request: EstimateRequest, language: Language) -> bytes:
     height = legend_height + ROW_HEIGHT * len(rows) + AXIS_HEIGHT
     # A palette image: the chart has seven colours, and a PNG of one byte a pixel encodes in about a
     # millisecond where RGB took seven (benchmarks/chart.py). Its text is not antialiased, which
-    # Discord's scaling of the 800 px picture down to the embed's width smooths over.
+    # Discord's scaling of the picture down to the embed's width smooths over.
     image = Image.new("P", (WIDTH, height), _BACKGROUND)
     image.putpalette([channel for colour in _PALETTE for channel in colour])
     draw = ImageDraw.Draw(image)
     for x, y, kind, label in legend:
-        draw.rectangle((x, y + 4, x + 24, y + 28), fill=_INDEX[kind])
-        _label(image, (x + 32, y), label, SMALL, _TEXT)
+        draw.rectangle((x, y + 4, x + 28, y + 32), fill=_INDEX[kind])
+        _label(image, (x + 38, y), label, SMALL, _TEXT)
 
     # The scale leaves room after the longest bar for its total.
     longest = max([bar.total for bar in rows] + [capacity])
@@ -181,7 +183,7 @@ def compare_png(request: EstimateRequest, language: Language) -> bytes:
     top = legend_height
     ends = []
     for bar in rows:
-        y0, y1 = top + 40, top + 40 + BAR_HEIGHT
+        y0, y1 = top + 46, top + 46 + BAR_HEIGHT
         left = float(MARGIN)
         for kind, gb in bar.parts:
             if gb <= 0:
@@ -204,7 +206,7 @@ def compare_png(request: EstimateRequest, language: Language) -> bytes:
         _label(image, (MARGIN, top), bar.name, BIG, _TEXT)
         # Each bar's total at its end, red when it does not fit the card.
         colour = _TEXT if bar.total <= capacity else _CAPACITY
-        _label(image, (end + 10, top + 42), w.gb(bar.total), BIG, colour)
+        _label(image, (end + 10, top + 46), w.gb(bar.total), BIG, colour)
         top += ROW_HEIGHT
 
     out = io.BytesIO()

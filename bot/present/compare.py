@@ -53,5 +53,5 @@ def render_compare(chosen: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
         "description": "\n".join(lines),
         "color": NEUTRAL_COLOUR,
         "image": {"url": f"attachment://{CHART_NAME}"},
-        "footer": {"text": w("embed.footer")},
+        "footer": {"text": w("glance.footer")},  # the full caveat is in Details
     }

@@ -9,7 +9,8 @@ def embed_to_text(embed: dict[str, Any]) -> str:
     """The embed for a terminal: the same words, without Discord's markdown."""
 
     def plain(value: str) -> str:
-        return value.replace("**", "").replace("`", "")
+        # No-break spaces keep a phone from wrapping inside a figure; a terminal needs plain ones.
+        return value.replace("**", "").replace("`", "").replace("\u00a0", " ")
 
     lines = [plain(embed["title"]), "=" * len(embed["title"]), plain(embed["description"]), ""]
     for field in embed.get("fields", []):
