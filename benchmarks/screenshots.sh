@@ -19,7 +19,7 @@ mkdir -p "$out"
 # then a private answer (with Share) and a mixture of experts.
 cases=(
   "plain|7 --optimizer adam8bit"
-  "preset|--model llama-3.1-70b --gpus 8 --batch-size 1 --seq-len 4096"
+  "preset|--model llama-3.1-8b --gpus 8 --batch-size 2 --seq-len 4096"
   "private|7 --activations 20 --private"
   "moe|--model deepseek-v3"
 )

@@ -89,7 +89,7 @@ def test_with_several_cards_the_verdict_follows_the_best_strategy() -> None:
     embed = answer(Language.EN, params=7, optimizer="adam8bit", gpus=8)
     assert embed["title"] == "✅ 7B · 8-bit Adam: 35.0 GB per GPU on 8 × H100 80 GB with ZeRO-1"
     assert embed["color"] == 0x2ECC71
-    assert str(embed["description"]).endswith("🟦🟦🟩🟨⬛⬛⬛⬛⬛⬛ 44 % of 80 GB")
+    assert str(embed["description"]).endswith("🟦🟦🟩🟨⬛⬛⬛⬛ 44\u00a0%\u00a0of\u00a080\u00a0GB")
     crowded = answer(Language.EN, model="llama-3.1-405b", gpus=2)
     assert str(crowded["title"]).startswith("❌ Llama 3.1 405B · Adam: 6,")
     assert str(crowded["title"]).endswith("× H100 80 GB with ZeRO-3")

@@ -183,7 +183,7 @@ def test_a_named_card_sets_capacity_and_verdict_title() -> None:
     assert result.single_gpu.fits
     embed = render_embed(result)
     assert embed["title"] == "✅ 7B · Adam: 112.0 GB fits one MI300X 192 GB"
-    assert "58 % of 192 GB" in embed["description"]
+    assert "🟦🟩🟨🟨🟨⬛⬛⬛ 58\u00a0%\u00a0of\u00a0192\u00a0GB" in embed["description"]
     assert Gpu.B200.memory_gb == 180
     assert Gpu.H100.memory_gb == 80
 

@@ -75,7 +75,7 @@ async def test_vram_adam8bit_answers_with_a_public_embed(fake: FakeDiscord, bot:
     assert lines[1:3] == ["M = N × B = 7 × 12 = 84.0 GB", "V = M + A = 84.0 + 0 = **84.0 GB**"]
     assert lines[3].startswith("🟦\u00a0weights 14.0\u00a0GB 🟩\u00a0gradients 14.0\u00a0GB")
     assert lines[4].startswith("💡 LoRA 14.8 GB")
-    assert lines[5] == "🟦🟦🟩🟩🟨🟨🟨🟨🟨🟨 1.1 × 80 GB"
+    assert lines[5] == "🟦🟦🟩🟨🟨🟨🟨🟨 1.1\u00a0×\u00a080\u00a0GB"
     assert "first-order estimate" in embed["footer"]["text"].lower()
 
 
@@ -102,7 +102,7 @@ async def test_options_the_issue_does_not_list_still_answer_correctly(
 async def test_a_model_that_fits_is_green(fake: FakeDiscord, bot: VramBot) -> None:
     callback = await fake.invoke("vram", params=5)
     assert callback.embed["title"].startswith("✅")  # exactly 80 GB
-    assert "🟦🟩🟨🟨🟨🟨🟨🟨🟨🟨 100 % of 80 GB" in callback.embed["description"]
+    assert "🟦🟩🟨🟨🟨🟨🟨🟨 100\u00a0%\u00a0of\u00a080\u00a0GB" in callback.embed["description"]
     assert callback.embed["color"] == 0x2ECC71
 
 
@@ -207,7 +207,9 @@ async def test_preset_embed_with_card_sharding_lora_rank_and_activations(
     assert embed["title"].endswith(" per GPU on 8 × A100 80 GB with ZeRO-3")
     assert embed["color"] == 0x2ECC71
     assert "🟪\u00a0activations ≈ " in embed["description"]
-    assert embed["description"].splitlines()[-1].endswith(" % of 80 GB")  # one card's share
+    assert (
+        embed["description"].splitlines()[-1].endswith("\u00a0%\u00a0of\u00a080\u00a0GB")
+    )  # one card's share
     details = await click(fake, callback.message, control(callback.message, "vram:det:"))
     values = fields(details)
     assert "8,030,261,248 parameters, counted from its architecture" in values["The preset"]

@@ -29,9 +29,10 @@ from bot.present.phrases import (
 )
 from bot.present.words import Words, strategy_name
 
-# Ten cells: coloured squares are emoji, about twice a letter's width, and ten of them plus the
-# caption stay on one line of a 360 px phone.
-BAR_CELLS = 10
+# Eight cells (10 GB each on an 80 GB card): coloured squares are emoji, some 22 px wide on a phone,
+# and with ten the caption wrapped onto a second line at 360 px in the screenshots; eight and the
+# caption fit one line.
+BAR_CELLS = 8
 # One colour per part, the same in the bar and in the breakdown line above it, which is the bar's legend.
 # Emoji squares render in colour on every Discord client (desktop, web, iOS, Android); ANSI colour in
 # code blocks does not reach the phones.
@@ -215,10 +216,15 @@ def usage_bar(
         cells = "".join(_cells(parts, used, capacity_gb / BAR_CELLS)) if used else ""
         percent = w.num(total / capacity_gb * 100, ",.0f")
         caption = w("bar.share", percent=percent, capacity=w.num(capacity_gb))
-        return f"{cells}{FREE_SQUARE * (BAR_CELLS - used)} {caption}"
+        return f"{cells}{FREE_SQUARE * (BAR_CELLS - used)} {_unbroken(caption)}"
     cells = "".join(_cells(parts, BAR_CELLS, total / BAR_CELLS))
     caption = w("bar.multiple", multiple=multiple(total / capacity_gb, w), capacity=w.num(capacity_gb))
-    return f"{cells} {caption}"
+    return f"{cells} {_unbroken(caption)}"
+
+
+def _unbroken(caption: str) -> str:
+    """The bar's caption in one piece: should a narrow screen wrap the line, the caption moves whole."""
+    return caption.replace(" ", "\u00a0")
 
 
 def bar_line(estimate: Estimate, w: Words) -> str:
