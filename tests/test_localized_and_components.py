@@ -239,3 +239,17 @@ async def test_answers_clicks_and_errors_ping_nobody(fake: FakeDiscord, bot: Vra
     assert len(answers) == 9
     for callback in answers:
         assert callback.data.get("allowed_mentions") == {"parse": []}, callback.body
+
+
+async def test_the_invokers_compare_attaches_the_chart_and_the_next_view_drops_it(
+    fake: FakeDiscord, bot: VramBot
+) -> None:
+    answer = await fake.invoke("vram", params=7, activations=20)
+    compare = await click(fake, answer.message, control(answer.message, "vram:cmp:"))
+    assert compare.type == 7  # edited in place, with the chart uploaded beside the new embed
+    assert list(compare.files) == ["compare.png"]
+    assert [a["filename"] for a in fake.messages[answer.message["id"]]["attachments"]] == ["compare.png"]
+    details = await click(fake, compare.message, control(compare.message, "vram:det:"))
+    assert details.type == 7
+    assert details.data["attachments"] == []  # Details has no picture: the chart goes
+    assert fake.messages[answer.message["id"]]["attachments"] == []

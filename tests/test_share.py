@@ -68,8 +68,9 @@ async def test_someone_elses_copy_of_compare_is_shared_with_its_chart(
 
 async def test_a_name_is_shown_as_written_and_pings_nobody(fake: FakeDiscord, bot: VramBot) -> None:
     private = await fake.invoke("vram", params=7, private=True)
-    interaction = fake.component_interaction(private.message, share_id(private.message))
-    interaction["member"]["user"]["global_name"] = "@everyone **bold**"
+    interaction = fake.component_interaction(private.message, share_id(private.message), user="mallory")
+    # A copy: the fake keeps one user object per name, which other tests share.
+    interaction["member"]["user"] = {**interaction["member"]["user"], "global_name": "@everyone **bold**"}
     shared = await fake.send_interaction(interaction)
     assert shared.data["content"] == "Shared by @\u200beveryone \\*\\*bold\\*\\*"
     assert shared.data["allowed_mentions"] == {"parse": []}
