@@ -137,14 +137,15 @@ async def test_someone_else_comparing_gets_their_own_ephemeral_copy(fake: FakeDi
     assert callback.ephemeral
     embed = callback.embed
     assert embed["title"] == "Alle Verfahren im Vergleich beim Feintuning von einem 7B-Modell"
-    lines = embed["description"].splitlines()
+    lines = embed["description"].replace("\u00a0", " ").splitlines()
+    assert lines[1] == "Aktivierungen 20,0 GB in jedem Balken; Urteile für eine 80-GB-GPU."
     assert lines[2:] == [
         "Adam · 16 B/Param.: **132,0 GB**, ❌ 52,0 GB zu viel",
         "8-Bit-Adam · 12 B/Param.: **104,0 GB**, ❌ 24,0 GB zu viel",
         "SGD · 8 B/Param.: **76,0 GB**, ✅ passt",
         "LoRA · Adam: **35,1 GB**, ✅ passt",  # 14 + 0.07 × 16 + 20
         "QLoRA · Adam: **24,8 GB**, ✅ passt",
-    ]
+    ]  # with no-break spaces in each verdict, so that a phone keeps it in one piece
     assert "fields" not in embed  # inline columns broke words on a phone
     # The chart is uploaded with the answer and shown as the embed's picture.
     assert embed["image"]["url"] == "attachment://compare.png"

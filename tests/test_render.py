@@ -9,6 +9,7 @@ from bot.estimate.optimizers import Optimizer
 from bot.estimate.request import parse_request
 from bot.present.answer import render_embed, usage_bar
 from bot.present.command_line import command_line
+from bot.present.compare import render_compare
 from bot.present.details import render_details
 from bot.present.i18n import Language
 from bot.present.phrases import DOES_NOT_FIT_COLOUR, FITS_COLOUR, optimizer_choice_name
@@ -219,3 +220,10 @@ def test_lora_by_rank_names_the_layers_it_counts() -> None:
     hint = field(details_for(model="deepseek-v3", lora_rank=8), "Why LoRA changes the picture")
     assert "rank 8 on q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj, o_proj," in hint
     assert "experts.gate_proj" in hint
+
+
+def test_compare_says_when_a_preset_has_no_activations_counted() -> None:
+    compare = render_compare(estimate(parse_request(model="deepseek-v3")))
+    assert "Activations not counted (add `seq_len`)" in str(compare["description"])
+    estimated = render_compare(estimate(parse_request(model="deepseek-v3", seq_len=4096)))
+    assert "not counted" not in str(estimated["description"])

@@ -20,9 +20,11 @@ _ADAPTER_NAME_KEYS = {"LoRA": "compare.lora", "QLoRA": "compare.qlora"}
 
 
 def _fit(total_gb: float, capacity_gb: float, w: Words) -> str:
-    return (
+    """ "✅ fits" or "❌ 52.0 GB over", in one piece: a phone wraps before it, never inside it."""
+    verdict = (
         w("compare.fits") if total_gb <= capacity_gb else w("compare.over", gb=w.gb(total_gb - capacity_gb))
     )
+    return verdict.replace(" ", "\u00a0")
 
 
 def _full(row: Estimate, w: Words) -> str:
@@ -45,7 +47,12 @@ def render_compare(chosen: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     """One embed: full fine-tuning with each optimizer, then LoRA and QLoRA with the chosen one."""
     w = Words(language)
     lines = [f"`{command_line(chosen.request)}`"]
-    lines.append(w("compare.intro", a=w.gb(chosen.activations_gb), card=card_name(chosen, w)))
+    request = chosen.request
+    if request.model is not None and request.activations is None and chosen.activation_estimate is None:
+        # As in the answer: a preset without a sequence length has no activations counted.
+        lines.append(w("compare.intro_not_counted", card=card_name(chosen, w)))
+    else:
+        lines.append(w("compare.intro", a=w.gb(chosen.activations_gb), card=card_name(chosen, w)))
     lines += [_full(row, w) for row in compare_methods(chosen.request)]
     lines += [_adapter(chosen.lora, chosen, w), _adapter(chosen.qlora, chosen, w)]
     return {
