@@ -63,7 +63,8 @@ def short_method_name(estimate: Estimate, w: Words) -> str:
 
 
 def short_card_name(gpu: Gpu) -> str:
-    """ "H100 80 GB" for "NVIDIA H100 80 GB": the card named without its vendor, for titles."""
+    """ "H100 80 GB" for "NVIDIA H100 80 GB": the card named without its vendor, for titles. The memory
+    stays in the name: "2 × A100" would not say whether 40 GB or 80 GB cards are meant."""
     name = gpu.display_name
     for prefix in _VENDOR_PREFIXES:
         if name.startswith(prefix):
