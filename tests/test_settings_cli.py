@@ -98,6 +98,7 @@ def test_estimate_json_is_the_discord_embed(capsys: pytest.CaptureFixture[str]) 
         "vram:det:p=7;b=10",
     ]
     assert "attachments" not in message
+    assert message["allowed_mentions"] == {"parse": []}
 
 
 def test_estimate_shows_every_view_and_writes_the_chart(

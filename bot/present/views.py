@@ -39,7 +39,12 @@ class Message:
 
     def to_json(self) -> dict[str, Any]:
         """The message as Discord's JSON, with its attachment named as the upload names it."""
-        data: dict[str, Any] = {"embeds": [self.embed], "components": self.components}
+        # allowed_mentions as the runtime sends every answer: it pings nobody.
+        data: dict[str, Any] = {
+            "embeds": [self.embed],
+            "components": self.components,
+            "allowed_mentions": {"parse": []},
+        }
         if self.attachment is not None:
             data["attachments"] = [{"id": 0, "filename": self.attachment}]
         return data
