@@ -1,7 +1,9 @@
 """``vram-bot estimate``: the bot's answer in a terminal, with the same options as ``/vram``.
 
 The flags come from the option table (``--gpus``, ``--no-flash-attention``, …), with the help texts
-the README and Discord show. Nothing here imports discord: the preview runs without it.
+the README and Discord show. ``--view`` picks the answer, Compare or Details, ``--json`` prints the
+message as the bot sends it, ``--chart`` writes Compare's chart. Nothing here imports discord: the
+preview runs without it (and Pillow is loaded only for ``--chart``).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from bot.estimate.core import estimate
@@ -17,16 +20,21 @@ from bot.estimate.hub import HubFailure, is_repo_id, looks_like_repo_id, registe
 from bot.estimate.models import find_preset, presets, search_presets
 from bot.estimate.options import OptionSpec
 from bot.estimate.request import InvalidRequest, parse_request, request_options
-from bot.present.answer import render_embed
+from bot.present.custom_ids import COMPARE, DETAILS, ESTIMATE
 from bot.present.figures import figures, fits
 from bot.present.hub_problems import describe_hub_failure
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.option_docs import option_help
 from bot.present.problems import describe_problem
 from bot.present.terminal import embed_to_text
+from bot.present.views import render_message
+
+# The views by the names people type, and the custom_id names they stand for.
+VIEW_NAMES = {"estimate": ESTIMATE, "compare": COMPARE, "details": DETAILS}
 
 EXIT_USAGE = 2
 EXIT_DOES_NOT_FIT = 1  # with --check: a launch script can guard itself with `vram-bot estimate … --check`
+EPHEMERAL = 64  # the message flag of an answer only its asker sees
 
 
 def _add_option(parser: argparse.ArgumentParser, spec: OptionSpec) -> None:
@@ -65,7 +73,25 @@ def add_estimate_command(commands: Any) -> None:
         help="language of the answer, as Discord users with that locale see it (default en)",
     )
     preview.add_argument("--list-models", action="store_true", help="list the model presets and exit")
-    preview.add_argument("--json", action="store_true", help="print the embed as Discord's JSON instead")
+    preview.add_argument(
+        "--view",
+        choices=list(VIEW_NAMES),
+        default="estimate",
+        help="which view to show: the answer (default), Compare or Details, as the buttons show them",
+    )
+    preview.add_argument(
+        "--json",
+        action="store_true",
+        help="print the whole message as the bot sends it (embeds, components, attachment names)",
+    )
+    preview.add_argument(
+        "--chart", type=Path, metavar="FILE.png", help="also write Compare's chart to FILE.png"
+    )
+    preview.add_argument(
+        "--private",
+        action="store_true",
+        help="as an answer only the asker sees, which carries the Share button (--json)",
+    )
     preview.add_argument(
         "--format",
         choices=["text", "json"],
@@ -120,7 +146,17 @@ def run_estimate(args: argparse.Namespace) -> int:
     result = estimate(request)
     if args.format == "json":
         print(json.dumps(figures(result), ensure_ascii=False, indent=2))
+        return EXIT_DOES_NOT_FIT if args.check and not fits(result) else 0
+    message = render_message(request, VIEW_NAMES[args.view], language, shareable=args.private)
+    if args.chart is not None:
+        from bot.present.chart import compare_png  # Pillow only when a chart is asked for
+
+        args.chart.write_bytes(compare_png(request, language))
+    if args.json:
+        data = message.to_json()
+        if args.private:
+            data["flags"] = EPHEMERAL
+        print(json.dumps(data, ensure_ascii=False, indent=2))
     else:
-        embed = render_embed(result, language)
-        print(json.dumps(embed, ensure_ascii=False, indent=2) if args.json else embed_to_text(embed))
+        print(embed_to_text(message.embed))
     return EXIT_DOES_NOT_FIT if args.check and not fits(result) else 0

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from aiohttp import WSMsgType, web
+from aiohttp import BodyPartReader, WSMsgType, web
 
 API_PREFIX = "/api/v10"
 HEARTBEAT_INTERVAL_MS = 41_250
@@ -62,6 +62,7 @@ class Callback:
     query: dict[str, str]
     message: dict[str, Any] = field(default_factory=dict)  # the message it created or updated
     received_at: float = 0.0  # time.perf_counter() when the fake got it
+    files: dict[str, bytes] = field(default_factory=dict)  # uploaded files by name (multipart callbacks)
 
     @property
     def type(self) -> int:
@@ -81,6 +82,46 @@ class Callback:
         embeds: list[dict[str, Any]] = self.data.get("embeds") or []
         assert len(embeds) == 1, f"expected one embed, got {embeds!r}"
         return embeds[0]
+
+
+async def _read_body(request: web.Request) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """A JSON body, or a multipart one as Discord takes a message with files: the JSON in the part
+    ``payload_json`` and each file in a part ``files[n]`` named by its filename."""
+    if not request.content_type.startswith("multipart/"):
+        body: dict[str, Any] = await request.json(loads=orjson.loads)
+        return body, {}
+    body, files = {}, {}
+    reader = await request.multipart()
+    async for part in reader:
+        assert isinstance(part, BodyPartReader), "nested multipart is not something Discord takes"
+        if part.name == "payload_json":
+            body = orjson.loads(await part.read())
+        else:
+            assert (part.name or "").startswith("files["), f"unexpected part {part.name!r}"
+            assert part.filename, "a file part without a filename"
+            files[part.filename] = bytes(await part.read())
+    return body, files
+
+
+def _attachments(data: dict[str, Any], files: dict[str, bytes]) -> list[dict[str, Any]]:
+    """The message's attachments as Discord returns them, one per uploaded file."""
+    described = {a.get("filename"): a for a in data.get("attachments", [])}
+    return [
+        {
+            "id": snowflake(),
+            "filename": name,
+            "size": len(content),
+            "url": f"https://cdn.example.invalid/attachments/{name}",
+            "proxy_url": f"https://media.example.invalid/attachments/{name}",
+            "content_type": "image/png" if name.endswith(".png") else "application/octet-stream",
+            **(
+                {"description": described[name]["description"]}
+                if "description" in described.get(name, {})
+                else {}
+            ),
+        }
+        for name, content in files.items()
+    ]
 
 
 class FakeDiscord:
@@ -441,7 +482,7 @@ class FakeDiscord:
 
     async def _callback(self, request: web.Request) -> web.Response:
         received_at = time.perf_counter()
-        body = await request.json(loads=orjson.loads)
+        body, files = await _read_body(request)
         if self.callback_faults:
             fault = self.callback_faults.pop(0)
             self.faulted.append((request.match_info["id"], fault.status))
@@ -449,14 +490,20 @@ class FakeDiscord:
         interaction_id = request.match_info["id"]
         interaction = self._sent.get(interaction_id, {})
         callback = Callback(
-            interaction_id=interaction_id, body=body, query=dict(request.query), received_at=received_at
+            interaction_id=interaction_id,
+            body=body,
+            query=dict(request.query),
+            received_at=received_at,
+            files=files,
         )
         if callback.type == 7 and "message" in interaction:  # UPDATE_MESSAGE: edit the clicked message
             message = self.messages.setdefault(interaction["message"]["id"], dict(interaction["message"]))
             message |= {key: callback.data[key] for key in ("embeds", "components") if key in callback.data}
+            if files or "attachments" in callback.data:  # the files sent replace those kept
+                message["attachments"] = _attachments(callback.data, files)
             message["edited_timestamp"] = "2026-12-02T12:00:01+00:00"
         else:
-            message = self._message(callback.data, interaction)
+            message = self._message(callback.data, interaction, files)
         callback.message = message
         self.callbacks.append(callback)
         future = self._callbacks.get(interaction_id)
@@ -476,14 +523,14 @@ class FakeDiscord:
         )
 
     async def _followup(self, request: web.Request) -> web.Response:
-        body = await request.json()
+        body, files = await _read_body(request)
         self.webhooks.append(("followup", request.match_info["token"], body))
-        return json_response(self._message(body))
+        return json_response(self._message(body, files=files))
 
     async def _edit_original(self, request: web.Request) -> web.Response:
-        body = await request.json()
+        body, files = await _read_body(request)
         self.webhooks.append(("edit", request.match_info["token"], body))
-        return json_response(self._message(body))
+        return json_response(self._message(body, files=files))
 
     async def _delete_original(self, request: web.Request) -> web.Response:
         self.webhooks.append(("delete", request.match_info["token"], {}))
@@ -504,7 +551,12 @@ class FakeDiscord:
         self.unknown_routes.append((request.method, request.path))
         return json_response({"message": "404: Not Found", "code": 0}, status=404)
 
-    def _message(self, data: dict[str, Any], interaction: dict[str, Any] | None = None) -> dict[str, Any]:
+    def _message(
+        self,
+        data: dict[str, Any],
+        interaction: dict[str, Any] | None = None,
+        files: dict[str, bytes] | None = None,
+    ) -> dict[str, Any]:
         """A message the bot posted, kept in ``messages`` with the interaction that caused it."""
         message: dict[str, Any] = {
             "id": snowflake(),
@@ -517,7 +569,7 @@ class FakeDiscord:
             "mention_everyone": False,
             "mentions": [],
             "mention_roles": [],
-            "attachments": [],
+            "attachments": _attachments(data, files or {}),
             "embeds": data.get("embeds", []),
             "components": data.get("components", []),
             "pinned": False,

@@ -22,3 +22,12 @@ async def test_the_benchmark_runs_and_reports_every_command(
     assert set(result["ratios"]) == {"/vram vs /ping", "/vram vs /ping_embed"}
     print_table(result)
     assert "/vram vs /ping" in capsys.readouterr().out
+
+
+def test_the_chart_benchmark_runs_and_reports_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.chart import main
+
+    assert main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "pillow_cold_en" in out
+    assert "budget 5.0 ms of CPU per chart" in out

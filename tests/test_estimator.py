@@ -66,7 +66,7 @@ def test_custom_bytes_per_param_overrides_the_optimizer_with_one_line() -> None:
     assert result.parts[0].gb == 70
     assert result.total_gb == 70
     assert result.custom_bytes
-    assert title(result) == "VRAM to fully fine-tune a 7B model · Custom 10 B/param"
+    assert title(result) == "✅ 7B · Custom 10 B/param: 70.0 GB fits one H100 80 GB"
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ async def test_loads_into_a_plain_bot_and_answers(
         assert [c["name"] for c in fake.registered["global"]] == ["vram"]
         callback = await fake.invoke("vram", params=7, optimizer="sgd")
         assert not callback.ephemeral
-        assert callback.embed["title"] == "VRAM to fully fine-tune a 7B model · SGD with momentum"
+        assert callback.embed["title"] == "✅ 7B · SGD: 56.0 GB fits one H100 80 GB"
         bad = await fake.invoke("vram", params=-3)
         assert bad.ephemeral
         assert "`params` = -3 is not allowed" in bad.data["content"]

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 async def assert_still_serving(fake: FakeDiscord) -> None:
     callback = await fake.invoke("vram", params=7)
-    assert callback.embed["title"] == "VRAM to fully fine-tune a 7B model · Mixed-precision Adam"
+    assert callback.embed["title"] == "❌ 7B · Adam: 112.0 GB — 2 × H100 80 GB with ZeRO-3"
 
 
 async def test_a_500_from_the_callback_is_retried_and_the_user_gets_the_embed(
@@ -25,7 +25,9 @@ async def test_a_500_from_the_callback_is_retried_and_the_user_gets_the_embed(
     fake.callback_faults.append(Fault(500, {"message": "500: Internal Server Error", "code": 0}))
     callback = await fake.invoke("vram", params=7, optimizer="sgd")
     assert fake.faulted[-1] == (callback.interaction_id, 500)  # the first try failed ...
-    assert callback.embed["fields"][1]["value"] == "56.0 GB"  # ... and the retry carried the answer
+    assert (
+        "M = N × B = 7 × 8 = 56.0 GB" in callback.embed["description"]
+    )  # ... and the retry carried the answer
 
 
 async def test_a_429_is_waited_out_and_then_answered(fake: FakeDiscord, bot: VramBot) -> None:
@@ -50,7 +52,7 @@ async def test_a_429_is_waited_out_and_then_answered(fake: FakeDiscord, bot: Vra
     callback = await fake.invoke("vram", params=7)
     assert time.monotonic() - started >= retry_after
     assert fake.faulted[-1] == (callback.interaction_id, 429)
-    assert callback.embed["fields"][1]["value"] == "112.0 GB"
+    assert "M = N × B = 7 × 16 = 112.0 GB" in callback.embed["description"]
 
 
 async def test_an_expired_interaction_is_one_warning_and_the_next_command_is_served(

@@ -107,7 +107,7 @@ async def test_hostile_input_gets_a_clear_answer_and_the_bot_serves_on(
         assert expected in content
         assert len(content) <= MESSAGE_CONTENT_MAX
     after = await fake.invoke("vram", params=7)
-    assert after.embed["fields"][3]["value"] == "**112.0 GB**"
+    assert "= **112.0 GB**" in after.embed["description"]
 
 
 async def test_options_that_are_not_a_list_get_a_clear_answer(fake: FakeDiscord, bot: VramBot) -> None:
@@ -154,4 +154,4 @@ async def test_odd_autocompletes_get_an_empty_answer_and_no_error(
     assert callback.data["choices"] == []
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
     after = await fake.invoke("vram", params=7)
-    assert after.embed["fields"][3]["value"] == "**112.0 GB**"
+    assert "= **112.0 GB**" in after.embed["description"]

@@ -54,7 +54,7 @@ def hub_env(hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fa
 
 
 def test_a_repo_id_is_looked_up_and_answered(hub_env: FakeHub, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["estimate", "--model", "acme/Phi-Like", "--optimizer", "sgd"]) == 0
+    assert main(["estimate", "--model", "acme/Phi-Like", "--optimizer", "sgd", "--view", "details"]) == 0
     out = capsys.readouterr().out
     assert "/vram model:acme/Phi-Like optimizer:sgd" in out
     assert "14,659,507,200 parameters" in out
@@ -86,7 +86,7 @@ def test_loose_preset_names_work_as_in_autocomplete(
     typed: str, name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["estimate", "--model", typed]) == 0
-    assert f"{name}:" in capsys.readouterr().out
+    assert f" {name} · Adam:" in capsys.readouterr().out  # the title names the preset
 
 
 def test_a_bad_repo_id_exits_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,6 +22,8 @@ from bot.present.i18n import Language, catalogue
 PROJECT = Path(__file__).resolve().parents[1]
 SOURCES = sorted([*(PROJECT / "bot").rglob("*.py"), *(PROJECT / "cogs").rglob("*.py")])
 KEY_SHAPE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
+# Strings shaped like a key that are not one: the chart's file name (``attachment://compare.png``).
+NOT_KEYS = {"compare.png"}
 
 FORBIDDEN = {
     # The numbers and the words never reach the network: Hub lookups live in bot/hub_lookup.py and
@@ -86,7 +88,7 @@ def keys_in(source: str, sections: set[str]) -> tuple[set[str], list[str]]:
     built: list[str] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and KEY_SHAPE.match(node.value):
-            if node.value.split(".", 1)[0] in sections:
+            if node.value.split(".", 1)[0] in sections and node.value not in NOT_KEYS:
                 used.add(node.value)
         elif isinstance(node, ast.JoinedStr) and node.values:
             start = node.values[0]

@@ -62,11 +62,11 @@ async def test_a_german_user_gets_a_german_embed(fake: FakeDiscord, bot: VramBot
     )
     callback = await fake.send_interaction(interaction)
     embed = callback.embed
-    assert embed["title"] == "VRAM für vollständiges Feintuning von einem 7B-Modell · Mixed-Precision-Adam"
-    values = fields(embed)
-    assert values["Modellzustände M"] == "112,0 GB"
-    assert values["Gesamt V"] == "**132,0 GB**"
-    assert values["Einzelne 80-GB-GPU"].startswith("❌ Passt nicht: 52,0 GB zu viel.")
+    assert embed["title"] == "❌ 7B · Adam: 132,0 GB — 2 × H100 80 GB mit ZeRO-3"
+    assert "M = N × B = 7 × 16 = 112,0 GB" in embed["description"]
+    assert "V = M + A = 112,0 + 20,0 = **132,0 GB**" in embed["description"]
+    assert "🟪\u00a0Aktivierungen 20,0\u00a0GB" in embed["description"]
+    assert "🟦🟩🟨🟨🟨🟨🟨🟪 1,7\u00a0×\u00a080\u00a0GB" in embed["description"]
     assert "Schätzung erster Ordnung" in embed["footer"]["text"]
     select, buttons = (row["components"] for row in callback.data["components"])
     assert select[0]["placeholder"] == "Optimizer wechseln"
@@ -81,8 +81,8 @@ async def test_a_german_user_gets_a_german_embed(fake: FakeDiscord, bot: VramBot
 async def test_an_english_user_gets_an_english_embed(fake: FakeDiscord, bot: VramBot) -> None:
     interaction = fake.slash_interaction("vram", fake.command_options("vram", params=7, activations=20))
     embed = (await fake.send_interaction(interaction)).embed
-    assert embed["title"] == "VRAM to fully fine-tune a 7B model · Mixed-precision Adam"
-    assert fields(embed)["Model states M"] == "112.0 GB"
+    assert embed["title"] == "❌ 7B · Adam: 132.0 GB — 2 × H100 80 GB with ZeRO-3"
+    assert "M = N × B = 7 × 16 = 112.0 GB" in embed["description"]
 
 
 async def test_a_german_user_gets_german_error_messages(fake: FakeDiscord, bot: VramBot) -> None:
@@ -122,8 +122,7 @@ async def test_the_invoker_switching_the_optimizer_updates_the_message(
     assert callback.type == 7  # UPDATE_MESSAGE: the invoker's own answer changes in place
     assert callback.data["allowed_mentions"] == {"parse": []}
     embed = callback.embed
-    assert embed["title"] == "VRAM to fully fine-tune a 7B model · SGD with momentum"
-    assert fields(embed)["Total V"] == "**76.0 GB**"  # 7 × 8 + 20
+    assert embed["title"] == "✅ 7B · SGD: 76.0 GB fits one H100 80 GB"  # 7 × 8 + 20
     assert fake.messages[answer.message["id"]]["embeds"][0]["title"] == embed["title"]
     assert custom_ids(callback.message)[0] == "vram:opt:p=7;o=sgd;a=20"
 
@@ -138,14 +137,21 @@ async def test_someone_else_comparing_gets_their_own_ephemeral_copy(fake: FakeDi
     assert callback.ephemeral
     embed = callback.embed
     assert embed["title"] == "Alle Verfahren im Vergleich beim Feintuning von einem 7B-Modell"
-    values = fields(embed)
-    assert (
-        values["Mixed-Precision-Adam · 16 B/Param."] == "M = 112,0 GB\nV = **132,0 GB**\n❌ 52,0 GB zu viel"
-    )
-    assert values["8-Bit-Adam · 12 B/Param."].startswith("M = 84,0 GB")
-    assert values["SGD mit Momentum · 8 B/Param."] == "M = 56,0 GB\nV = **76,0 GB**\n✅ passt"
-    assert values["LoRA · Mixed-Precision-Adam"].startswith("V = **35,1 GB**")  # 14 + 0.07 × 16 + 20
-    assert "QLoRA · Mixed-Precision-Adam" in values
+    lines = embed["description"].replace("\u00a0", " ").splitlines()
+    assert lines[1] == "Aktivierungen 20,0 GB in jedem Balken; Urteile für eine 80-GB-GPU."
+    assert lines[2:] == [
+        "Adam · 16 B/Param.: **132,0 GB**, ❌ 52,0 GB zu viel",
+        "8-Bit-Adam · 12 B/Param.: **104,0 GB**, ❌ 24,0 GB zu viel",
+        "SGD · 8 B/Param.: **76,0 GB**, ✅ passt",
+        "LoRA · Adam: **35,1 GB**, ✅ passt",  # 14 + 0.07 × 16 + 20
+        "QLoRA · Adam: **24,8 GB**, ✅ passt",
+    ]  # with no-break spaces in each verdict, so that a phone keeps it in one piece
+    assert "fields" not in embed  # inline columns broke words on a phone
+    # The chart is uploaded with the answer and shown as the embed's picture.
+    assert embed["image"]["url"] == "attachment://compare.png"
+    assert list(callback.files) == ["compare.png"]
+    assert callback.files["compare.png"].startswith(b"\x89PNG\r\n\x1a\n")
+    assert [a["filename"] for a in callback.message["attachments"]] == ["compare.png"]
     assert fake.messages[answer.message["id"]]["embeds"] == original  # the public answer is untouched
 
 
@@ -210,7 +216,7 @@ async def test_an_unknown_optimizer_in_the_select_is_refused(fake: FakeDiscord, 
 async def test_private_answers_only_the_user(fake: FakeDiscord, bot: VramBot) -> None:
     callback = await fake.invoke("vram", params=7, private=True)
     assert callback.ephemeral
-    assert callback.embed["title"].startswith("VRAM to fully fine-tune a 7B model")
+    assert callback.embed["title"].startswith("❌ 7B · Adam: 112.0 GB")
     assert callback.data["components"]  # the controls work on the private answer too
 
 
@@ -218,7 +224,7 @@ async def test_a_dm_with_the_bot_gets_the_answer(fake: FakeDiscord, bot: VramBot
     interaction = fake.slash_interaction("vram", fake.command_options("vram", params=13), in_dm=True)
     callback = await fake.send_interaction(interaction)
     assert not callback.ephemeral
-    assert fields(callback.embed)["Model states M"] == "208.0 GB"
+    assert "M = N × B = 13 × 16 = 208.0 GB" in callback.embed["description"]
 
 
 async def test_answers_clicks_and_errors_ping_nobody(fake: FakeDiscord, bot: VramBot) -> None:
@@ -234,3 +240,17 @@ async def test_answers_clicks_and_errors_ping_nobody(fake: FakeDiscord, bot: Vra
     assert len(answers) == 9
     for callback in answers:
         assert callback.data.get("allowed_mentions") == {"parse": []}, callback.body
+
+
+async def test_the_invokers_compare_attaches_the_chart_and_the_next_view_drops_it(
+    fake: FakeDiscord, bot: VramBot
+) -> None:
+    answer = await fake.invoke("vram", params=7, activations=20)
+    compare = await click(fake, answer.message, control(answer.message, "vram:cmp:"))
+    assert compare.type == 7  # edited in place, with the chart uploaded beside the new embed
+    assert list(compare.files) == ["compare.png"]
+    assert [a["filename"] for a in fake.messages[answer.message["id"]]["attachments"]] == ["compare.png"]
+    details = await click(fake, compare.message, control(compare.message, "vram:det:"))
+    assert details.type == 7
+    assert details.data["attachments"] == []  # Details has no picture: the chart goes
+    assert fake.messages[answer.message["id"]]["attachments"] == []

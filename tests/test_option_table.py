@@ -188,4 +188,6 @@ async def test_the_longest_request_a_user_can_type_gets_working_controls(
         )
         assert clicked.ephemeral
         assert command_line_in(clicked) == request
-        assert len(custom_ids(clicked.message)) == 4
+        shared = custom_ids(clicked.message)  # the ephemeral copy carries Share as well
+        assert len(shared) == 5
+        assert all(custom_id.endswith(f":{FROM_MESSAGE}") for custom_id in shared)

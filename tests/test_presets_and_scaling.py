@@ -11,6 +11,7 @@ from bot.estimate.models import Architecture, close_matches, find_preset, preset
 from bot.estimate.request import InvalidRequest, parse_request
 from bot.estimate.sharding import STRATEGIES, per_gpu_gb
 from bot.present.answer import render_embed
+from bot.present.details import render_details
 from bot.present.problems import describe_problem
 
 # Published totals (the safetensors parameter counts on each model's Hugging Face page).
@@ -192,7 +193,9 @@ def test_params_win_over_the_preset_and_the_embed_says_so() -> None:
     assert result.params_billion == 7
     assert result.preset_overridden
     assert result.lora.rank is None  # the 1 % rule: the preset's shapes do not describe a 7B model
-    assert "`params` was given, so it wins over the Llama 2 70B preset" in render_embed(result)["description"]
+    assert "`params` wins over the Llama 2 70B preset." in render_embed(result)["description"]
+    details = render_details(result)["fields"][0]["value"]
+    assert "`params` was given, so it wins over the Llama 2 70B preset" in details
 
 
 def test_a_named_card_sets_capacity_and_verdict_title() -> None:
@@ -200,7 +203,8 @@ def test_a_named_card_sets_capacity_and_verdict_title() -> None:
     assert result.single_gpu.capacity_gb == 192
     assert result.single_gpu.fits
     embed = render_embed(result)
-    assert any(f["name"] == "Single AMD Instinct MI300X 192 GB" for f in embed["fields"])
+    assert embed["title"] == "✅ 7B · Adam: 112.0 GB fits one MI300X 192 GB"
+    assert "🟦🟩🟨🟨🟨⬛⬛⬛ 58\u00a0%\u00a0of\u00a0192\u00a0GB" in embed["description"]
     assert Gpu.B200.memory_gb == 180
     assert Gpu.H100.memory_gb == 80
 
@@ -301,8 +305,11 @@ def test_the_answer_warns_when_v_fits_but_the_peak_does_not() -> None:
     assert result.peak is not None
     assert not result.peak.fits  # the foreach AdamW step's temporary tips it over
     assert result.peak.moment == "optimizer step"
-    values = {f["name"]: f["value"] for f in render_embed(result)["fields"]}
-    assert "⚠️ V fits, but the step's peak does not" in values["Peak of one step"]
+    details = {f["name"]: f["value"] for f in render_details(result)["fields"]}
+    assert "⚠️ V fits, but the step's peak does not" in details["Peak of one step"]
+    assert (
+        "⚠️ V fits, but one step peaks at ≈ 80.8 GB, over one 80 GB GPU" in render_embed(result)["description"]
+    )
 
 
 def test_a_sequence_beyond_the_model_s_context_is_estimated_with_a_warning() -> None:
@@ -310,6 +317,8 @@ def test_a_sequence_beyond_the_model_s_context_is_estimated_with_a_warning() -> 
     assert beyond.beyond_context == 4096
     assert beyond.activation_estimate is not None
     assert beyond.activation_estimate.seq_len == 8192  # still estimated as asked
-    shown = {f["name"]: f["value"] for f in render_embed(beyond)["fields"]}["Activation estimate"]
-    assert shown.startswith("⚠️ `seq_len` 8,192 is longer than Llama 2 7B's context of 4,096 tokens")
+    warning = "⚠️ `seq_len` 8,192 is longer than Llama 2 7B's context of 4,096 tokens"
+    assert warning in render_embed(beyond)["description"]
+    details = {f["name"]: f["value"] for f in render_details(beyond)["fields"]}
+    assert warning in "\n".join(details.values())
     assert estimate(parse_request(model="llama-2-7b", seq_len=4096)).beyond_context is None

@@ -125,6 +125,10 @@ def test_no_view_of_a_valid_request_shows_an_exponent(request: EstimateRequest) 
     for language in Language:
         for render in (render_embed, render_compare, render_details):
             embed = render(result, language)
-            texts = [embed["title"], embed["description"], *(f["name"] + f["value"] for f in embed["fields"])]
+            texts = [
+                embed["title"],
+                embed["description"],
+                *(f["name"] + f["value"] for f in embed.get("fields", [])),
+            ]
             for text in texts:
                 assert not EXPONENT.search(text), text

@@ -9,6 +9,9 @@ from bot.estimate.optimizers import Optimizer
 from bot.estimate.request import parse_request
 from bot.present.answer import render_embed, usage_bar
 from bot.present.command_line import command_line
+from bot.present.compare import render_compare
+from bot.present.details import render_details
+from bot.present.i18n import Language
 from bot.present.phrases import DOES_NOT_FIT_COLOUR, FITS_COLOUR, optimizer_choice_name
 from bot.present.terminal import embed_to_text
 from bot.present.words import Words
@@ -19,6 +22,10 @@ def embed_for(**options: object) -> dict[str, object]:
     return render_embed(estimate(parse_request(**options)))
 
 
+def details_for(**options: object) -> dict[str, object]:
+    return render_details(estimate(parse_request(**options)))
+
+
 def field(embed: dict[str, object], name: str) -> str:
     fields = embed["fields"]
     assert isinstance(fields, list)
@@ -27,26 +34,22 @@ def field(embed: dict[str, object], name: str) -> str:
 
 def test_worked_example_embed() -> None:
     embed = embed_for(params=7, activations=20)
-    assert embed["title"] == "VRAM to fully fine-tune a 7B model · Mixed-precision Adam"
+    assert embed["title"] == "❌ 7B · Adam: 132.0 GB — 2 × H100 80 GB with ZeRO-3"
     description = str(embed["description"])
     assert description.startswith("`/vram params:7 optimizer:adam activations:20`")
     assert "M = N × B = 7 × 16 = 112.0 GB" in description
-    assert "V = M + A = 112.0 GB + 20.0 GB = **132.0 GB**" in description
-    assert field(embed, "Model states M") == "112.0 GB"
-    assert field(embed, "Activations A") == "20.0 GB"
-    assert field(embed, "Total V") == "**132.0 GB**"
+    assert "V = M + A = 112.0 + 20.0 = **132.0 GB**" in description
+    assert "🟨\u00a0optimizer state 84.0\u00a0GB 🟪\u00a0activations 20.0\u00a0GB" in description
     assert embed["color"] == DOES_NOT_FIT_COLOUR
-    verdict = field(embed, "Single 80 GB GPU")
-    assert verdict.startswith("❌")
-    assert "52.0 GB over" in verdict
-    assert "2 × 80 GB GPUs" in verdict
-    assert field(embed, "LoRA hint").startswith("💡")
-    assert "35.1 GB" in field(embed, "LoRA hint")
-    assert "confirm it on a real training step" in str(embed["footer"]).lower()
+    assert "💡 LoRA 35.1 GB (one 48 GB card) · QLoRA 24.8 GB (one 48 GB card)" in description
+    assert "first-order estimate" in str(embed["footer"]).lower()
+    details = details_for(params=7, activations=20)
+    assert "52.0 GB over" in field(details, "Does it fit the card?")
+    assert "2 × 80 GB GPUs" in field(details, "Does it fit the card?")
 
 
-def test_breakdown_has_one_line_per_part_and_the_sum() -> None:
-    lines = field(embed_for(params=7, optimizer="adam8bit"), "Breakdown per parameter").splitlines()
+def test_details_have_one_breakdown_line_per_part_and_the_sum() -> None:
+    lines = field(details_for(params=7, optimizer="adam8bit"), "Breakdown per parameter").splitlines()
     assert lines[0] == "16-bit weights: 2 B/param · 14.0 GB"
     assert lines[2] == "fp32 master weights: 4 B/param · 28.0 GB"
     assert lines[-1] == "**Sum: 12 B/param**"
@@ -56,13 +59,59 @@ def test_breakdown_has_one_line_per_part_and_the_sum() -> None:
 def test_fitting_estimate_is_green_with_headroom() -> None:
     embed = embed_for(params=1, optimizer="sgd", activations=2)
     assert embed["color"] == FITS_COLOUR
-    assert field(embed, "Single 80 GB GPU") == "✅ Fits, with 70.0 GB to spare."
+    assert embed["title"] == "✅ 1B · SGD: 10.0 GB fits one H100 80 GB"
+    assert "Fits, with 70.0 GB to spare." in field(
+        details_for(params=1, optimizer="sgd", activations=2), "Does it fit the card?"
+    )
 
 
 def test_activations_that_fill_the_card_advise_checkpointing() -> None:
-    verdict = field(embed_for(params=1, activations=90), "Single 80 GB GPU")
-    assert verdict.startswith("❌")
-    assert "activation checkpointing" in verdict
+    embed = embed_for(params=1, activations=90)
+    assert str(embed["title"]).startswith(
+        "❌ 1B · Adam: 106.0 GB — activations alone overflow one H100 80 GB"
+    )
+    verdict = field(details_for(params=1, activations=90), "Does it fit the card?")
+    assert "activation checkpointing or a smaller batch" in verdict
+    assert "fill an 80 GB card" in verdict
+
+
+def test_no_smaller_batch_advice_for_a_batch_of_one() -> None:
+    verdict = field(
+        details_for(model="llama-3.1-8b", batch_size=1, seq_len=1_048_576, gpu="t4"), "Does it fit the card?"
+    )
+    assert "smaller batch" not in verdict
+    assert "shorter sequences" in verdict
+
+
+@pytest.mark.parametrize(
+    ("number", "english"),
+    [
+        ("8", "an 8"),
+        ("80", "an 80"),
+        ("800", "an 800"),
+        ("8.5", "an 8.5"),
+        ("11", "an 11"),
+        ("18", "an 18"),
+        ("11,000", "an 11,000"),
+        ("18,500", "an 18,500"),
+        ("110", "a 110"),
+        ("1,800", "a 1,800"),
+        ("7", "a 7"),
+        ("48", "a 48"),
+        ("192", "a 192"),
+        ("0.5", "a 0.5"),
+    ],
+)
+def test_the_english_article_follows_the_number_sound(number: str, english: str) -> None:
+    assert Words().a(number) == english
+    assert Words(Language.DE).a(number) == number  # German's article is in its text
+
+
+def test_a_and_an_before_numbers_in_every_view() -> None:
+    assert str(details_for(params=8)["title"]).endswith("an 8B model")
+    assert str(details_for(params=7)["title"]).endswith("a 7B model")
+    assert str(details_for(params=11)["title"]).endswith("an 11B model")
+    assert "a 80" not in str(details_for(params=1, activations=90))
 
 
 def test_copyable_command_line_lists_only_what_was_given() -> None:
@@ -74,17 +123,29 @@ def test_copyable_command_line_lists_only_what_was_given() -> None:
 
 
 @pytest.mark.parametrize(
-    ("total", "bar"),
+    ("parts", "bar"),
     [
-        (0, "`░░░░░░░░░░░░░░░░░░░░` 0 % of 80 GB"),
-        (40, "`██████████░░░░░░░░░░` 50 % of 80 GB"),
-        (80, "`████████████████████` 100 % of 80 GB"),
-        (84, "`████████████████████|▓` 105 % of 80 GB"),
-        (1000, "`████████████████████|" + "▓" * 20 + "…` 1,250 % of 80 GB"),
+        ([("activations", 0)], "⬛⬛⬛⬛⬛⬛⬛⬛ 0 % of 80 GB"),
+        ([("weights", 20), ("optimizer", 20)], "🟦🟦🟨🟨⬛⬛⬛⬛ 50 % of 80 GB"),
+        ([("weights", 40), ("activations", 40)], "🟦🟦🟦🟦🟪🟪🟪🟪 100 % of 80 GB"),
+        ([("weights", 30), ("gradients", 5), ("optimizer", 5)], "🟦🟦🟦🟩⬛⬛⬛⬛ 50 % of 80 GB"),
+        ([("weights", 84)], "🟦🟦🟦🟦🟦🟦🟦🟦 1.1 × 80 GB"),
+        ([("weights", 112)], "🟦🟦🟦🟦🟦🟦🟦🟦 1.4 × 80 GB"),
+        ([("optimizer", 1128.8)], "🟨🟨🟨🟨🟨🟨🟨🟨 14 × 80 GB"),
+        ([("weights", 500), ("activations", 500)], "🟦🟦🟦🟦🟪🟪🟪🟪 12 × 80 GB"),
     ],
 )
-def test_usage_bar(total: float, bar: str) -> None:
-    assert usage_bar(total) == bar
+def test_usage_bar(parts: list[tuple[str, float]], bar: str) -> None:
+    assert usage_bar(parts) == bar.replace("of 80 GB", "of\u00a080\u00a0GB").replace(
+        " × 80 GB", "\u00a0×\u00a080\u00a0GB"
+    ).replace(" % ", "\u00a0%\u00a0")
+
+
+def test_the_bar_stays_one_phone_line_and_its_colours_are_the_parts() -> None:
+    for options in ({"params": 7}, {"params": 100_000, "activations": 1_000_000}, {"params": 0.001}):
+        bar = str(embed_for(**options)["description"]).splitlines()[-1]
+        assert len(bar) <= 30
+        assert bar.count("🟦") + bar.count("🟩") + bar.count("🟨") + bar.count("🟪") + bar.count("⬛") == 8
 
 
 def test_gb_formatting() -> None:
@@ -118,13 +179,13 @@ def test_limit_checker_catches_oversized_embeds() -> None:
 
 
 def test_terminal_text_has_the_same_content_without_markdown() -> None:
-    embed = embed_for(params=7, optimizer="adam8bit")
-    text = embed_to_text(embed)
+    text = embed_to_text(embed_for(params=7, optimizer="adam8bit"))
     assert "**" not in text
     assert "`" not in text
     assert "/vram params:7 optimizer:adam8bit" in text
-    assert "Total V: 84.0 GB" in text
-    assert "❌ Does not fit: 4.0 GB over." in text
+    assert "V = M + A = 84.0 + 0 = 84.0 GB" in text
+    details = embed_to_text(details_for(params=7, optimizer="adam8bit"))
+    assert "❌ Does not fit: 4.0 GB over." in details
 
 
 def test_choice_names_start_with_the_key() -> None:
@@ -138,15 +199,31 @@ def test_choice_names_start_with_the_key() -> None:
 def test_a_mixture_of_experts_shows_total_and_active_parameters_and_what_it_leaves_out() -> None:
     description = str(embed_for(model="deepseek-v3")["description"])
     assert "671B total, 37.6B active per token" in description
-    assert "Its 1 multi-token-prediction layer(s) are not counted" in description
+    assert "Its 1 multi-token-prediction layer(s) are not counted" in field(
+        details_for(model="deepseek-v3"), "The preset"
+    )
     scout = str(embed_for(model="llama-4-scout")["description"])
     assert "108B total, 17.2B active per token" in scout
-    assert "Only the text model is counted" in scout
+    assert "Only the text model is counted" in field(details_for(model="llama-4-scout"), "The preset")
     dense = str(embed_for(model="llama-3.1-8b")["description"])
     assert "active per token" not in dense
 
 
+def test_a_preset_without_batch_or_sequence_says_activations_are_not_counted() -> None:
+    description = str(embed_for(model="llama-3.1-8b")["description"])
+    assert "🟪\u00a0activations not counted: add `seq_len`" in description
+    assert "activations not counted" not in str(embed_for(params=7)["description"])
+    assert "activations not counted" not in str(embed_for(model="llama-3.1-8b", seq_len=4096)["description"])
+
+
 def test_lora_by_rank_names_the_layers_it_counts() -> None:
-    hint = field(embed_for(model="deepseek-v3", lora_rank=8), "LoRA hint")
+    hint = field(details_for(model="deepseek-v3", lora_rank=8), "Why LoRA changes the picture")
     assert "rank 8 on q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj, o_proj," in hint
     assert "experts.gate_proj" in hint
+
+
+def test_compare_says_when_a_preset_has_no_activations_counted() -> None:
+    compare = render_compare(estimate(parse_request(model="deepseek-v3")))
+    assert "Activations not counted (add `seq_len`)" in str(compare["description"])
+    estimated = render_compare(estimate(parse_request(model="deepseek-v3", seq_len=4096)))
+    assert "not counted" not in str(estimated["description"])

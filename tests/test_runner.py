@@ -74,7 +74,7 @@ async def test_the_entry_point_syncs_serves_logs_no_token_and_stops_on_sigterm(
 
         interaction = fake.slash_interaction("vram", fake.command_options("vram", params=7.0))
         callback = await fake.send_interaction(interaction)
-        assert callback.embed["title"].startswith("VRAM to fully fine-tune a 7B model")
+        assert callback.embed["title"].startswith("❌ 7B · Adam")
         await fake.invoke("vram", params=-1)  # an error path too
     finally:
         process.send_signal(signal.SIGTERM)
@@ -117,7 +117,7 @@ async def test_two_processes_split_two_shards_and_each_answers_its_guilds(
                 "vram", fake.command_options("vram", params=7 + shard), guild_id=guild
             )
             callback = await fake.send_interaction(interaction)  # delivered on that shard's connection
-            assert callback.embed["title"].startswith(f"VRAM to fully fine-tune a {7 + shard}B model")
+            assert callback.embed["title"].startswith(f"❌ {7 + shard}B · Adam")
     finally:
         for process in processes:
             process.send_signal(signal.SIGTERM)

@@ -76,21 +76,47 @@ def test_estimate_prints_the_embed_content(capsys: pytest.CaptureFixture[str]) -
     assert main(["estimate", "7", "--optimizer", "adam8bit", "--activations", "20"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[:5] == [
-        "VRAM to fully fine-tune a 7B model · 8-bit Adam",
-        "===============================================",
+        "❌ 7B · 8-bit Adam: 104.0 GB — 2 × H100 80 GB with ZeRO-3",
+        "========================================================",
         "/vram params:7 optimizer:adam8bit activations:20",
         "M = N × B = 7 × 12 = 84.0 GB",
-        "V = M + A = 84.0 GB + 20.0 GB = 104.0 GB",
+        "V = M + A = 84.0 + 20.0 = 104.0 GB",
     ]
-    assert "Total V: 104.0 GB" in lines
 
 
 def test_estimate_json_is_the_discord_embed(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["estimate", "7", "--bytes-per-param", "10", "--json"]) == 0
-    embed = json.loads(capsys.readouterr().out)
-    assert embed["title"] == "VRAM to fully fine-tune a 7B model · Custom 10 B/param"
+    message = json.loads(capsys.readouterr().out)
+    (embed,) = message["embeds"]
+    assert embed["title"] == "✅ 7B · Custom 10 B/param: 70.0 GB fits one H100 80 GB"
     assert embed["color"] == 0x2ECC71  # 70 GB fits an 80 GB card
-    assert {f["name"]: f["value"] for f in embed["fields"]}["Model states M"] == "70.0 GB"
+    assert "M = N × B = 7 × 10 = 70.0 GB" in embed["description"]
+    # The message as the bot sends it: the controls too, and no attachment for this view.
+    assert [c["custom_id"] for c in message["components"][1]["components"]] == [
+        "vram:est:p=7;b=10",
+        "vram:cmp:p=7;b=10",
+        "vram:det:p=7;b=10",
+    ]
+    assert "attachments" not in message
+    assert message["allowed_mentions"] == {"parse": []}
+
+
+def test_estimate_shows_every_view_and_writes_the_chart(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    chart = tmp_path / "compare.png"
+    args = ["estimate", "7", "--activations", "20", "--view", "compare", "--json", "--chart", str(chart)]
+    assert main(args) == 0
+    message = json.loads(capsys.readouterr().out)
+    assert message["attachments"] == [{"id": 0, "filename": "compare.png"}]
+    assert message["embeds"][0]["image"] == {"url": "attachment://compare.png"}
+    assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert main(["estimate", "7", "--view", "details", "--lang", "de"]) == 0
+    assert "Die Modellzustände dominieren:" in capsys.readouterr().out
+    assert main(["estimate", "7", "--private", "--json"]) == 0
+    message = json.loads(capsys.readouterr().out)
+    assert message["flags"] == 64
+    assert message["components"][1]["components"][-1]["custom_id"] == "vram:shr:est:p=7"
 
 
 def test_estimate_rejects_bad_input_with_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -110,7 +136,9 @@ def test_preview_takes_the_preset_options(capsys: pytest.CaptureFixture[str]) ->
     args = ["estimate", "--model", "llama 3.1 70b", "--gpus", "8", "--seq-len", "4096", "--lora-rank", "32"]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "VRAM to fully fine-tune Llama 3.1 70B" in out
+    assert "Llama 3.1 70B · Adam: " in out
+    assert main([*args, "--view", "details"]) == 0
+    out = capsys.readouterr().out
     assert "On 8 × NVIDIA H100 80 GB:" in out
     assert "rank 32" in out
     assert "batch 1 × 4,096 tokens" in out
@@ -121,8 +149,8 @@ def test_preview_takes_the_preset_options(capsys: pytest.CaptureFixture[str]) ->
 def test_estimate_speaks_german_with_lang_de(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["estimate", "7", "--activations", "20", "--lang", "de"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("VRAM für vollständiges Feintuning von einem 7B-Modell · Mixed-Precision-Adam\n")
-    assert "Modellzustände M: 112,0 GB" in out
-    assert "Gesamt V: 132,0 GB" in out
+    assert out.startswith("❌ 7B · Adam: 132,0 GB — 2 × H100 80 GB mit ZeRO-3\n")
+    assert "M = N × B = 7 × 16 = 112,0 GB" in out
+    assert "V = M + A = 112,0 + 20,0 = 132,0 GB" in out
     assert main(["estimate", "0", "--lang", "de"]) == 2
     assert "params = 0 ist nicht zulässig: Geben Sie eine Zahl größer als 0" in capsys.readouterr().err

@@ -62,7 +62,7 @@ def retry_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 async def assert_serves(fake: FakeDiscord) -> None:
     callback = await fake.invoke("vram", params=7)
-    assert callback.embed["title"].startswith("VRAM to fully fine-tune a 7B model")
+    assert callback.embed["title"].startswith("❌ 7B · Adam: 112.0 GB")
 
 
 async def test_a_503_on_the_command_sync_is_retried_and_the_bot_serves(

@@ -10,9 +10,17 @@ import pytest
 from bot.present.custom_ids import ESTIMATE
 from bot.present.views import RENDERERS
 from bot.runtime.runner import VramBot
-from tests.fake_discord import Callback, FakeDiscord
+from tests.fake_discord import Callback, FakeDiscord, custom_ids
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+def control(message: dict[str, Any], prefix: str) -> str:
+    return next(c for c in custom_ids(message) if c.startswith(prefix))
+
+
+async def click(fake: FakeDiscord, message: dict[str, Any], custom_id: str) -> Callback:
+    return await fake.send_interaction(fake.component_interaction(message, custom_id))
 
 
 def fields(callback: Callback) -> dict[str, str]:
@@ -61,42 +69,40 @@ async def test_vram_adam8bit_answers_with_a_public_embed(fake: FakeDiscord, bot:
     assert not callback.ephemeral
     assert callback.data["allowed_mentions"] == {"parse": []}
     embed = callback.embed
-    assert embed["title"] == "VRAM to fully fine-tune a 7B model · 8-bit Adam"
-    assert embed["description"].startswith("`/vram params:7 optimizer:adam8bit`")
-    values = fields(callback)
-    assert values["Model states M"] == "84.0 GB"
-    assert values["Total V"] == "**84.0 GB**"
-    assert values["Single 80 GB GPU"].startswith("❌ Does not fit: 4.0 GB over.")
-    assert "2 × 80 GB GPUs" in values["Single 80 GB GPU"]
-    assert values["LoRA hint"].startswith("💡")
-    assert values["Memory use"].startswith("`████")
+    assert embed["title"] == "❌ 7B · 8-bit Adam: 84.0 GB — 2 × H100 80 GB with ZeRO-3"
+    lines = embed["description"].splitlines()
+    assert lines[0] == "`/vram params:7 optimizer:adam8bit`"
+    assert lines[1:3] == ["M = N × B = 7 × 12 = 84.0 GB", "V = M + A = 84.0 + 0 = **84.0 GB**"]
+    assert lines[3].startswith("🟦\u00a0weights 14.0\u00a0GB 🟩\u00a0gradients 14.0\u00a0GB")
+    assert lines[4].startswith("💡 LoRA 14.8 GB")
+    assert lines[5] == "🟦🟦🟩🟨🟨🟨🟨🟨 1.1\u00a0×\u00a080\u00a0GB"
     assert "first-order estimate" in embed["footer"]["text"].lower()
 
 
 async def test_worked_example_with_activations(fake: FakeDiscord, bot: VramBot) -> None:
     callback = await fake.invoke("vram", params=7, activations=20)
-    values = fields(callback)
-    assert values["Model states M"] == "112.0 GB"
-    assert values["Activations A"] == "20.0 GB"
-    assert values["Total V"] == "**132.0 GB**"
+    description = callback.embed["description"]
+    assert "M = N × B = 7 × 16 = 112.0 GB" in description
+    assert "V = M + A = 112.0 + 20.0 = **132.0 GB**" in description
 
 
 async def test_options_the_issue_does_not_list_still_answer_correctly(
     fake: FakeDiscord, bot: VramBot
 ) -> None:
     callback = await fake.invoke("vram", params=1.5, optimizer="sgd", activations=3.25, bytes_per_param=9)
-    values = fields(callback)
+    description = callback.embed["description"]
     assert not callback.ephemeral
-    assert values["Model states M"] == "13.5 GB"  # 1.5 × 9: the custom bytes win over SGD's 8
-    assert values["Total V"] == "**16.8 GB**"  # 13.5 + 3.25 = 16.75
-    assert values["Single 80 GB GPU"] == "✅ Fits, with 63.2 GB to spare."
+    assert "M = N × B = 1.5 × 9 = 13.5 GB" in description  # the custom bytes win over SGD's 8
+    assert "= **16.8 GB**" in description  # 13.5 + 3.25 = 16.75
+    assert callback.embed["title"] == "✅ 1.5B · Custom 9 B/param: 16.8 GB fits one H100 80 GB"
     assert callback.embed["color"] == 0x2ECC71
-    assert values["Breakdown per parameter"] == "custom bytes per parameter: 9 B/param · 13.5 GB"
+    assert "🟨\u00a0model states 13.5\u00a0GB 🟪\u00a0activations 3.2\u00a0GB" in description
 
 
 async def test_a_model_that_fits_is_green(fake: FakeDiscord, bot: VramBot) -> None:
     callback = await fake.invoke("vram", params=5)
-    assert fields(callback)["Single 80 GB GPU"].startswith("✅")  # exactly 80 GB
+    assert callback.embed["title"].startswith("✅")  # exactly 80 GB
+    assert "🟦🟩🟨🟨🟨🟨🟨🟨 100\u00a0%\u00a0of\u00a080\u00a0GB" in callback.embed["description"]
     assert callback.embed["color"] == 0x2ECC71
 
 
@@ -124,7 +130,7 @@ async def test_invalid_input_gets_an_ephemeral_explanation(
     assert callback.data["allowed_mentions"] == {"parse": []}
     # ...and the bot serves the next command.
     after = await fake.invoke("vram", params=7)
-    assert fields(after)["Total V"] == "**112.0 GB**"
+    assert "= **112.0 GB**" in after.embed["description"]
 
 
 async def test_unexpected_error_apologises_logs_and_keeps_serving(
@@ -148,7 +154,7 @@ async def test_unexpected_error_apologises_logs_and_keeps_serving(
     monkeypatch.undo()
     after = await fake.invoke("vram", params=7)
     assert not after.ephemeral
-    assert fields(after)["Total V"] == "**112.0 GB**"
+    assert "= **112.0 GB**" in after.embed["description"]
 
 
 async def test_no_unknown_routes_were_called(fake: FakeDiscord, bot: VramBot) -> None:
@@ -196,18 +202,24 @@ async def test_preset_embed_with_card_sharding_lora_rank_and_activations(
     )
     assert not callback.ephemeral
     embed = callback.embed
-    assert embed["title"] == "VRAM to fully fine-tune Llama 3.1 8B · Mixed-precision Adam"
-    assert "8,030,261,248 parameters, counted from its architecture" in embed["description"]
-    values = fields(callback)
-    assert values["Activations A"].endswith("(estimated)")
-    assert "batch 2 × 4,096 tokens" in values["Activation estimate"]
-    assert "FlashAttention" in values["Activation estimate"]
-    assert values["Single NVIDIA A100 80 GB"].startswith("❌")
+    # Eight cards hold it with ZeRO-3, so the answer is green with the per-card figure.
+    assert embed["title"].startswith("✅ Llama 3.1 8B · Adam: ")
+    assert embed["title"].endswith(" per GPU on 8 × A100 80 GB with ZeRO-3")
+    assert embed["color"] == 0x2ECC71
+    assert "🟪\u00a0activations ≈ " in embed["description"]
+    assert (
+        embed["description"].splitlines()[-1].endswith("\u00a0%\u00a0of\u00a080\u00a0GB")
+    )  # one card's share
+    details = await click(fake, callback.message, control(callback.message, "vram:det:"))
+    values = fields(details)
+    assert "8,030,261,248 parameters, counted from its architecture" in values["The preset"]
+    assert "batch 2 × 4,096 tokens" in values["Activations are entered separately"]
+    assert "FlashAttention" in values["Activations are entered separately"]
     cluster = values["On 8 × NVIDIA A100 80 GB"]
     assert "ZeRO-1" in cluster
     assert "ZeRO-3 is the smallest strategy that fits" in cluster.replace("**", "")
     lora = "rank 32 on q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj in every layer: 83.9M"
-    assert lora in values["LoRA hint"]
+    assert lora in values["Why LoRA changes the picture"]
 
 
 async def test_unknown_model_lists_close_matches(fake: FakeDiscord, bot: VramBot) -> None:

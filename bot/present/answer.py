@@ -1,112 +1,108 @@
-"""The answer to ``/vram``: the estimate as a Discord embed (plain JSON data, no Discord I/O)."""
+"""The answer to ``/vram``: the estimate at a glance, as a Discord embed (plain JSON data, no Discord I/O).
+
+It is written for a phone: the verdict and the figure are the title, and the rest is a short text in
+the description (fields would add a heading line each). In order: the copyable ``/vram …`` line
+(controls of a request too long for their custom_id read it back from there, so it stays the first
+line), the seed's two formulas with the numbers, the parts in GB, LoRA and QLoRA in one line, and a
+coloured bar. Everything longer (bytes per parameter of each part, the sharding table, the
+activation estimate's assumptions) is in Details.
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
-from bot.estimate.core import Estimate
+from bot.estimate.core import AdapterHint, Estimate
 from bot.estimate.hardware import DEFAULT_GPU
+from bot.estimate.optimizers import PartKind
+from bot.estimate.sharding import Strategy, per_gpu_gb
 from bot.present.command_line import command_line
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.phrases import (
-    EmbedField,
-    activation_assumptions,
-    adapter_fit,
+    DOES_NOT_FIT_COLOUR,
+    FITS_COLOUR,
     architecture_notes,
-    architecture_shape,
-    card_name,
-    largest_batch_text,
-    lora_terms,
-    method_name,
-    peak_text,
-    subject,
-    verdict_colour,
-    verdict_text,
+    context_warning,
+    peak_warning,
+    short_card_name,
+    short_method_name,
+    short_subject,
 )
 from bot.present.words import Words, strategy_name
 
-BAR_CELLS = 20  # cells for one 80 GB card: 4 GB a cell
-BAR_MAX_OVERFLOW_CELLS = 20
+# Eight cells (10 GB each on an 80 GB card): coloured squares are emoji, some 22 px wide on a phone,
+# and with ten the caption wrapped onto a second line at 360 px in the screenshots; eight and the
+# caption fit one line.
+BAR_CELLS = 8
+# One colour per part, the same in the bar and in the breakdown line above it, which is the bar's legend.
+# Emoji squares render in colour on every Discord client (desktop, web, iOS, Android); ANSI colour in
+# code blocks does not reach the phones.
+SQUARES: dict[str, str] = {
+    "weights": "🟦",
+    "gradients": "🟩",
+    "optimizer": "🟨",
+    "activations": "🟪",
+}
+FREE_SQUARE = "⬛"
+_PART_KEYS: dict[PartKind, str] = {
+    "weights": "glance.weights",
+    "gradients": "glance.gradients",
+    "optimizer": "glance.optimizer",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Glance:
+    """What the title, colour and bar agree on: fits or not, and the memory on one card.
+
+    With ``gpus`` > 1 it follows the smallest strategy that fits on that many cards (or, when none
+    does, ZeRO-3, the one that needs the least), so a 7B model that fits eight cards with ZeRO-1 is
+    green with ZeRO-1's figure, not red with the single card's.
+    """
+
+    fits: bool
+    per_card_gb: float
+    strategy: Strategy | None  # None: the verdict is for one card
+
+
+def glance(estimate: Estimate) -> Glance:
+    cluster = estimate.cluster
+    if cluster is None:
+        return Glance(estimate.single_gpu.fits, estimate.total_gb, None)
+    best = cluster.smallest_fitting
+    row = next(r for r in cluster.rows if r.strategy == (best or "ZeRO-3"))
+    return Glance(best is not None, row.gb, row.strategy)
+
+
+def colour(estimate: Estimate) -> int:
+    return FITS_COLOUR if glance(estimate).fits else DOES_NOT_FIT_COLOUR
 
 
 def title(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> str:
+    """The verdict and the figure: "✅ 7B · SGD: 56.0 GB fits one H100 80 GB"."""
     w = Words(language)
-    return w("embed.title", subject=subject(estimate, w), method=method_name(estimate, w))
-
-
-def _breakdown(estimate: Estimate, w: Words) -> str:
-    lines = [
-        w("breakdown.line", part=w(part.key), bytes=w.num(part.bytes_per_param), gb=w.gb(part.gb))
-        for part in estimate.parts
-    ]
-    if len(estimate.parts) > 1:
-        lines.append(w("breakdown.sum", bytes=w.num(estimate.bytes_per_param)))
-    return "\n".join(lines)
-
-
-def verdict_title(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> str:
-    w = Words(language)
-    return w("field.single", card=card_name(estimate, w))
-
-
-def _cluster(estimate: Estimate, w: Words) -> tuple[str, str] | None:
-    cluster = estimate.cluster
-    if cluster is None:
-        return None
-    lines = [
-        w(
-            "cluster.row",
-            mark="✅" if row.fits else "❌",
-            strategy=strategy_name(row.strategy, w),
-            gb=w.gb(row.gb),
+    seen = glance(estimate)
+    values = {
+        "subject": short_subject(estimate, w),
+        "method": short_method_name(estimate, w),
+        "card": short_card_name(estimate.single_gpu.gpu),
+    }
+    if seen.strategy is not None and seen.fits:
+        return w(
+            "glance.cluster_fits",
+            gb=w.gb(seen.per_card_gb),
+            gpus=w.plain(estimate.request.gpus),
+            strategy=strategy_name(seen.strategy, w),
+            **values,
         )
-        for row in cluster.rows
-    ]
-    best = cluster.smallest_fitting
-    if best is None:
-        needed = estimate.single_gpu.sharded_gpus
-        if needed:
-            lines.append(w("cluster.none_fits", gpus=w.plain(needed)))
-        else:
-            lines.append(w("cluster.none_fits_activations"))
-    else:
-        lines.append(w("cluster.smallest", strategy=strategy_name(best, w)))
-    lines.append(w("cluster.deepspeed" if cluster.source == "deepspeed" else "cluster.source"))
-    name = w("field.cluster", gpus=w.plain(cluster.gpus), card=estimate.single_gpu.gpu.display_name)
-    return name, "\n".join(lines)
-
-
-def lora_text(estimate: Estimate, w: Words) -> str:
-    qlora = estimate.qlora
-    return w(
-        "lora.hint",
-        **lora_terms(estimate, w),
-        qlora_bytes=w.num(qlora.base_bytes_per_param),
-        qlora_total=w.gb(qlora.total_gb),
-        qlora_fit=adapter_fit(qlora, w),
-    )
-
-
-def _preset_line(estimate: Estimate, w: Words) -> str | None:
-    model = estimate.request.model
-    if model is None:
-        return None
-    if estimate.preset_overridden:
-        return w("preset.overridden", model=model.name, count=w.count(model.parameter_count))
-    line = w(
-        "preset.counted",
-        model=model.name,
-        count=w.plain(model.parameter_count),
-        shape=architecture_shape(model, w),
-    )
-    return " ".join([line, *architecture_notes(model, w)])
-
-
-def activations_value(estimate: Estimate, w: Words) -> str:
-    if estimate.activation_estimate is None:
-        return w.gb(estimate.activations_gb)
-    return w("activations.estimated", gb=w.gb(estimate.activations_gb))
+    if seen.fits:
+        return w("glance.fits", gb=w.gb(estimate.total_gb), **values)
+    needed = estimate.single_gpu.sharded_gpus
+    if needed is None:
+        return w("glance.activations_fill", gb=w.gb(estimate.total_gb), **values)
+    return w("glance.sharded", gb=w.gb(estimate.total_gb), gpus=w.plain(needed), **values)
 
 
 def formula(estimate: Estimate, w: Words) -> str:
@@ -119,69 +115,180 @@ def formula(estimate: Estimate, w: Words) -> str:
     )
     total = w(
         "formula.total",
-        m=w.gb(estimate.model_states_gb),
-        a=w.gb(estimate.activations_gb),
+        m=w.amount(estimate.model_states_gb),
+        a=w.amount(estimate.activations_gb),
         v=w.gb(estimate.total_gb),
     )
     return f"{model_states}\n{total}"
 
 
+def part_sizes(estimate: Estimate) -> list[tuple[str, float]]:
+    """The memory by colour of the bar: weights, gradients, optimizer state (a custom B is one part,
+    shown in the optimizer's colour, since it has no breakdown), and activations."""
+    sizes: dict[str, float] = {}
+    for part in estimate.parts:
+        sizes[part.kind] = sizes.get(part.kind, 0.0) + part.gb
+    sizes["activations"] = estimate.activations_gb
+    return list(sizes.items())
+
+
+def _per_card_parts(estimate: Estimate, strategy: Strategy | None) -> list[tuple[str, float]]:
+    """The parts on one card: all of them, or each part's share under a ZeRO strategy (ZeRO shards
+    each part on its own terms, so the shares are exact; activations are on every card)."""
+    parts = part_sizes(estimate)
+    if strategy is None:
+        return parts
+    if estimate.custom_bytes:
+        # A custom B has no breakdown: its one part is what the strategy leaves of the model states.
+        row_gb = glance(estimate).per_card_gb
+        return [("optimizer", row_gb - estimate.activations_gb), ("activations", estimate.activations_gb)]
+    gpus = estimate.request.gpus
+    shares = {
+        "weights": per_gpu_gb(strategy, 1.0, 0.0, 0.0, gpus),
+        "gradients": per_gpu_gb(strategy, 0.0, 1.0, 0.0, gpus),
+        "optimizer": per_gpu_gb(strategy, 0.0, 0.0, 1.0, gpus),
+        "activations": 1.0,
+    }
+    return [(kind, gb * shares[kind]) for kind, gb in parts]
+
+
+def short_gb(value: float, w: Words) -> str:
+    """GB as the breakdown and the LoRA line show them: whole from 100 GB on (1,342 GB), where a tenth
+    says nothing and costs a phone's columns; the formulas above keep the exact figures."""
+    return f"{w.num(value, ',.0f')} GB" if abs(value) >= 100 else w.gb(value)
+
+
+def _item(square: str, text: str) -> str:
+    """One part of the breakdown, with no-break spaces after its square and before "GB": a phone may
+    wrap between its words, but never strands a square or a unit (the screenshots showed "14.0" and
+    "GB" on two lines)."""
+    return f"{square}\u00a0{text}".replace(" GB", "\u00a0GB")
+
+
+def _breakdown(estimate: Estimate, w: Words) -> str:
+    """The parts with their GB, each after its colour in the bar: the bar's legend."""
+    items = []
+    for kind, gb in part_sizes(estimate):
+        if kind == "activations":
+            continue
+        key = "glance.custom" if estimate.custom_bytes else _PART_KEYS[kind]  # type: ignore[index]
+        items.append(_item(SQUARES[kind], w(key, gb=short_gb(gb, w))))
+    activations = short_gb(estimate.activations_gb, w)
+    if estimate.activation_estimate is not None:
+        items.append(_item(SQUARES["activations"], w("glance.activations_estimated", gb=activations)))
+    elif estimate.request.model is not None and estimate.request.activations is None:
+        # A preset without batch or sequence length: A = 0 would read as "no activations", so say
+        # that they are left out and how to have them estimated.
+        items.append(_item(SQUARES["activations"], w("glance.activations_not_counted")))
+    else:
+        items.append(_item(SQUARES["activations"], w("glance.activations", gb=activations)))
+    # No separators: the coloured squares divide the parts, and every column counts on a phone.
+    return " ".join(items)
+
+
+def _cells(parts: list[tuple[str, float]], cells: int, gb_per_cell: float) -> list[str]:
+    """``cells`` squares split between the parts by largest remainder, so that the colours add up to
+    the bar's length exactly and a part of at least half a cell shows."""
+    exact = [(kind, gb / gb_per_cell) for kind, gb in parts]
+    counts = {kind: math.floor(x) for kind, x in exact}
+    by_remainder = sorted(exact, key=lambda item: item[1] - math.floor(item[1]), reverse=True)
+    for index in range(max(0, cells - sum(counts.values()))):
+        counts[by_remainder[index % len(by_remainder)][0]] += 1
+    return [SQUARES[kind] * counts[kind] for kind, _ in parts]
+
+
+def multiple(ratio: float, w: Words) -> str:
+    """How many cards' worth: 1.4, 14; never "1" for something that overflows."""
+    if ratio < 10:
+        return w.num(max(1.1, math.ceil(round(ratio * 10, 6)) / 10), ".1f")
+    return w.num(round(ratio), ",.0f")
+
+
 def usage_bar(
-    total_gb: float, capacity_gb: float = DEFAULT_GPU.memory_gb, language: Language = DEFAULT_LANGUAGE
+    parts: list[tuple[str, float]],
+    capacity_gb: float = DEFAULT_GPU.memory_gb,
+    language: Language = DEFAULT_LANGUAGE,
 ) -> str:
-    """A text bar: ``█`` for memory used, ``░`` for free, ``▓`` beyond the card after the ``|``."""
+    """The bar for ``parts`` (kind, GB) on one card: within the card, each part's share of the card
+    and ``⬛`` for what is free; beyond it, the parts' shares of the total, and the multiple of the
+    card in the caption."""
     w = Words(language)
-    gb_per_cell = capacity_gb / BAR_CELLS
-    used = min(BAR_CELLS, round(total_gb / gb_per_cell))
-    bar = "█" * used + "░" * (BAR_CELLS - used)
-    if total_gb > capacity_gb:
-        over = math.ceil((total_gb - capacity_gb) / gb_per_cell)
-        bar += "|" + "▓" * min(over, BAR_MAX_OVERFLOW_CELLS) + ("…" if over > BAR_MAX_OVERFLOW_CELLS else "")
-    percent = w.num(total_gb / capacity_gb * 100, ",.0f")
-    return f"`{bar}` " + w("bar.caption", percent=percent, capacity=w.num(capacity_gb))
+    total = sum(gb for _, gb in parts)
+    if total <= capacity_gb:
+        used = round(total / capacity_gb * BAR_CELLS)
+        cells = "".join(_cells(parts, used, capacity_gb / BAR_CELLS)) if used else ""
+        percent = w.num(total / capacity_gb * 100, ",.0f")
+        caption = w("bar.share", percent=percent, capacity=w.num(capacity_gb))
+        return f"{cells}{FREE_SQUARE * (BAR_CELLS - used)} {_unbroken(caption)}"
+    cells = "".join(_cells(parts, BAR_CELLS, total / BAR_CELLS))
+    caption = w("bar.multiple", multiple=multiple(total / capacity_gb, w), capacity=w.num(capacity_gb))
+    return f"{cells} {_unbroken(caption)}"
+
+
+def _unbroken(caption: str) -> str:
+    """The bar's caption in one piece: should a narrow screen wrap the line, the caption moves whole."""
+    return caption.replace(" ", "\u00a0")
+
+
+def bar_line(estimate: Estimate, w: Words) -> str:
+    seen = glance(estimate)
+    capacity = estimate.single_gpu.capacity_gb
+    bar = usage_bar(_per_card_parts(estimate, seen.strategy), capacity, w.language)
+    # With several cards the bar is one card's share; the title says which strategy and that it is
+    # per GPU, so the caption stays short enough for the bar's line.
+    return bar
+
+
+def _adapter_card(hint: AdapterHint, w: Words) -> str:
+    """The smallest usual card the adapter set-up fits, in the fewest words."""
+    if hint.smallest_card_gb is None:
+        return w("glance.adapter_none")
+    return w("glance.adapter_fits", gb=w.num(hint.smallest_card_gb))
+
+
+def lora_line(estimate: Estimate, w: Words) -> str:
+    return w(
+        "glance.lora",
+        lora=short_gb(estimate.lora.total_gb, w),
+        lora_fit=_adapter_card(estimate.lora, w),
+        qlora=short_gb(estimate.qlora.total_gb, w),
+        qlora_fit=_adapter_card(estimate.qlora, w),
+    )
+
+
+def preset_line(estimate: Estimate, w: Words) -> str | None:
+    """Only what the title's name does not say: that ``params`` won, or a mixture of experts' active
+    count (the architecture and what the count leaves out are in Details)."""
+    model = estimate.request.model
+    if model is None:
+        return None
+    if estimate.preset_overridden:
+        return w("glance.overridden", model=model.name)
+    if model.source == "hub":
+        # A Hub repo says where its architecture came from and what its count means (a stored count
+        # that differs, a family counted approximately, a multimodal repo's text model).
+        return "\n".join(architecture_notes(model, w))
+    if model.is_moe:
+        total, active = w.count(model.parameter_count), w.count(model.active_parameter_count)
+        return w("glance.moe", total=total, active=active)
+    return None
 
 
 def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
     """The answer as a Discord embed object (the JSON shape Discord documents)."""
     w = Words(language)
-    fields: list[EmbedField] = [
-        {"name": w("field.breakdown"), "value": _breakdown(estimate, w), "inline": False},
-        {"name": w("field.model_states"), "value": w.gb(estimate.model_states_gb), "inline": True},
-        {"name": w("field.activations"), "value": activations_value(estimate, w), "inline": True},
-        {"name": w("field.total"), "value": f"**{w.gb(estimate.total_gb)}**", "inline": True},
-    ]
-    assumptions = activation_assumptions(estimate, w)
-    if assumptions:
-        fields.append({"name": w("field.activation_estimate"), "value": assumptions, "inline": False})
-    peak = peak_text(estimate, w)
-    if peak:
-        fields.append({"name": w("field.peak"), "value": peak, "inline": False})
-    batch = largest_batch_text(estimate, w)
-    if batch:
-        fields.append({"name": w("field.largest_batch"), "value": batch, "inline": False})
-    fields.append(
-        {"name": verdict_title(estimate, language), "value": verdict_text(estimate, w), "inline": False}
-    )
-    cluster = _cluster(estimate, w)
-    if cluster:
-        fields.append({"name": cluster[0], "value": cluster[1], "inline": False})
-    fields += [
-        {"name": w("field.lora"), "value": lora_text(estimate, w), "inline": False},
-        {
-            "name": w("field.memory"),
-            "value": usage_bar(estimate.total_gb, estimate.single_gpu.capacity_gb, language),
-            "inline": False,
-        },
-    ]
     description = [f"`{command_line(estimate.request)}`"]
-    preset = _preset_line(estimate, w)
+    preset = preset_line(estimate, w)
     if preset:
         description.append(preset)
-    description.append(formula(estimate, w))
+    description += [formula(estimate, w), _breakdown(estimate, w)]
+    # Rare, and worth the lines: the sequence is longer than the model's context, or V fits the card
+    # but the step's peak does not (Details has the full peak and the largest batch).
+    description += [line for line in (context_warning(estimate, w), peak_warning(estimate, w)) if line]
+    description += [lora_line(estimate, w), bar_line(estimate, w)]
     return {
         "title": title(estimate, language),
         "description": "\n".join(description),
-        "color": verdict_colour(estimate),
-        "fields": fields,
-        "footer": {"text": w("embed.footer")},
+        "color": colour(estimate),
+        "footer": {"text": w("glance.footer")},
     }

@@ -1,4 +1,9 @@
-"""The "Compare" view: the same inputs under every optimizer, and LoRA and QLoRA, side by side."""
+"""The "Compare" view: the same inputs under every optimizer, and LoRA and QLoRA, side by side.
+
+The picture is the chart (:mod:`bot.present.chart`, attached as ``compare.png``); the text gives each
+bar's total and verdict, one line each, so it stays legible on a phone (inline fields break words
+there) and says the figures to anyone who cannot see the picture.
+"""
 
 from __future__ import annotations
 
@@ -7,56 +12,53 @@ from typing import Any
 from bot.estimate.core import AdapterHint, Estimate, compare_methods
 from bot.present.command_line import command_line
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
-from bot.present.phrases import NEUTRAL_COLOUR, EmbedField, card_name, method_name, subject
+from bot.present.phrases import NEUTRAL_COLOUR, card_name, short_method_name, subject
 from bot.present.words import Words
 
+CHART_NAME = "compare.png"  # the attachment's file name, which the embed's image points to
 _ADAPTER_NAME_KEYS = {"LoRA": "compare.lora", "QLoRA": "compare.qlora"}
 
 
 def _fit(total_gb: float, capacity_gb: float, w: Words) -> str:
-    return (
+    """ "✅ fits" or "❌ 52.0 GB over", in one piece: a phone wraps before it, never inside it."""
+    verdict = (
         w("compare.fits") if total_gb <= capacity_gb else w("compare.over", gb=w.gb(total_gb - capacity_gb))
     )
+    return verdict.replace(" ", "\u00a0")
 
 
-def _full(row: Estimate, w: Words) -> EmbedField:
-    capacity = row.single_gpu.capacity_gb
-    value = w(
-        "compare.full",
-        m=w.gb(row.model_states_gb),
-        v=w.gb(row.total_gb),
-        verdict=_fit(row.total_gb, capacity, w),
-    )
-    if row.custom_bytes:
-        name = method_name(row, w)  # already says "Custom 10 B/param"
-    else:
-        name = w("compare.row_name", method=method_name(row, w), bytes=w.num(row.bytes_per_param))
-    return {"name": name, "value": value, "inline": True}
+def _full(row: Estimate, w: Words) -> str:
+    name = w("compare.row_name", method=short_method_name(row, w), bytes=w.num(row.bytes_per_param))
+    verdict = _fit(row.total_gb, row.single_gpu.capacity_gb, w)
+    return w("compare.row", name=name, v=w.gb(row.total_gb), verdict=verdict)
 
 
-def _adapter(hint: AdapterHint, chosen: Estimate, w: Words) -> EmbedField:
+def _adapter(hint: AdapterHint, chosen: Estimate, w: Words) -> str:
     name = w(
-        "compare.adapter_name", method=w(_ADAPTER_NAME_KEYS[hint.method]), optimizer=method_name(chosen, w)
+        "compare.adapter_name",
+        method=w(_ADAPTER_NAME_KEYS[hint.method]),
+        optimizer=short_method_name(chosen, w),
     )
-    value = w(
-        "compare.adapter",
-        v=w.gb(hint.total_gb),
-        verdict=_fit(hint.total_gb, chosen.single_gpu.capacity_gb, w),
-    )
-    return {"name": name, "value": value, "inline": True}
+    verdict = _fit(hint.total_gb, chosen.single_gpu.capacity_gb, w)
+    return w("compare.row", name=name, v=w.gb(hint.total_gb), verdict=verdict)
 
 
 def render_compare(chosen: Estimate, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
     """One embed: full fine-tuning with each optimizer, then LoRA and QLoRA with the chosen one."""
     w = Words(language)
-    rows = compare_methods(chosen.request)
-    fields = [_full(row, w) for row in rows]
-    fields += [_adapter(chosen.lora, chosen, w), _adapter(chosen.qlora, chosen, w)]
-    intro = w("compare.intro", a=w.gb(chosen.activations_gb), card=card_name(chosen, w))
+    lines = [f"`{command_line(chosen.request)}`"]
+    request = chosen.request
+    if request.model is not None and request.activations is None and chosen.activation_estimate is None:
+        # As in the answer: a preset without a sequence length has no activations counted.
+        lines.append(w("compare.intro_not_counted", card=card_name(chosen, w)))
+    else:
+        lines.append(w("compare.intro", a=w.gb(chosen.activations_gb), card=card_name(chosen, w)))
+    lines += [_full(row, w) for row in compare_methods(chosen.request)]
+    lines += [_adapter(chosen.lora, chosen, w), _adapter(chosen.qlora, chosen, w)]
     return {
         "title": w("compare.title", subject=subject(chosen, w)),
-        "description": f"`{command_line(chosen.request)}`\n{intro}",
+        "description": "\n".join(lines),
         "color": NEUTRAL_COLOUR,
-        "fields": fields,
-        "footer": {"text": w("embed.footer")},
+        "image": {"url": f"attachment://{CHART_NAME}"},
+        "footer": {"text": w("glance.footer")},  # the full caveat is in Details
     }

@@ -1,4 +1,5 @@
-"""The controls under an answer as Discord's component JSON: an optimizer select and three buttons.
+"""The controls under an answer as Discord's component JSON: an optimizer select and three buttons,
+and on an answer only its asker sees, a fourth that shares it with the channel.
 
 Plain data, like the embeds: the runtime sends it and handles the clicks. Building the JSON here
 rather than through discord.py's ``ui`` objects keeps an answer cheap to send; the clicks are still
@@ -11,17 +12,29 @@ from typing import Any
 
 from bot.estimate.optimizers import Optimizer
 from bot.estimate.request import EstimateRequest
-from bot.present.custom_ids import BUTTON_VIEWS, COMPARE, DETAILS, ESTIMATE, SELECT_VIEW, control_id, pack
+from bot.present.custom_ids import (
+    BUTTON_VIEWS,
+    COMPARE,
+    DETAILS,
+    ESTIMATE,
+    SELECT_VIEW,
+    control_id,
+    pack,
+    share_id,
+)
 from bot.present.i18n import Language
 from bot.present.words import Words, optimizer_name
 
 ACTION_ROW, BUTTON, STRING_SELECT = 1, 2, 3
-PRIMARY, SECONDARY = 1, 2  # button styles
+PRIMARY, SECONDARY, SUCCESS = 1, 2, 3  # button styles
 _LABEL_KEYS = {ESTIMATE: "component.estimate", COMPARE: "component.compare", DETAILS: "component.details"}
 
 
-def render_controls(request: EstimateRequest, current: str, language: Language) -> list[dict[str, Any]]:
-    """Two action rows for ``request`` shown as view ``current``."""
+def render_controls(
+    request: EstimateRequest, current: str, language: Language, *, shareable: bool = False
+) -> list[dict[str, Any]]:
+    """Two action rows for ``request`` shown as view ``current``; ``shareable`` (an ephemeral
+    answer) adds Share, which posts the same view to the channel."""
     w = Words(language)
     state = pack(request)
     chosen = request.optimizer if request.bytes_per_param is None else None
@@ -51,4 +64,14 @@ def render_controls(request: EstimateRequest, current: str, language: Language) 
         }
         for view in BUTTON_VIEWS
     ]
+    if shareable:
+        # Green and last: it is the one button that acts on the channel rather than on this answer.
+        buttons.append(
+            {
+                "type": BUTTON,
+                "custom_id": share_id(current, state),
+                "label": w("share.label"),
+                "style": SUCCESS,
+            }
+        )
     return [{"type": ACTION_ROW, "components": [select]}, {"type": ACTION_ROW, "components": buttons}]

@@ -28,6 +28,10 @@ DETAILS: Final = "det"
 BUTTON_VIEWS: Final = (ESTIMATE, COMPARE, DETAILS)
 VIEWS: Final = (SELECT_VIEW, *BUTTON_VIEWS)
 STATE_ROOM: Final = CUSTOM_ID_MAX - max(len(f"{PREFIX}:{view}:") for view in VIEWS)
+# Share (on ephemeral answers only): "vram:shr:<view>:<state>", the view to post and its request. It
+# names a view as well, so it has four characters less room; a state that does not fit there is
+# read from the message's command line, like any state too long (see :func:`share_id`).
+SHARE: Final = "shr"
 # The state of a request too long to pack: "read it from the message's command line".
 FROM_MESSAGE: Final = "~"
 
@@ -38,6 +42,12 @@ class UnreadableState(ValueError):
 
 def control_id(view: str, state: str) -> str:
     return f"{PREFIX}:{view}:{state}"
+
+
+def share_id(view: str, state: str) -> str:
+    """The Share button's custom_id for ``view`` of the request packed as ``state``."""
+    custom_id = f"{PREFIX}:{SHARE}:{view}:{state}"
+    return custom_id if len(custom_id) <= CUSTOM_ID_MAX else f"{PREFIX}:{SHARE}:{view}:{FROM_MESSAGE}"
 
 
 def _packed(spec: OptionSpec, value: object) -> str:

@@ -1,24 +1,33 @@
 """The "Details" view: the formulas with the numbers filled in, explained as the original calculator's
-details section explains them (model states dominate, activations are entered separately, LoRA)."""
+details section explains them (model states dominate, activations are entered separately, LoRA).
+
+It keeps everything the short answer leaves out: each part's bytes per parameter, the preset's
+architecture and what its count leaves out, the activation estimate's assumptions, the sharding table
+on several cards, QLoRA's sum and the full caveat."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from bot.estimate.core import Estimate
+from bot.present.answer import colour
 from bot.present.command_line import command_line
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.phrases import (
     EmbedField,
     activation_assumptions,
+    adapter_fit,
+    architecture_notes,
+    architecture_shape,
     card_name,
+    largest_batch_text,
     lora_terms,
     method_name,
+    peak_text,
     subject,
-    verdict_colour,
     verdict_text,
 )
-from bot.present.words import Words
+from bot.present.words import Words, strategy_name
 
 
 def _model_states(estimate: Estimate, w: Words) -> str:
@@ -49,7 +58,82 @@ def _activations(estimate: Estimate, w: Words) -> str:
 
 
 def _lora(estimate: Estimate, w: Words) -> str:
-    return w("details.lora", bytes=w.num(estimate.bytes_per_param), **lora_terms(estimate, w))
+    qlora = estimate.qlora
+    return "\n".join(
+        [
+            w("details.lora", bytes=w.num(estimate.bytes_per_param), **lora_terms(estimate, w)),
+            w(
+                "lora.qlora",
+                bytes=w.num(qlora.base_bytes_per_param),
+                base=w.gb(qlora.base_gb),
+                adapter_gb=w.gb(qlora.adapters_gb),
+                activations=w.gb(qlora.activations_gb),
+                total=w.gb(qlora.total_gb),
+                fit=adapter_fit(qlora, w),
+            ),
+        ]
+    )
+
+
+def _breakdown(estimate: Estimate, w: Words) -> str:
+    lines = [
+        w("breakdown.line", part=w(part.key), bytes=w.num(part.bytes_per_param), gb=w.gb(part.gb))
+        for part in estimate.parts
+    ]
+    if len(estimate.parts) > 1:
+        lines.append(w("breakdown.sum", bytes=w.num(estimate.bytes_per_param)))
+    return "\n".join(lines)
+
+
+def _preset(estimate: Estimate, w: Words) -> str | None:
+    model = estimate.request.model
+    if model is None:
+        return None
+    if estimate.preset_overridden:
+        return w("preset.overridden", model=model.name, count=w.count(model.parameter_count))
+    line = w(
+        "preset.counted",
+        model=model.name,
+        count=w.plain(model.parameter_count),
+        shape=architecture_shape(model, w),
+    )
+    return " ".join([line, *architecture_notes(model, w)])
+
+
+def _cluster(estimate: Estimate, w: Words) -> EmbedField | None:
+    """The sharding table: memory per card under each strategy, and the smallest that fits."""
+    cluster = estimate.cluster
+    if cluster is None:
+        return None
+    lines = [
+        w(
+            "cluster.row",
+            mark="✅" if row.fits else "❌",
+            strategy=strategy_name(row.strategy, w),
+            gb=w.gb(row.gb),
+        )
+        for row in cluster.rows
+    ]
+    best = cluster.smallest_fitting
+    if best is None:
+        needed = estimate.single_gpu.sharded_gpus
+        if needed:
+            lines.append(w("cluster.none_fits", gpus=w.plain(needed)))
+        else:
+            lines.append(w("cluster.none_fits_activations"))
+    else:
+        lines.append(w("cluster.smallest", strategy=strategy_name(best, w)))
+    if cluster.source == "deepspeed":
+        # DeepSpeed's figures decide; the paper's stay beside them (Table 1's convention).
+        paper = " · ".join(
+            w("cluster.paper_row", strategy=strategy_name(row.strategy, w), gb=w.gb(row.gb))
+            for row in cluster.paper_rows
+        )
+        lines += [w("cluster.deepspeed"), w("cluster.paper", rows=paper)]
+    else:
+        lines.append(w("cluster.source"))
+    name = w("field.cluster", gpus=w.plain(cluster.gpus), card=estimate.single_gpu.gpu.display_name)
+    return {"name": name, "value": "\n".join(lines), "inline": False}
 
 
 def render_details(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
@@ -60,16 +144,30 @@ def render_details(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) ->
         capacity=w.num(estimate.single_gpu.capacity_gb),
         verdict=verdict_text(estimate, w),
     )
-    fields: list[EmbedField] = [
+    fields: list[EmbedField] = []
+    preset = _preset(estimate, w)
+    if preset:
+        fields.append({"name": w("field.preset"), "value": preset, "inline": False})
+    fields += [
         {"name": w("details.states_name"), "value": _model_states(estimate, w), "inline": False},
+        {"name": w("field.breakdown"), "value": _breakdown(estimate, w), "inline": False},
         {"name": w("details.activations_name"), "value": _activations(estimate, w), "inline": False},
-        {"name": w("details.verdict_name"), "value": verdict, "inline": False},
-        {"name": w("details.lora_name"), "value": _lora(estimate, w), "inline": False},
     ]
+    peak = peak_text(estimate, w)
+    if peak:
+        fields.append({"name": w("field.peak"), "value": peak, "inline": False})
+    batch = largest_batch_text(estimate, w)
+    if batch:
+        fields.append({"name": w("field.largest_batch"), "value": batch, "inline": False})
+    fields.append({"name": w("details.verdict_name"), "value": verdict, "inline": False})
+    cluster = _cluster(estimate, w)
+    if cluster:
+        fields.append(cluster)
+    fields.append({"name": w("details.lora_name"), "value": _lora(estimate, w), "inline": False})
     return {
         "title": w("details.title", subject=subject(estimate, w)),
         "description": f"`{command_line(estimate.request)}`",
-        "color": verdict_colour(estimate),
+        "color": colour(estimate),
         "fields": fields,
         "footer": {"text": w("embed.footer")},
     }

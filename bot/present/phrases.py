@@ -36,7 +36,41 @@ def subject(estimate: Estimate, w: Words) -> str:
     request = estimate.request
     if request.model is not None and request.params is None:
         return request.model.name
-    return w("subject.size", size=w.short(estimate.params_billion))
+    return w("subject.size", a_size=w.a(w.short(estimate.params_billion)))
+
+
+SHORT_METHOD_KEYS: dict[Optimizer, str] = {
+    Optimizer.ADAM: "short.adam",
+    Optimizer.ADAM8BIT: "short.adam8bit",
+    Optimizer.SGD: "short.sgd",
+}
+# Vendor words dropped from a card's name in the title, where "H100 80 GB" says enough.
+_VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA ", "AMD Instinct ", "AMD ")
+
+
+def short_subject(estimate: Estimate, w: Words) -> str:
+    """The subject in a title: the preset's name, or "7B"."""
+    request = estimate.request
+    if request.model is not None and request.params is None:
+        return request.model.name
+    return w("glance.subject", size=w.short(estimate.params_billion))
+
+
+def short_method_name(estimate: Estimate, w: Words) -> str:
+    """ "Adam", "8-bit Adam", "SGD" or "10 B/param": the method in a title that has to fit a phone."""
+    if estimate.request.bytes_per_param is not None:
+        return method_name(estimate, w)  # "Custom 10 B/param" is short already
+    return w(SHORT_METHOD_KEYS[estimate.request.optimizer])
+
+
+def short_card_name(gpu: Gpu) -> str:
+    """ "H100 80 GB" for "NVIDIA H100 80 GB": the card named without its vendor, for titles. The memory
+    stays in the name: "2 × A100" would not say whether 40 GB or 80 GB cards are meant."""
+    name = gpu.display_name
+    for prefix in _VENDOR_PREFIXES:
+        if name.startswith(prefix):
+            return name.removeprefix(prefix)
+    return name
 
 
 def card_name(estimate: Estimate, w: Words) -> str:
@@ -52,7 +86,11 @@ def verdict_text(estimate: Estimate, w: Words) -> str:
     over = w("verdict.over", gb=w.gb(verdict.overflow_gb))
     capacity = w.num(verdict.capacity_gb)
     if verdict.sharded_gpus is None:
-        return f"{over} {w('verdict.activations_fill', capacity=capacity)}"
+        # "A smaller batch" is no advice to someone whose estimate is for a batch of one already.
+        found = estimate.activation_estimate
+        if found is not None and found.batch_size == 1:
+            return f"{over} {w('verdict.activations_fill_batch_one', a_capacity=w.a(capacity))}"
+        return f"{over} {w('verdict.activations_fill', a_capacity=w.a(capacity))}"
     return f"{over} {w('verdict.sharded', gpus=w.plain(verdict.sharded_gpus), capacity=capacity)}"
 
 
@@ -205,8 +243,12 @@ def peak_text(estimate: Estimate, w: Words) -> str | None:
     return f"{line}\n{w('peak.warning')}" if estimate.single_gpu.fits else line
 
 
-def verdict_colour(estimate: Estimate) -> int:
-    return FITS_COLOUR if estimate.single_gpu.fits else DOES_NOT_FIT_COLOUR
+def peak_warning(estimate: Estimate, w: Words) -> str | None:
+    """One line for the answer when V fits the card but the step's peak does not."""
+    peak = estimate.peak
+    if peak is None or peak.fits or not estimate.single_gpu.fits:
+        return None
+    return w("peak.short_warning", peak=w.gb(peak.peak_gb), card=card_name(estimate, w))
 
 
 def optimizer_choice_name(optimizer: Optimizer, language: Language = DEFAULT_LANGUAGE) -> str:

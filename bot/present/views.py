@@ -1,13 +1,20 @@
-"""The views of an estimate, by the name their controls carry: the answer, Compare and Details."""
+"""The views of an estimate, by the name their controls carry: the answer, Compare and Details.
+
+:func:`render_message` is the whole message a view is sent as (embed, controls, the name of the chart
+it shows), shared by the runtime and the terminal preview so that both show the same thing.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from bot.estimate.core import Estimate
+from bot.estimate.core import Estimate, estimate
+from bot.estimate.request import EstimateRequest
 from bot.present.answer import render_embed
-from bot.present.compare import render_compare
+from bot.present.compare import CHART_NAME, render_compare
+from bot.present.controls import render_controls
 from bot.present.custom_ids import COMPARE, DETAILS, ESTIMATE
 from bot.present.details import render_details
 from bot.present.i18n import Language
@@ -19,3 +26,34 @@ RENDERERS: dict[str, Renderer] = {
     COMPARE: render_compare,
     DETAILS: render_details,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One view as it is sent. The chart itself is drawn by :func:`bot.present.chart.compare_png`
+    only where it is sent or written, so that building a message never loads the plotting library."""
+
+    embed: dict[str, Any]
+    components: list[dict[str, Any]]
+    attachment: str | None  # the file name of the picture the embed shows, if any
+
+    def to_json(self) -> dict[str, Any]:
+        """The message as Discord's JSON, with its attachment named as the upload names it."""
+        # allowed_mentions as the runtime sends every answer: it pings nobody.
+        data: dict[str, Any] = {
+            "embeds": [self.embed],
+            "components": self.components,
+            "allowed_mentions": {"parse": []},
+        }
+        if self.attachment is not None:
+            data["attachments"] = [{"id": 0, "filename": self.attachment}]
+        return data
+
+
+def render_message(
+    request: EstimateRequest, view_name: str, language: Language, *, shareable: bool = False
+) -> Message:
+    """``view_name`` of ``request`` with its controls; ``shareable`` adds the Share button."""
+    embed = RENDERERS[view_name](estimate(request), language)
+    components = render_controls(request, view_name, language, shareable=shareable)
+    return Message(embed, components, CHART_NAME if view_name == COMPARE else None)

@@ -6,6 +6,8 @@ catalogue key is spelled out where it is used, and every number is formatted for
 
 from __future__ import annotations
 
+import re
+
 from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.sharding import Strategy
 from bot.present.i18n import DEFAULT_LANGUAGE, Language, catalogue, localize_digits
@@ -80,13 +82,29 @@ class Words:
         return self.num(value, ",.0f") if float(value).is_integer() else self.num(value, ",")
 
     def gb(self, value: float) -> str:
+        return f"{self.amount(value)} GB"
+
+    def amount(self, value: float) -> str:
+        """A figure in GB without its unit, where the unit is written once at the end of a sum."""
         if value == 0:
-            return "0 GB"
+            return "0"
         if abs(value) < SMALLEST_GB:
-            return f"< {self.num(SMALLEST_GB)} GB"
+            return f"< {self.num(SMALLEST_GB)}"
         if abs(value) < 1:
-            return f"{self.num(value, '.2g')} GB"
-        return f"{self.num(value, ',.1f')} GB"
+            return self.num(value, ".2g")
+        return self.num(value, ",.1f")
+
+    def a(self, formatted: str) -> str:
+        """A formatted number with the English article its sound needs: "a 7", "an 8", "an 80", "an 11".
+
+        English picks "a" or "an" by how the number is spoken, so the catalogue cannot write it: its
+        English templates take the number with its article ("{a_capacity} GB card"). German's article
+        depends on the noun's case and gender, not on the number, so it stays in the German text and
+        the number comes bare.
+        """
+        if self.language is not Language.EN:
+            return formatted
+        return f"{'an' if _an_before(formatted) else 'a'} {formatted}"
 
     def count(self, count: float) -> str:
         """A parameter count as 41.9M or 8.03B (41,9 Mio. / 8,03 Mrd. in German)."""
@@ -95,6 +113,18 @@ class Words:
         if count >= 1e6:
             return self("count.million", n=self.num(count / 1e6, ",.3g"))
         return self.num(count, ",.0f")
+
+
+def _an_before(formatted: str) -> bool:
+    """Whether an English number is spoken starting with a vowel: eight…, eighteen…, eleven…
+
+    8, 80, 800, 8.5 ("eight…"); 11 and 18 and the thousands and millions that start with them (11,000:
+    "eleven thousand"); but 110 is "a hundred and ten" and 1,800 "one thousand eight hundred".
+    """
+    whole = re.sub(r"[^0-9]", "", formatted.split(".")[0])
+    if not whole:
+        return False
+    return whole[0] == "8" or (len(whole) % 3 == 2 and whole[:2] in ("11", "18"))
 
 
 def format_count(count: float, language: Language = DEFAULT_LANGUAGE) -> str:

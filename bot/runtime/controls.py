@@ -9,33 +9,38 @@ Who sees the result: the user who ran the command (or whose control it is) gets 
 in place; anyone else in the channel gets the new view as an ephemeral reply of their own, in their
 own language. A public answer is part of the conversation, so it should not change under the people
 who are reading it because a third person clicked; an ephemeral copy lets everyone explore freely.
+
+An ephemeral answer (``private``, or such a copy) carries Share, which posts the same view to the
+channel as a new public message, attributed to the person who shared it by name.
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
 from typing import Any, cast
 
 import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.estimate.core import estimate
 from bot.estimate.hub import HubFailure
 from bot.estimate.optimizers import Optimizer
 from bot.estimate.request import EstimateRequest, InvalidRequest
 from bot.present.command_line import UnreadableCommand, parse_command_line
-from bot.present.controls import render_controls
 from bot.present.custom_ids import (
     ESTIMATE,
     FROM_MESSAGE,
     PREFIX,
     SELECT_VIEW,
+    SHARE,
     UnreadableState,
     control_id,
+    share_id,
     unpack,
 )
-from bot.present.views import RENDERERS
+from bot.present.i18n import text
+from bot.present.views import RENDERERS, render_message
 from bot.runtime.replies import ANSWERED, NO_PINGS, language_of
 from bot.runtime.tree import ControlError
 
@@ -57,21 +62,70 @@ class ControlsView(discord.ui.View):
 
 
 async def send_view(
-    interaction: discord.Interaction, request: EstimateRequest, view_name: str, *, ephemeral: bool, edit: bool
+    interaction: discord.Interaction,
+    request: EstimateRequest,
+    view_name: str,
+    *,
+    ephemeral: bool,
+    edit: bool,
+    shared_by: str | None = None,
 ) -> None:
-    """Answer with ``view_name`` of ``request`` and its controls, in the user's language."""
+    """Answer with ``view_name`` of ``request`` and its controls, in the user's language.
+
+    An ephemeral answer gets Share (an edited one stays what it was); one posted by Share says who
+    shared it (``shared_by``, a name, never a mention). Compare attaches its chart as a file.
+    """
     language = language_of(interaction)
-    embed = discord.Embed.from_dict(RENDERERS[view_name](estimate(request), language))
-    controls = ControlsView(render_controls(request, view_name, language))
+    shareable = _is_ephemeral(interaction.message) if edit else ephemeral
+    message = render_message(request, view_name, language, shareable=shareable)
+    embed = discord.Embed.from_dict(message.embed)
+    controls = ControlsView(message.components)
+    files: list[discord.File] = []
+    if message.attachment is not None:
+        # Pillow is imported here, on the first Compare, so the default answer never loads it.
+        from bot.present.chart import compare_png
+
+        files.append(discord.File(io.BytesIO(compare_png(request, language)), filename=message.attachment))
     if edit:
-        await interaction.response.edit_message(embed=embed, view=controls, allowed_mentions=NO_PINGS)
-    elif interaction.response.is_done():  # deferred while the Hub answered: fill in the "thinking" reply
-        await interaction.edit_original_response(embed=embed, view=controls, allowed_mentions=NO_PINGS)
-        interaction.extras[ANSWERED] = True  # an error after this must not remove the answer
-    else:
-        await interaction.response.send_message(
-            embed=embed, view=controls, ephemeral=ephemeral, allowed_mentions=NO_PINGS
+        # The files replace the message's attachments: going from Compare to Details drops the chart.
+        await interaction.response.edit_message(
+            embed=embed, view=controls, attachments=files, allowed_mentions=NO_PINGS
         )
+        return
+    extra: dict[str, Any] = {"files": files} if files else {}
+    if shared_by is not None:
+        extra["content"] = text(language, "share.by", name=shared_by)
+    if interaction.response.is_done():  # deferred while the Hub answered: fill in the "thinking" reply
+        await interaction.edit_original_response(
+            embed=embed, view=controls, attachments=files, allowed_mentions=NO_PINGS
+        )
+        interaction.extras[ANSWERED] = True  # an error after this must not remove the answer
+        return
+    await interaction.response.send_message(
+        embed=embed, view=controls, ephemeral=ephemeral, allowed_mentions=NO_PINGS, **extra
+    )
+
+
+def _is_ephemeral(message: discord.Message | None) -> bool:
+    return message is not None and message.flags.ephemeral
+
+
+def can_post_publicly(interaction: discord.Interaction) -> bool:
+    """Whether Discord lets the app post a public message where the click happened.
+
+    Not without Send Messages in the channel (``app_permissions``, which Discord computes for the app
+    there), nor in a server where the app is only installed to the user's account and is no member:
+    there Discord may turn the message ephemeral or refuse it, so Share says so instead of trying.
+    """
+    if not interaction.app_permissions.send_messages:
+        return False
+    return interaction.guild_id is None or interaction.is_guild_integration()
+
+
+def shared_name(user: discord.User | discord.Member) -> str:
+    """The sharer's display name as plain text: no mention, and no markdown that could change the
+    line (the message pings nobody in any case)."""
+    return discord.utils.escape_mentions(discord.utils.escape_markdown(user.display_name))
 
 
 def _request_in(interaction: discord.Interaction, state: str) -> EstimateRequest:
@@ -83,6 +137,22 @@ def _request_in(interaction: discord.Interaction, state: str) -> EstimateRequest
     if not description:
         raise UnreadableState("the message shows no command line")
     return parse_command_line(description.split("\n", 1)[0])
+
+
+def _switch_optimizer(request: EstimateRequest, choice: str) -> EstimateRequest:
+    """The same request with another optimizer; a custom B gives way to the optimizer picked."""
+    try:
+        optimizer = Optimizer(choice)
+    except ValueError:
+        raise UnreadableState("not an optimizer") from None
+    return request.model_copy(update={"optimizer": optimizer, "bytes_per_param": None})
+
+
+def started_by(interaction: discord.Interaction) -> bool:
+    """Whether the user who clicked is the one whose interaction produced the message."""
+    message = interaction.message
+    metadata = message.interaction_metadata if message is not None else None
+    return metadata is not None and metadata.user.id == interaction.user.id
 
 
 # A click has Discord's 3 s too, and no "thinking" state that keeps an answer in place: a Hub lookup
@@ -118,22 +188,6 @@ async def _request_looking_up(interaction: discord.Interaction, state: str) -> E
         return _request_in(interaction, state)
 
 
-def _switch_optimizer(request: EstimateRequest, choice: str) -> EstimateRequest:
-    """The same request with another optimizer; a custom B gives way to the optimizer picked."""
-    try:
-        optimizer = Optimizer(choice)
-    except ValueError:
-        raise UnreadableState("not an optimizer") from None
-    return request.model_copy(update={"optimizer": optimizer, "bytes_per_param": None})
-
-
-def started_by(interaction: discord.Interaction) -> bool:
-    """Whether the user who clicked is the one whose interaction produced the message."""
-    message = interaction.message
-    metadata = message.interaction_metadata if message is not None else None
-    return metadata is not None and metadata.user.id == interaction.user.id
-
-
 async def answer_control(
     interaction: discord.Interaction, view_name: str, state: str, optimizer: str | None = None
 ) -> None:
@@ -147,18 +201,46 @@ async def answer_control(
         edit = started_by(interaction)
         await send_view(interaction, request, view_name, ephemeral=not edit, edit=edit)
     except Exception as exc:
-        # The extension loads only into a commands.Bot, so the client has a command tree.
-        tree: app_commands.CommandTree[Any] = cast(commands.Bot, interaction.client).tree
-        await tree.on_error(interaction, ControlError(exc))
+        await _to_the_tree(interaction, exc)
+
+
+async def _to_the_tree(interaction: discord.Interaction, exc: Exception) -> None:
+    """Hand ``exc`` to the command tree's one error handler."""
+    # The extension loads only into a commands.Bot, so the client has a command tree.
+    tree: app_commands.CommandTree[Any] = cast(commands.Bot, interaction.client).tree
+    await tree.on_error(interaction, ControlError(exc))
+
+
+async def share(interaction: discord.Interaction, view_name: str, state: str) -> None:
+    """Post ``view_name`` of the request publicly in the channel, or say why it cannot be."""
+    try:
+        if view_name not in RENDERERS:
+            raise UnreadableState(f"unknown view {view_name[:20]!r}")
+        request = await _request_looking_up(interaction, state)
+        if not can_post_publicly(interaction):
+            await interaction.response.send_message(
+                text(language_of(interaction), "share.not_allowed"), ephemeral=True, allowed_mentions=NO_PINGS
+            )
+            return
+        await send_view(
+            interaction,
+            request,
+            view_name,
+            ephemeral=False,
+            edit=False,
+            shared_by=shared_name(interaction.user),
+        )
+    except Exception as exc:
+        await _to_the_tree(interaction, exc)
 
 
 # discord.py hands a factory whichever component has the matching custom_id, so the button's template
-# must not match the select's ("vram:opt:...").
+# must match neither the select's ("vram:opt:...") nor Share's ("vram:shr:...").
 class ExploreButton(
     discord.ui.DynamicItem[discord.ui.Button[Any]],
     # (?s): a state with a line break is still this control's (then refused by unpack), not nobody's,
     # which would leave the click unanswered.
-    template=rf"(?s){PREFIX}:(?P<view>(?!{SELECT_VIEW}:)[^:]*):(?P<state>.*)",
+    template=rf"(?s){PREFIX}:(?P<view>(?!(?:{SELECT_VIEW}|{SHARE}):)[^:]*):(?P<state>.*)",
 ):
     """A click on "Estimate", "Compare" or "Details" for the request packed in ``state``."""
 
@@ -201,4 +283,25 @@ class OptimizerSelect(
         )
 
 
-DYNAMIC_ITEMS = (ExploreButton, OptimizerSelect)
+class ShareButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=rf"(?s){PREFIX}:{SHARE}:(?P<view>[^:]*):(?P<state>.*)",
+):
+    """A click on Share: posts the view publicly (see :func:`share`)."""
+
+    def __init__(self, view: str, state: str) -> None:
+        super().__init__(discord.ui.Button(custom_id=share_id(view, state)))
+        self.view_name = view
+        self.state = state
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
+    ) -> ShareButton:
+        return cls(match["view"], match["state"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await share(interaction, self.view_name, self.state)
+
+
+DYNAMIC_ITEMS = (ExploreButton, OptimizerSelect, ShareButton)

@@ -1,0 +1,79 @@
+"""Compare's chart: a PNG per request and language, cached, and never loaded for the default answer."""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+from bot.estimate.core import estimate
+from bot.estimate.request import parse_request
+from bot.present.chart import WIDTH, bars, compare_png
+from bot.present.i18n import Language
+from bot.present.words import Words
+
+PROJECT = Path(__file__).resolve().parents[1]
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk comes first
+    return width, height
+
+
+def test_the_chart_is_a_png_per_request_and_language_and_is_cached() -> None:
+    request = parse_request(params=7, activations=20)
+    english = compare_png(request, Language.EN)
+    assert png_size(english)[0] == WIDTH
+    assert compare_png(request, Language.EN) is english  # from the cache
+    assert compare_png(parse_request(params=7, activations=20), Language.EN) is english  # equal requests
+    assert compare_png(request, Language.DE) != english  # German labels and numbers
+    assert compare_png(parse_request(params=8, activations=20), Language.EN) != english
+
+
+def test_the_bars_are_every_optimizer_then_lora_and_qlora_with_the_parts_stacked() -> None:
+    chosen = estimate(parse_request(params=7, activations=20))
+    rows = bars(chosen, Words(Language.DE))
+    assert [bar.name for bar in rows] == [
+        "Adam · 16 B/Param.",
+        "8-Bit-Adam · 12 B/Param.",
+        "SGD · 8 B/Param.",
+        "LoRA · Adam",
+        "QLoRA · Adam",
+    ]
+    assert [round(bar.total, 6) for bar in rows] == [
+        132,
+        104,
+        76,
+        round(chosen.lora.total_gb, 6),
+        round(chosen.qlora.total_gb, 6),
+    ]
+    assert [kind for kind, _ in rows[0].parts] == ["weights", "gradients", "optimizer", "activations"]
+    lora = dict(rows[3].parts)
+    assert lora["gradients"] < 1  # only the adapters have gradients and optimizer state
+    assert lora["weights"] > 14  # the frozen 16-bit base and the adapters' own weights
+
+
+def test_a_custom_b_and_a_huge_model_still_draw() -> None:
+    for request in (
+        parse_request(params=7, bytes_per_param=10),
+        parse_request(params=100_000, activations=1_000_000, gpu="t4"),
+        parse_request(params=1e-9, bytes_per_param=1e-9),
+    ):
+        assert png_size(compare_png(request, Language.EN))[0] == WIDTH
+
+
+def test_the_default_answer_never_loads_the_plotting_library() -> None:
+    script = (
+        "import sys\n"
+        "from bot.cli import main\n"
+        "assert main(['estimate', '7', '--optimizer', 'sgd']) == 0\n"
+        "assert main(['estimate', '7', '--view', 'compare', '--json']) == 0\n"
+        "loaded = sorted(m for m in sys.modules if m == 'PIL' or m.startswith('PIL.'))\n"
+        "assert not loaded, loaded\n"
+    )
+    finished = subprocess.run(  # noqa: S603 (our own interpreter)
+        [sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert finished.returncode == 0, finished.stderr

@@ -1,0 +1,113 @@
+"""The default answer at a glance: the verdict in the title, short enough for a phone (issue 12)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.estimate.core import estimate
+from bot.estimate.request import parse_request
+from bot.present.answer import render_embed
+from bot.present.i18n import Language
+from tests.phone_lines import embed_characters, phone_lines, wrapped
+
+MAX_CHARACTERS = 900
+MAX_PHONE_LINES = 14
+
+# The issue's two cases: the plain one, and a preset on eight cards with batch and sequence length.
+TARGETS: list[dict[str, Any]] = [
+    {"params": 7, "optimizer": "adam8bit"},
+    {"model": "llama-3.1-70b", "gpus": 8, "batch_size": 4, "seq_len": 4096},
+]
+# The other shapes the answer takes: a named card, a mixture of experts, a custom B, activations that
+# fill the card, the largest figures, a params that overrides a preset.
+CASES: list[dict[str, Any]] = [
+    *TARGETS,
+    {"model": "llama-3.1-8b", "gpus": 8, "batch_size": 2, "seq_len": 4096, "gpu": "a100-80"},
+    {"model": "deepseek-v3", "gpus": 64},
+    {"model": "llama-4-scout"},
+    {"params": 1.5, "bytes_per_param": 9, "activations": 3.25, "gpus": 4},
+    {"params": 1, "activations": 90, "gpu": "rtx4090"},
+    {"params": 100_000, "activations": 1_000_000, "gpus": 4096},
+    {"params": 7, "model": "llama-2-70b"},
+]
+
+
+def answer(language: Language, **options: Any) -> dict[str, Any]:
+    return render_embed(estimate(parse_request(**options)), language)
+
+
+def test_the_line_counter_wraps_words_and_counts_emoji_twice() -> None:
+    assert wrapped("x" * 40) == 1
+    assert wrapped("x" * 41) == 2
+    assert wrapped("🟦" * 20) == 1
+    assert wrapped("🟦" * 21) == 2
+    assert wrapped(" ".join(["abcd"] * 16)) == 2  # 79 columns, words kept whole
+    assert phone_lines({"title": "a", "description": "b\nc", "footer": {"text": "d"}}) == 4
+
+
+def case_id(options: dict[str, Any]) -> str:
+    return " ".join(f"{key}:{value}" for key, value in options.items())
+
+
+@pytest.mark.parametrize("language", list(Language))
+@pytest.mark.parametrize("options", TARGETS, ids=case_id)
+def test_the_answer_fits_a_phone(options: dict[str, Any], language: Language) -> None:
+    embed = answer(language, **options)
+    assert str(embed["title"])[0] in "✅❌"  # the verdict is the title
+    assert embed_characters(embed) <= MAX_CHARACTERS
+    assert phone_lines(embed) <= MAX_PHONE_LINES
+    assert "fields" not in embed  # each field would add a heading line
+
+
+@pytest.mark.parametrize("language", list(Language))
+@pytest.mark.parametrize("options", CASES[len(TARGETS) :], ids=case_id)
+def test_every_shape_of_the_answer_stays_short(options: dict[str, Any], language: Language) -> None:
+    """The targets hold in English for every shape but the input's extreme figures (a 100,000B model
+    on 4,096 cards); German's longer words and a mixture of experts' extra line take up to two rows
+    more, which is still one screen."""
+    embed = answer(language, **options)
+    assert str(embed["title"])[0] in "✅❌"
+    assert embed_characters(embed) <= MAX_CHARACTERS
+    extreme = options.get("params") == 100_000
+    allowed = MAX_PHONE_LINES + (3 if extreme else 0) + (2 if language is Language.DE else 0)
+    assert phone_lines(embed) <= allowed
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_title_colour_and_bar_agree(language: Language) -> None:
+    for options in CASES:
+        embed = answer(language, **options)
+        fits = str(embed["title"]).startswith("✅")
+        bar = str(embed["description"]).splitlines()[-1]
+        assert (embed["color"] == 0x2ECC71) is fits
+        assert ("×" not in bar.split(" ", 1)[1]) is fits, bar  # a multiple only beyond the card
+
+
+def test_with_several_cards_the_verdict_follows_the_best_strategy() -> None:
+    embed = answer(Language.EN, params=7, optimizer="adam8bit", gpus=8)
+    assert embed["title"] == "✅ 7B · 8-bit Adam: 38.5 GB per GPU on 8 × H100 80 GB with ZeRO-1"
+    assert embed["color"] == 0x2ECC71
+    assert str(embed["description"]).endswith("🟦🟦🟩🟨⬛⬛⬛⬛ 44\u00a0%\u00a0of\u00a080\u00a0GB")
+    crowded = answer(Language.EN, model="llama-3.1-405b", gpus=2)
+    assert str(crowded["title"]).startswith("❌ Llama 3.1 405B · Adam: 6,")
+    assert str(crowded["title"]).endswith("× H100 80 GB with ZeRO-3")
+
+
+def test_the_order_of_the_answer() -> None:
+    lines = str(answer(Language.EN, model="deepseek-v3", gpus=64)["description"]).splitlines()
+    assert lines[0] == "`/vram model:deepseek-v3 optimizer:adam gpus:64`"  # controls read it back
+    assert lines[1] == "MoE: 671B total, 37.6B active per token"
+    assert lines[2].startswith("M = N × B = 671.026 × 16 = ")
+    assert lines[3].startswith("V = M + A = ")
+    assert lines[4].startswith("🟦\u00a0weights ")
+    assert lines[5].startswith("💡 LoRA ")
+    assert lines[6].startswith("🟦")
+    assert len(lines) == 7
+
+
+def test_the_seed_numbers_stay_exact() -> None:
+    assert "M = N × B = 7 × 16 = 112.0 GB" in str(answer(Language.EN, params=7)["description"])
+    with_activations = str(answer(Language.EN, params=7, activations=20)["description"])
+    assert "V = M + A = 112.0 + 20.0 = **132.0 GB**" in with_activations
