@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.estimate.optimizers import Optimizer
+from bot.estimate.optimizers import Optimizer, parts_for
 from bot.estimate.request import EstimateRequest
 from bot.present.custom_ids import (
     BUTTON_VIEWS,
@@ -46,9 +46,13 @@ def render_controls(
         "max_values": 1,
         "options": [
             {
-                "label": optimizer_name(optimizer, w),
+                # In the request's training setup: "Adam, pure bf16", ~8 B/param.
+                "label": optimizer_name(optimizer, w, request.precision),
                 "value": optimizer.value,
-                "description": w("component.optimizer_option", bytes=w.num(optimizer.bytes_per_param)),
+                "description": w(
+                    "component.optimizer_option",
+                    bytes=w.num(sum(p.bytes_per_param for p in parts_for(optimizer, request.precision))),
+                ),
                 "default": optimizer is chosen,
             }
             for optimizer in Optimizer
