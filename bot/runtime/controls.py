@@ -34,7 +34,8 @@ from bot.present.custom_ids import (
     unpack,
 )
 from bot.present.views import RENDERERS
-from bot.runtime.replies import NO_PINGS, language_of
+from bot.runtime.replies import language_of
+from bot.runtime.send import send_answer
 from bot.runtime.tree import ControlError
 
 
@@ -59,14 +60,14 @@ async def send_view(
 ) -> None:
     """Answer with ``view_name`` of ``request`` and its controls, in the user's language."""
     language = language_of(interaction)
-    embed = discord.Embed.from_dict(RENDERERS[view_name](estimate(request), language))
-    controls = ControlsView(render_controls(request, view_name, language))
-    if edit:
-        await interaction.response.edit_message(embed=embed, view=controls, allowed_mentions=NO_PINGS)
-    else:
-        await interaction.response.send_message(
-            embed=embed, view=controls, ephemeral=ephemeral, allowed_mentions=NO_PINGS
-        )
+    # The rendered JSON goes out as it is, with no discord.Embed / View round trip (bot.runtime.send).
+    await send_answer(
+        interaction,
+        RENDERERS[view_name](estimate(request), language),
+        render_controls(request, view_name, language),
+        ephemeral=ephemeral,
+        edit=edit,
+    )
 
 
 def _request_in(interaction: discord.Interaction, state: str) -> EstimateRequest:
