@@ -230,15 +230,13 @@ async def stop_bot(process: asyncio.subprocess.Process) -> None:
     await asyncio.wait_for(process.wait(), 30)
 
 
-async def measure_stages(fake: FakeDiscord, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
+async def measure_stages(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
     """Where the CPU of an answer goes, one command at a time, in a bot whose stages are timed.
 
     Per command: the bot's CPU per answer from /proc (everything: discord.py reading the gateway
     frame, building the Interaction, dispatching the command, our work, sending, reading the reply)
     and the timed stages within it; what the stages do not cover is discord.py's and the loop's.
     """
-    process, cold_start = await start_bot(fake, folder, args.settle, stages=True)
-    bench = Bench(fake, process.pid)
     per_command: dict[str, Any] = {}
     for command in COMMANDS:  # warm every path first
         await bench.all_at_once(command, args.warmup)
@@ -252,8 +250,6 @@ async def measure_stages(fake: FakeDiscord, folder: Path, args: argparse.Namespa
             "bot_cpu_us": cpu_ms * 1000,
             "stages_us": stages_us,
         }
-    await stop_bot(process)
-    per_command["cold_start_s"] = cold_start
     return per_command
 
 
@@ -284,13 +280,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 process, seconds = await start_bot(fake, Path(folder), 0.0)
                 cold_starts.append(seconds)
                 await stop_bot(process)
-            stages = await measure_stages(fake, Path(folder), args)
-            cold_starts.append(stages.pop("cold_start_s"))
+            if not args.quick:  # the timers cost CPU: a bot of their own, apart from the headline
+                process, seconds = await start_bot(fake, Path(folder), args.settle, stages=True)
+                cold_starts.append(seconds)
+                stages = await measure_stages(Bench(fake, process.pid), args)
+                await stop_bot(process)
 
-            # 3. Everything else on a bot with no servers and no timers.
-            process, seconds = await start_bot(fake, Path(folder), args.settle)
+            # 3. Everything else on a bot with no servers (and no timers, except in a smoke run,
+            # which saves the second start by timing the stages on the same bot).
+            process, seconds = await start_bot(fake, Path(folder), args.settle, stages=args.quick)
             cold_starts.append(seconds)
             bench = Bench(fake, process.pid)
+            if args.quick:
+                stages = await measure_stages(bench, args)
             memory.append(Memory("after READY, 0 guilds", rss_mb(process.pid)))
             if args.guilds:
                 memory.append(Memory(f"after READY, {args.guilds} guilds", with_guilds))
