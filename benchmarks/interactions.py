@@ -244,11 +244,12 @@ async def measure_stages(bench: Bench, args: argparse.Namespace) -> dict[str, An
     for command in COMMANDS:
         cpu_ms, answered = await bench.cpu_one_at_a_time(command, args.stage_count)
         totals = (await bench.stage_totals()).get(command, {})
-        stages_us = {stage: ns / calls / 1000 for stage, (ns, calls) in totals.items()}
+        # Per answer, not per call: the collector runs once every so many answers.
         per_command[f"/{command}"] = {
             "answered": answered,
             "bot_cpu_us": cpu_ms * 1000,
-            "stages_us": stages_us,
+            "stages_us": {stage: ns / max(answered, 1) / 1000 for stage, (ns, _) in totals.items()},
+            "gc_collections": totals.get("gc", [0, 0])[1],
         }
     return per_command
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import gc
 import json
 import os
 import time
@@ -112,7 +113,20 @@ def install_stage_timers() -> None:
     runtime["send_answer"] = _timed_async("send_answer", runtime["send_answer"])
     response = discord.InteractionResponse
     response.send_message = _timed_async("discord_send", response.send_message)  # type: ignore[method-assign, assignment]
+    gc.callbacks.append(_time_collections)
     _timing = True
+
+
+_collecting_since = 0
+
+
+def _time_collections(phase: str, info: dict[str, int]) -> None:
+    """The garbage collector's CPU, charged to the command whose task triggered the collection."""
+    global _collecting_since
+    if phase == "start":
+        _collecting_since = time.thread_time_ns()
+    else:
+        _charge("gc", time.thread_time_ns() - _collecting_since)
 
 
 # -- the commands -------------------------------------------------------------------------------------
