@@ -24,8 +24,7 @@ _LABEL_KEYS = {ESTIMATE: "component.estimate", COMPARE: "component.compare", DET
 @cache
 def _optimizer_options(language: Language, chosen: Optimizer | None) -> list[dict[str, Any]]:
     """The select's options depend only on the language and the optimizer chosen, so they are built
-    once for each (half of this module's CPU per answer otherwise). Shared between answers: the
-    answer's JSON is only ever serialized, never changed."""
+    once for each (half of this module's CPU per answer otherwise); callers get copies."""
     w = Words(language)
     return [
         {
@@ -49,7 +48,7 @@ def render_controls(request: EstimateRequest, current: str, language: Language) 
         "placeholder": w("component.optimizer_placeholder"),
         "min_values": 1,
         "max_values": 1,
-        "options": _optimizer_options(language, chosen),
+        "options": [dict(option) for option in _optimizer_options(language, chosen)],
     }
     buttons = [
         {

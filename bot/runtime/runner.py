@@ -33,6 +33,21 @@ log = logging.getLogger(__name__)
 EXTENSIONS = ("cogs.vram",)
 
 
+_frozen = False
+
+
+def freeze_start_up() -> None:
+    """What start-up built (discord.py, pydantic's schemas, the catalogues, the presets) lives as
+    long as the process: moved out of the collector's generations, the collections that answers'
+    short-lived garbage triggers no longer walk it every time (CPU per answer; see benchmarks/).
+    Once per process: a bot rebuilt after a failed start would otherwise freeze the first one's
+    garbage for good."""
+    global _frozen
+    if not _frozen:
+        gc.freeze()
+        _frozen = True
+
+
 class VramBot(commands.Bot):
     """A ``commands.Bot`` that needs no intents and loads the ``/vram`` cog at start-up."""
 
@@ -79,10 +94,7 @@ class VramBot(commands.Bot):
             self.phase = "command sync"
             await self.sync_commands()
         self.phase = "gateway connection"
-        # What start-up built (discord.py, pydantic's schemas, the catalogues, the presets) lives as
-        # long as the bot: moved out of the collector's generations, the collections that answers'
-        # short-lived garbage triggers no longer walk it every time (CPU per answer; benchmarks/).
-        gc.freeze()
+        freeze_start_up()
 
     async def sync_commands(self) -> None:
         if self.settings.dev_guild_id is not None:
