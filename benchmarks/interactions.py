@@ -1,13 +1,24 @@
-"""What answering costs: latency, throughput and memory of the real bot against the loopback fake Discord.
+"""What answering costs: CPU, latency, cold start and memory of the real bot against the fake Discord.
 
-The bot runs as its own process (``python -m bot``, as an operator starts it) so that its resident
-memory is its own; the fake Discord runs in this process and timestamps each interaction from the
-moment its INTERACTION_CREATE is written to the gateway until the bot's callback arrives over REST.
-A no-op ``/ping`` (``benchmarks/ping_cog.py``) answers a plain message in the same run, so the
-ratio between the two is what ``/vram``'s own work (validation, estimate, rendering, components)
-adds on top of discord.py and the transport.
+The bot runs as its own process (``python -m bot``, as an operator starts it) so that its CPU time
+and resident memory are its own; the fake Discord runs in this process. Two no-op commands
+(``benchmarks/ping_cog.py``) answer in the same runs: ``/ping`` a plain message, ``/ping_embed`` a
+prebuilt answer of ``/vram``'s size. The headline is the bot's CPU time per answer, read from
+``/proc`` (user + system of the bot process) around bursts of each command, as a ratio to
+``/ping``'s in the same round: unlike throughput or latency, it does not move with whatever else the
+machine runs. Also measured:
 
-    python -m benchmarks.interactions            # the full run (a few minutes on 2 cores)
+- latency one at a time, from the moment an INTERACTION_CREATE is written to the gateway until the
+  bot's callback arrives, with an idle gap before each so no answer pays for the previous one's
+  leftover work (reading Discord's reply);
+- where a ``/vram`` answer's CPU goes (validate, estimate, render, controls, send), in a bot process
+  of its own whose stages are wrapped with thread-CPU timers (``VRAM_BENCH_STAGES=1``);
+- cold start: from starting ``python -m bot`` until the fake Discord has sent READY;
+- memory with 1,000 servers, and after 10,000 more answers (a leak would show).
+
+Every ``/vram`` in a run asks about a model size no other one asked, so nothing can come from a cache.
+
+    python -m benchmarks.interactions            # the full run (a minute or two on 2 cores)
     python -m benchmarks.interactions --quick    # a smoke run with small counts
 
 It prints a table and writes the figures as JSON (``--out``, default benchmarks/results.json).
@@ -17,10 +28,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import itertools
 import json
 import os
 import platform
+import resource
 import statistics
 import sys
 import tempfile
@@ -37,6 +50,15 @@ PROJECT = Path(__file__).resolve().parents[1]
 COMMANDS = ("ping", "ping_embed", "vram")
 READY_SETTLE_S = 3.0  # discord.py waits guild_ready_timeout (2 s) after the last GUILD_CREATE
 VRAM_OPTIONS = {"optimizer": "adam8bit", "activations": 20.0}  # and params, different every time
+# Before each one-at-a-time interaction: an answer's work does not end with its callback (the bot
+# still reads and parses Discord's reply), and without a pause that tail would be charged to the next
+# command's latency. 3 ms is several times that tail, even on a busy machine.
+IDLE_GAP_S = 0.003
+# After a burst, before reading the bot's CPU time: the last answers' replies are still being read.
+BURST_SETTLE_S = 0.2
+STAGES_ENV = "VRAM_BENCH_STAGES"  # benchmarks/ping_cog.py times /vram's stages when it is "1"
+CPU_TARGET = 1.25  # /vram's CPU per answer at most this times /ping's (issue 13)
+COLD_START_TARGET_S = 0.4  # process start to READY (issue 13)
 
 
 @dataclass
@@ -66,7 +88,8 @@ def rss_mb(pid: int) -> float:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time a process has used, from /proc (Linux)."""
+    """User plus system CPU time a process has used, from /proc (Linux; in clock ticks, 10 ms here,
+    so a measurement spans hundreds of milliseconds of the bot's CPU to be within a few per cent)."""
     fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
@@ -81,12 +104,18 @@ class Bench:
         self.fake = fake
         self.bot_pid = bot_pid
         self.sizes = itertools.count()
+        self.vram_sizes: set[float] = set()  # every model size asked, to show none was asked twice
+        self.vram_sent = 0
 
     def interaction(self, command: str) -> dict[str, Any]:
         options: dict[str, Any] = {}
         if command == "vram":
-            # A new model size each time (0.1 to 1000B), so no answer is ever the same as another.
-            options = VRAM_OPTIONS | {"params": 0.1 + next(self.sizes) % 9_999 / 10}
+            # 1.000, 1.001, 1.002 … B: a model size no /vram of the run asked before (the integer
+            # division gives the shortest decimal, so every command line is as long as a typed one).
+            params = (1000 + next(self.sizes)) / 1000
+            self.vram_sizes.add(params)
+            self.vram_sent += 1
+            options = VRAM_OPTIONS | {"params": params}
         return self.fake.slash_interaction(command, self.fake.command_options(command, **options))
 
     async def _send(self, interaction: dict[str, Any], within: float) -> float | None:
@@ -98,6 +127,15 @@ class Bench:
             return None
         return callback.received_at - sent_at
 
+    async def _one(self, command: str) -> tuple[float | None, float]:
+        """One interaction after an idle gap (see IDLE_GAP_S): its latency, and the seconds from
+        sending it until its callback or the time-out (the gap, which may oversleep, left out)."""
+        interaction = self.interaction(command)
+        await asyncio.sleep(IDLE_GAP_S)
+        started = time.perf_counter()
+        latency = await self._send(interaction, within=10)
+        return latency, time.perf_counter() - started
+
     async def one_at_a_time(self, commands: tuple[str, ...], count: int) -> list[Latencies]:
         """``count`` of each command, one after the other and interleaved (ping, ping_embed, vram, ping,
         ...), so that whatever else the machine does slows all of them alike."""
@@ -105,9 +143,9 @@ class Bench:
         busy: dict[str, float] = dict.fromkeys(commands, 0.0)
         for _ in range(count):
             for command in commands:
-                started = time.perf_counter()
-                times[command].append(await self._send(self.interaction(command), within=10))
-                busy[command] += time.perf_counter() - started
+                latency, elapsed = await self._one(command)
+                times[command].append(latency)
+                busy[command] += elapsed
         return [self._summary(c, "one at a time", times[c], busy[c]) for c in commands]
 
     async def all_at_once(self, command: str, count: int) -> Latencies:
@@ -116,10 +154,25 @@ class Bench:
         started = time.perf_counter()
         times = await asyncio.gather(*(self._send(i, within=60) for i in interactions))
         elapsed = time.perf_counter() - started
-        await asyncio.sleep(0.2)  # let the bot finish reading the last answers' responses
+        await asyncio.sleep(BURST_SETTLE_S)
         summary = self._summary(command, f"{count} at once", list(times), elapsed)
         summary.bot_cpu_ms = (cpu_seconds(self.bot_pid) - cpu) * 1000 / count
         return summary
+
+    async def cpu_one_at_a_time(self, command: str, count: int) -> tuple[float, int]:
+        """The bot's CPU ms per answer for ``count`` of ``command`` one at a time, and how many were
+        answered."""
+        cpu = cpu_seconds(self.bot_pid)
+        answered = sum([(await self._one(command))[0] is not None for _ in range(count)])
+        await asyncio.sleep(BURST_SETTLE_S)
+        return (cpu_seconds(self.bot_pid) - cpu) * 1000 / count, answered
+
+    async def stage_totals(self) -> dict[str, dict[str, list[int]]]:
+        """The stage timers' totals since the last call (ping_cog's /bench_stages), and reset them."""
+        await asyncio.sleep(IDLE_GAP_S)
+        callback = await self.fake.invoke("bench_stages", timeout=10)
+        totals: dict[str, dict[str, list[int]]] = json.loads(callback.data["content"])
+        return totals
 
     def _summary(self, command: str, mode: str, times: list[float | None], elapsed: float) -> Latencies:
         answered = [t * 1000 for t in times if t is not None]
@@ -143,24 +196,67 @@ class Bench:
         return answered
 
 
-async def start_bot(fake: FakeDiscord, folder: Path, settle: float) -> asyncio.subprocess.Process:
+async def start_bot(
+    fake: FakeDiscord, folder: Path, settle: float, *, stages: bool = False
+) -> tuple[asyncio.subprocess.Process, float]:
+    """Start ``python -m bot``; returns the process and its cold start: seconds from starting the
+    process until the fake Discord has sent READY (imports, settings, login, extensions, command
+    sync, gateway connection and IDENTIFY)."""
     config = folder / "config.toml"
     config.write_text(
         f'api_base_url = "{fake.api_base}"\ngateway_url = "{fake.gateway_url}"\n'
         'log_level = "WARNING"\nextra_extensions = ["benchmarks.ping_cog"]\n',
         encoding="utf-8",
     )
-    env = {k: v for k, v in os.environ.items() if k != "VRAM_BOT_CONFIG"}
+    env = {k: v for k, v in os.environ.items() if k not in ("VRAM_BOT_CONFIG", STAGES_ENV)}
     env |= {"DISCORD_TOKEN": fake.token, "PYTHONPATH": str(PROJECT)}
+    if stages:
+        env[STAGES_ENV] = "1"
     sessions = fake.sessions
+    started = time.perf_counter()
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "--config", str(config), env=env, cwd=folder
     )
     await fake.wait_identified(timeout=60, after=sessions)
+    cold_start = time.perf_counter() - started
+    # Its CPU time until then too: on a busy machine the wall time also measures the neighbours.
+    cold_start_cpu[process.pid] = cpu_seconds(process.pid)
     for guild in fake.ready_guilds:  # as Discord follows READY with one GUILD_CREATE per server
         await fake.dispatch("GUILD_CREATE", guild)
     await asyncio.sleep(settle)
-    return process
+    return process, cold_start
+
+
+cold_start_cpu: dict[int, float] = {}  # the bot's CPU seconds at READY, by process id
+
+# What any discord.py bot with pydantic settings imports before doing anything of its own.
+THIRD_PARTY_IMPORTS = "import discord, discord.ext.commands, pydantic_settings"
+
+
+def compile_bytecode() -> None:
+    """Write the project's bytecode, as installing the bot does (pip compiles what it installs).
+
+    Without it, a machine with PYTHONDONTWRITEBYTECODE set (this one, and the image) compiles every
+    module of the bot from source at each start, which is not what an operator's bot does.
+    """
+    for folder in ("bot", "cogs", "benchmarks"):
+        compileall.compile_dir(PROJECT / folder, quiet=1)
+
+
+async def import_floor(runs: int) -> dict[str, float]:
+    """Seconds (wall and CPU, medians) for a bare Python to import discord.py and pydantic-settings:
+    the part of the cold start that is not the bot's own."""
+    walls: list[float] = []
+    cpus: list[float] = []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        process = await asyncio.create_subprocess_exec(sys.executable, "-c", THIRD_PARTY_IMPORTS)
+        await process.wait()
+        walls.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return {"wall_median": statistics.median(walls), "cpu_median": statistics.median(cpus)}
 
 
 async def stop_bot(process: asyncio.subprocess.Process) -> None:
@@ -168,35 +264,91 @@ async def stop_bot(process: asyncio.subprocess.Process) -> None:
     await asyncio.wait_for(process.wait(), 30)
 
 
+async def measure_stages(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
+    """Where the CPU of an answer goes, one command at a time, in a bot whose stages are timed.
+
+    Per command: the bot's CPU per answer from /proc (everything: discord.py reading the gateway
+    frame, building the Interaction, dispatching the command, our work, sending, reading the reply)
+    and the timed stages within it; what the stages do not cover is discord.py's and the loop's.
+    """
+    per_command: dict[str, Any] = {}
+    for command in COMMANDS:  # warm every path first
+        await bench.all_at_once(command, args.warmup)
+    await bench.stage_totals()
+    for command in COMMANDS:
+        cpu_ms, answered = await bench.cpu_one_at_a_time(command, args.stage_count)
+        charged = await bench.stage_totals()
+        totals = charged.get(command, {})
+        # Collections that started outside a command's task (in discord.py's gateway reader, say)
+        # are charged to "?": in a block of one command they are that command's too.
+        if "gc" in charged.get("?", {}):
+            ns, calls = charged["?"]["gc"]
+            totals["gc"] = [totals.get("gc", [0, 0])[0] + ns, totals.get("gc", [0, 0])[1] + calls]
+        # Per answer, not per call: the collector runs once every so many answers.
+        per_command[f"/{command}"] = {
+            "answered": answered,
+            "bot_cpu_us": cpu_ms * 1000,
+            "stages_us": {stage: ns / max(answered, 1) / 1000 for stage, (ns, _) in totals.items()},
+            "gc_collections": totals.get("gc", [0, 0])[1],
+        }
+    return per_command
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     fake = FakeDiscord()
     await fake.start()
     latencies: list[Latencies] = []
+    rounds: list[dict[str, float]] = []  # the bot's CPU ms per answer, by command, one burst round each
     memory: list[Memory] = []
+    cold_starts: list[float] = []
+    cold_start_cpu.clear()
+    compile_bytecode()
     lost = 0
     try:
         with tempfile.TemporaryDirectory() as folder:
-            # 1. Memory with 1000 servers in GUILD_CREATE (a smoke run skips this second start).
+            # 1. Memory with 1000 servers in GUILD_CREATE (a smoke run skips this start). Its READY
+            # is larger than usual, so its start is not one of the cold starts.
             with_guilds = 0.0
             if args.guilds:
                 fake.ready_guilds = [guild_payload(snowflake()) for _ in range(args.guilds)]
-                process = await start_bot(fake, Path(folder), args.settle)
+                process, _ = await start_bot(fake, Path(folder), args.settle)
                 with_guilds = rss_mb(process.pid)
+                cold_start_cpu.pop(process.pid, None)
+                await stop_bot(process)
+            fake.ready_guilds = []
+
+            # 2. Cold starts alone, then the timed stages (their bot's start is one more cold start).
+            for _ in range(args.cold_starts):
+                process, seconds = await start_bot(fake, Path(folder), 0.0)
+                cold_starts.append(seconds)
+                await stop_bot(process)
+            if not args.quick:  # the timers cost CPU: a bot of their own, apart from the headline
+                process, seconds = await start_bot(fake, Path(folder), args.settle, stages=True)
+                cold_starts.append(seconds)
+                stages = await measure_stages(Bench(fake, process.pid), args)
                 await stop_bot(process)
 
-            # 2. Everything else on a bot with no servers.
-            fake.ready_guilds = []
-            process = await start_bot(fake, Path(folder), args.settle)
+            # 3. Everything else on a bot with no servers (and no timers, except in a smoke run,
+            # which saves the second start by timing the stages on the same bot).
+            process, seconds = await start_bot(fake, Path(folder), args.settle, stages=args.quick)
+            cold_starts.append(seconds)
             bench = Bench(fake, process.pid)
+            if args.quick:
+                stages = await measure_stages(bench, args)
             memory.append(Memory("after READY, 0 guilds", rss_mb(process.pid)))
-            memory.append(Memory(f"after READY, {args.guilds} guilds", with_guilds))
+            if args.guilds:
+                memory.append(Memory(f"after READY, {args.guilds} guilds", with_guilds))
             for command in COMMANDS:  # warm every path (imports, caches) before measuring
                 await bench.all_at_once(command, args.warmup)
             for _ in range(args.rounds):
                 latencies += await bench.one_at_a_time(COMMANDS, args.count)
-            for _ in range(args.rounds):  # alternate, so drift affects every command alike
+            for _ in range(args.cpu_rounds):  # alternate, so drift affects every command alike
+                burst: dict[str, float] = {}
                 for command in COMMANDS:
-                    latencies.append(await bench.all_at_once(command, args.burst))
+                    row = await bench.all_at_once(command, args.burst)
+                    latencies.append(row)
+                    burst[row.command] = row.bot_cpu_ms or 0.0
+                rounds.append(burst)
             before = rss_mb(process.pid)
             answered = await bench.churn(args.leak)
             lost = args.leak - answered
@@ -204,9 +356,45 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             memory.append(Memory("before the leak run", before))
             memory.append(Memory(f"after {args.leak:,} more /vram", after))
             await stop_bot(process)
+            vram_sent, vram_distinct = bench.vram_sent, len(bench.vram_sizes)
+            floor = await import_floor(max(1, args.cold_starts))
     finally:
         await fake.stop()
-    return report(args, latencies, memory, lost)
+    result = report(args, latencies, memory, lost)
+    return result | {
+        "cpu_per_answer": cpu_headline(args, rounds),
+        "stages": stages,
+        "cold_start_s": {
+            "median": statistics.median(cold_starts),
+            "max": max(cold_starts),
+            "runs": cold_starts,
+            "target": COLD_START_TARGET_S,
+            "met": statistics.median(cold_starts) < COLD_START_TARGET_S,
+            "bot_cpu_median": statistics.median(cold_start_cpu.values()),
+            "third_party_imports": floor,
+        },
+        "vram_requests": {"sent": vram_sent, "distinct_model_sizes": vram_distinct},
+    }
+
+
+def cpu_headline(args: argparse.Namespace, rounds: list[dict[str, float]]) -> dict[str, Any]:
+    """The bot's CPU per answer in the bursts, and /vram's ratio to each baseline as the median of
+    the rounds' own ratios: each round's commands ran back to back, so a slower patch of the machine
+    scales both sides of a ratio alike."""
+
+    def ratio(baseline: str) -> float:
+        return statistics.median(r["/vram"] / r[baseline] if r[baseline] else float("nan") for r in rounds)
+
+    vram_vs_ping = ratio("/ping")
+    return {
+        "mode": f"{args.burst} at once",
+        "ms": {command: statistics.median(r[command] for r in rounds) for command in rounds[0]},
+        "rounds": rounds,
+        "vram_vs_ping": vram_vs_ping,
+        "vram_vs_ping_embed": ratio("/ping_embed"),
+        "target": CPU_TARGET,
+        "met": vram_vs_ping <= CPU_TARGET,
+    }
 
 
 def _merge(rows: list[Latencies]) -> Latencies:
@@ -239,11 +427,9 @@ def report(
                 "median_latency": vram.median_ms / base.median_ms,
                 "throughput": vram.per_second / base.per_second,
             }
-            if vram.bot_cpu_ms and base.bot_cpu_ms:
-                ratio["bot_cpu"] = vram.bot_cpu_ms / base.bot_cpu_ms
             ratios.setdefault(f"/vram vs {baseline}", {})[mode] = ratio
     rss = {m.label: m.rss_mb for m in memory}
-    zero, many = memory[0].rss_mb, memory[1].rss_mb
+    zero, many = rss["after READY, 0 guilds"], rss.get(f"after READY, {args.guilds} guilds", 0.0)
     return {
         "command": "python -m benchmarks.interactions" + (" --quick" if args.quick else ""),
         "when": time.strftime("%Y-%m-%d"),
@@ -256,7 +442,11 @@ def report(
         "counts": {
             "one_at_a_time": args.count,
             "rounds": args.rounds,
+            "idle_gap_ms": IDLE_GAP_S * 1000,
             "at_once": args.burst,
+            "cpu_rounds": args.cpu_rounds,
+            "stage_count": args.stage_count,
+            "cold_starts": args.cold_starts,
             "leak_run": args.leak,
             "guilds": args.guilds,
         },
@@ -264,42 +454,73 @@ def report(
         "ratios": ratios,
         "memory_mb": rss,
         "memory_per_guild_kb": (many - zero) * 1024 / args.guilds if args.guilds else None,
-        "leak_run_growth_mb": memory[3].rss_mb - memory[2].rss_mb,
+        "leak_run_growth_mb": memory[-1].rss_mb - memory[-2].rss_mb,
         "leak_run_lost": lost,
     }
 
 
 def print_table(result: dict[str, Any]) -> None:
+    cpu = result["cpu_per_answer"]
+    met = "met" if cpu["met"] else "NOT met"
+    print(
+        f"bot CPU per answer, {cpu['mode']}: "
+        + ", ".join(f"{command} {ms:.3f} ms" for command, ms in cpu["ms"].items())
+    )
+    print(
+        f"/vram vs /ping: {cpu['vram_vs_ping']:.2f}× the CPU per answer (target ≤ {cpu['target']}×: {met}); "
+        f"vs /ping_embed: {cpu['vram_vs_ping_embed']:.2f}×"
+    )
+    cold = result["cold_start_s"]
+    print(
+        f"cold start to READY: median {cold['median']:.3f} s, max {cold['max']:.3f} s over "
+        f"{len(cold['runs'])} starts (target < {cold['target']} s: {'met' if cold['met'] else 'NOT met'}); "
+        f"the bot's own CPU until READY: median {cold['bot_cpu_median']:.2f} s"
+    )
+    floor = cold["third_party_imports"]
+    print(
+        f"  of which importing discord.py and pydantic-settings alone: {floor['wall_median']:.3f} s, "
+        f"CPU {floor['cpu_median']:.2f} s"
+    )
+    print("one at a time, bot CPU per answer (µs) and the timed stages within it:")
+    for command, figures in result["stages"].items():
+        stages = ", ".join(f"{stage} {us:.0f}" for stage, us in figures["stages_us"].items())
+        print(f"  {command:12} {figures['bot_cpu_us']:6.0f}  {stages}")
     header = f"{'command':12} {'mode':16} {'answered':>11} {'median ms':>10} {'p99 ms':>8} {'per s':>7}"
     print(header + f" {'bot CPU ms':>10}")
     for row in result["latency"]:
         answered = f"{row['answered']}/{row['sent']}"
-        cpu = f"{row['bot_cpu_ms']:.2f}" if row["bot_cpu_ms"] else "-"
+        row_cpu = f"{row['bot_cpu_ms']:.3f}" if row["bot_cpu_ms"] else "-"
         print(
             f"{row['command']:12} {row['mode']:16} {answered:>11} {row['median_ms']:>10.2f} "
-            f"{row['p99_ms']:>8.2f} {row['per_second']:>7.0f} {cpu:>10}"
+            f"{row['p99_ms']:>8.2f} {row['per_second']:>7.0f} {row_cpu:>10}"
         )
     for pair, modes in result["ratios"].items():
         for mode, ratio in modes.items():
-            cpu = f", {ratio['bot_cpu']:.2f}× the bot's CPU" if "bot_cpu" in ratio else ""
             print(
                 f"{pair}, {mode}: {ratio['median_latency']:.2f}× the median latency, "
-                f"{ratio['throughput']:.2f}× the throughput{cpu}"
+                f"{ratio['throughput']:.2f}× the throughput"
             )
     for label, mb in result["memory_mb"].items():
         print(f"RSS {label}: {mb:.1f} MB")
     if result["memory_per_guild_kb"] is not None:
         print(f"memory per guild: {result['memory_per_guild_kb']:.1f} KB")
     print(f"leak run: {result['leak_run_growth_mb']:+.1f} MB, {result['leak_run_lost']} lost")
+    sizes = result["vram_requests"]
+    print(f"/vram: {sizes['sent']} sent, {sizes['distinct_model_sizes']} distinct model sizes")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.interactions", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--count", type=int, default=1000, help="interactions one at a time, per round")
+    parser.add_argument("--count", type=int, default=500, help="interactions one at a time, per round")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the one-at-a-time run")
     parser.add_argument("--burst", type=int, default=1000, help="interactions sent at once")
+    parser.add_argument("--cpu-rounds", type=int, default=5, help="rounds of bursts (the CPU headline)")
+    parser.add_argument(
+        "--stage-count", type=int, default=1000, help="interactions per command, timed stages"
+    )
+    parser.add_argument("--cold-starts", type=int, default=5, help="starts only to time the cold start")
     parser.add_argument("--leak", type=int, default=10_000, help="interactions of the leak run")
     parser.add_argument("--guilds", type=int, default=1000, help="servers in GUILD_CREATE")
     parser.add_argument("--warmup", type=int, default=200, help="interactions before measuring")
@@ -308,7 +529,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=PROJECT / "benchmarks" / "results.json")
     args = parser.parse_args(argv)
     if args.quick:
-        args.count, args.rounds, args.burst, args.leak, args.guilds, args.warmup = 10, 1, 20, 20, 0, 5
+        args.count, args.rounds, args.burst, args.cpu_rounds = 10, 1, 20, 1
+        args.stage_count, args.cold_starts, args.leak, args.guilds, args.warmup = 10, 0, 20, 0, 5
         args.settle = 0.1
     return args
 
@@ -317,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     result = asyncio.run(run(args))
     print_table(result)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")
     return 0
 

@@ -1,12 +1,25 @@
 """No-op commands for the benchmark, loaded only by ``benchmarks/interactions.py`` (``extra_extensions``).
 
 - ``/ping`` answers a plain "Pong.": the cheapest answer discord.py can give.
-- ``/ping_embed`` answers with an embed and controls built once at load, the same size as a
-  ``/vram`` answer, without computing anything: the part of ``/vram``'s cost that is discord.py
-  sending (and parsing back) an answer of that size, rather than our estimating and rendering.
+- ``/ping_embed`` answers with an embed and controls of the same size as a ``/vram`` answer, built
+  once at load down to the objects handed to discord.py, so that each answer computes nothing: the
+  part of ``/vram``'s cost that is discord.py sending (and parsing back) an answer of that size.
+- ``/bench_stages``: with ``VRAM_BENCH_STAGES=1`` in the bot's environment, :func:`install_stage_timers`
+  wraps the stages of a ``/vram`` answer (validate, estimate, render, controls, send) with thread CPU
+  timers, and this command answers with their totals as JSON (and starts them afresh). The timers
+  cost a little CPU themselves, so the benchmark uses them only in a bot process of their own.
 """
 
 from __future__ import annotations
+
+import contextvars
+import functools
+import gc
+import json
+import os
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
 
 import discord
 from discord import app_commands
@@ -18,27 +31,135 @@ from bot.present.answer import render_embed
 from bot.present.controls import render_controls
 from bot.present.custom_ids import ESTIMATE
 from bot.present.i18n import Language
-from bot.runtime.controls import ControlsView
 from bot.runtime.replies import NO_PINGS
+from bot.runtime.send import PrebuiltControls, PrebuiltEmbed, wire_embed
+
+STAGES_ENV = "VRAM_BENCH_STAGES"
 
 _REQUEST = parse_request(params=7.0, optimizer="adam8bit", activations=20.0)
-_EMBED = render_embed(estimate(_REQUEST))
+# The wire dicts once; the discord.py objects once in setup (a View needs the running loop).
+_EMBED = wire_embed(render_embed(estimate(_REQUEST)))
 _CONTROLS = render_controls(_REQUEST, ESTIMATE, Language.EN)
+
+# -- the stage timers (bench only) ------------------------------------------------------------------
+
+# Which command's task is running, so that discord.py's send is charged to the right command.
+_command: contextvars.ContextVar[str] = contextvars.ContextVar("bench_command", default="?")
+_stages: dict[str, dict[str, list[int]]] = {}  # command -> stage -> [thread CPU ns, calls]
+_timing = False
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _charge(stage: str, nanoseconds: int) -> None:
+    total = _stages.setdefault(_command.get(), {}).setdefault(stage, [0, 0])
+    total[0] += nanoseconds
+    total[1] += 1
+
+
+def _timed(stage: str, function: Callable[P, R]) -> Callable[P, R]:
+    # Thread CPU time, not wall time: an await in between (the HTTP round trip) is not our cost.
+    @functools.wraps(function)
+    def timed(*args: P.args, **kwargs: P.kwargs) -> R:
+        started = time.thread_time_ns()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _charge(stage, time.thread_time_ns() - started)
+
+    return timed
+
+
+def _timed_async(
+    stage: str, function: Callable[P, Coroutine[Any, Any, R]]
+) -> Callable[P, Coroutine[Any, Any, R]]:
+    @functools.wraps(function)
+    async def timed(*args: P.args, **kwargs: P.kwargs) -> R:
+        started = time.thread_time_ns()
+        try:
+            return await function(*args, **kwargs)
+        finally:
+            # During the await the loop may run other tasks; the benchmark sends one at a time.
+            _charge(stage, time.thread_time_ns() - started)
+
+    return timed
+
+
+def _validating(function: Callable[P, R]) -> Callable[P, R]:
+    """The cog's parse_request, which starts every /vram answer: marks the task as /vram's."""
+    timed = _timed("validate", function)
+
+    @functools.wraps(function)
+    def marked(*args: P.args, **kwargs: P.kwargs) -> R:
+        _command.set("vram")
+        return timed(*args, **kwargs)
+
+    return marked
+
+
+def install_stage_timers() -> None:
+    """Wrap each stage of a /vram answer where the runtime looks it up (module globals, at call time)."""
+    global _timing
+    from bot.runtime import cog, controls
+
+    # Through vars(): the runtime's modules import these names for their own use, not to export them.
+    found, runtime = vars(cog), vars(controls)
+    found["parse_request"] = _validating(found["parse_request"])
+    runtime["estimate"] = _timed("estimate", runtime["estimate"])
+    runtime["RENDERERS"] = {name: _timed("render", r) for name, r in runtime["RENDERERS"].items()}
+    runtime["render_controls"] = _timed("controls", runtime["render_controls"])
+    # send_answer = turning the JSON into what discord.py takes + discord.py's send (timed inside).
+    runtime["send_answer"] = _timed_async("send_answer", runtime["send_answer"])
+    response = discord.InteractionResponse
+    response.send_message = _timed_async("discord_send", response.send_message)  # type: ignore[method-assign, assignment]
+    gc.callbacks.append(_time_collections)
+    _timing = True
+
+
+_collecting_since = 0
+
+
+def _time_collections(phase: str, info: dict[str, int]) -> None:
+    """The garbage collector's CPU, charged to the command whose task triggered the collection."""
+    global _collecting_since
+    if phase == "start":
+        _collecting_since = time.thread_time_ns()
+    else:
+        _charge("gc", time.thread_time_ns() - _collecting_since)
+
+
+# -- the commands -------------------------------------------------------------------------------------
 
 
 class PingCog(commands.Cog):
+    def __init__(self) -> None:
+        self.embed = PrebuiltEmbed(_EMBED)
+        self.controls = PrebuiltControls(_CONTROLS)  # stopped: discord.py stores nothing of it
+
     @app_commands.command(name="ping", description="Answer with a plain message (benchmark baseline)")
     async def ping(self, interaction: discord.Interaction) -> None:
+        if _timing:
+            _command.set("ping")
         await interaction.response.send_message("Pong.", allowed_mentions=NO_PINGS)
 
     @app_commands.command(name="ping_embed", description="A prebuilt /vram-sized answer (benchmark baseline)")
     async def ping_embed(self, interaction: discord.Interaction) -> None:
+        if _timing:
+            _command.set("ping_embed")
         await interaction.response.send_message(
-            embed=discord.Embed.from_dict(_EMBED),
-            view=ControlsView(_CONTROLS),
-            allowed_mentions=NO_PINGS,
+            embed=self.embed, view=self.controls, allowed_mentions=NO_PINGS
         )
+
+    @app_commands.command(name="bench_stages", description="The stage timers' totals (benchmark only)")
+    async def bench_stages(self, interaction: discord.Interaction) -> None:
+        _command.set("bench_stages")
+        report = json.dumps(_stages, separators=(",", ":"))
+        _stages.clear()
+        await interaction.response.send_message(report, allowed_mentions=NO_PINGS)
 
 
 async def setup(bot: commands.Bot) -> None:
+    if os.environ.get(STAGES_ENV) == "1":
+        install_stage_timers()
     await bot.add_cog(PingCog())

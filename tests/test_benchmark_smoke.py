@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -10,18 +11,45 @@ from benchmarks.interactions import parse_args, print_table, run
 
 pytestmark = pytest.mark.benchmark
 
+COMMANDS = {"/ping", "/ping_embed", "/vram"}
+
 
 async def test_the_benchmark_runs_and_reports_every_command(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     result = await run(parse_args(["--quick", "--out", str(tmp_path / "results.json")]))
     commands = {(row["command"], row["mode"]) for row in result["latency"]}
-    assert {c for c, _ in commands} == {"/ping", "/ping_embed", "/vram"}
+    assert {c for c, _ in commands} == COMMANDS
     assert all(row["answered"] == row["sent"] for row in result["latency"])
     assert result["leak_run_lost"] == 0
     assert set(result["ratios"]) == {"/vram vs /ping", "/vram vs /ping_embed"}
+
+    # The headline: the bot's CPU per answer of each command, and /vram's ratios, with the target.
+    cpu = result["cpu_per_answer"]
+    assert set(cpu["ms"]) == COMMANDS
+    assert all(set(burst) == COMMANDS for burst in cpu["rounds"])
+    assert {"vram_vs_ping", "vram_vs_ping_embed", "target", "met"} <= set(cpu)
+    # Where /vram's time goes: every stage was timed, and each command's whole CPU was read.
+    assert set(result["stages"]) == COMMANDS
+    assert all(figures["answered"] == 10 for figures in result["stages"].values())
+    vram_stages = result["stages"]["/vram"]["stages_us"]
+    assert {"validate", "estimate", "render", "controls", "send_answer", "discord_send"} <= set(vram_stages)
+    assert "discord_send" in result["stages"]["/ping"]["stages_us"]
+    # Cold start: one per bot start of the run (a smoke run starts one).
+    cold = result["cold_start_s"]
+    assert len(cold["runs"]) == 1
+    assert all(0 < seconds < 60 for seconds in cold["runs"])
+    assert {"median", "target", "met", "bot_cpu_median", "third_party_imports"} <= set(cold)
+    assert not math.isnan(cold["median"])
+    # No model size asked twice.
+    sizes = result["vram_requests"]
+    assert sizes["sent"] == sizes["distinct_model_sizes"] > 0
+
     print_table(result)
-    assert "/vram vs /ping" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "/vram vs /ping" in out
+    assert "cold start to READY" in out
+    assert "CPU per answer" in out
 
 
 def test_the_chart_benchmark_runs_and_reports_its_figures(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,9 +8,10 @@ parsed by discord.py's ``DynamicItem`` from the same custom_ids.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
-from bot.estimate.optimizers import Optimizer, parts_for
+from bot.estimate.optimizers import Optimizer, Precision, parts_for
 from bot.estimate.request import EstimateRequest
 from bot.present.custom_ids import (
     BUTTON_VIEWS,
@@ -30,6 +31,28 @@ PRIMARY, SECONDARY, SUCCESS = 1, 2, 3  # button styles
 _LABEL_KEYS = {ESTIMATE: "component.estimate", COMPARE: "component.compare", DETAILS: "component.details"}
 
 
+@cache
+def _optimizer_options(
+    language: Language, chosen: Optimizer | None, precision: Precision
+) -> list[dict[str, Any]]:
+    """The select's options depend only on the language, the optimizer chosen and the training setup,
+    so they are built once for each (half of this module's CPU per answer otherwise); callers get
+    copies. Each optimizer is named in the request's setup: "Adam, pure bf16", ~8 B/param."""
+    w = Words(language)
+    return [
+        {
+            "label": optimizer_name(optimizer, w, precision),
+            "value": optimizer.value,
+            "description": w(
+                "component.optimizer_option",
+                bytes=w.num(sum(p.bytes_per_param for p in parts_for(optimizer, precision))),
+            ),
+            "default": optimizer is chosen,
+        }
+        for optimizer in Optimizer
+    ]
+
+
 def render_controls(
     request: EstimateRequest, current: str, language: Language, *, shareable: bool = False
 ) -> list[dict[str, Any]]:
@@ -44,19 +67,7 @@ def render_controls(
         "placeholder": w("component.optimizer_placeholder"),
         "min_values": 1,
         "max_values": 1,
-        "options": [
-            {
-                # In the request's training setup: "Adam, pure bf16", ~8 B/param.
-                "label": optimizer_name(optimizer, w, request.precision),
-                "value": optimizer.value,
-                "description": w(
-                    "component.optimizer_option",
-                    bytes=w.num(sum(p.bytes_per_param for p in parts_for(optimizer, request.precision))),
-                ),
-                "default": optimizer is chosen,
-            }
-            for optimizer in Optimizer
-        ],
+        "options": [dict(option) for option in _optimizer_options(language, chosen, request.precision)],
     }
     buttons = [
         {

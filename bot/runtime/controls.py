@@ -42,6 +42,7 @@ from bot.present.custom_ids import (
 from bot.present.i18n import text
 from bot.present.views import RENDERERS, render_message
 from bot.runtime.replies import ANSWERED, NO_PINGS, language_of
+from bot.runtime.send import PrebuiltEmbed, wire_embed
 from bot.runtime.tree import ControlError
 
 
@@ -78,7 +79,8 @@ async def send_view(
     language = language_of(interaction)
     shareable = _is_ephemeral(interaction.message) if edit else ephemeral
     message = render_message(request, view_name, language, shareable=shareable)
-    embed = discord.Embed.from_dict(message.embed)
+    # The rendered JSON goes out as it is, with no discord.Embed round trip (bot.runtime.send).
+    embed = PrebuiltEmbed(wire_embed(message.embed))
     controls = ControlsView(message.components)
     files: list[discord.File] = []
     if message.attachment is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import platform
 import signal
@@ -30,6 +31,21 @@ from bot.runtime.tree import VramCommandTree
 log = logging.getLogger(__name__)
 
 EXTENSIONS = ("cogs.vram",)
+
+
+_frozen = False
+
+
+def freeze_start_up() -> None:
+    """What start-up built (discord.py, pydantic's schemas, the catalogues, the presets) lives as
+    long as the process: moved out of the collector's generations, the collections that answers'
+    short-lived garbage triggers no longer walk it every time (CPU per answer; see benchmarks/).
+    Once per process: a bot rebuilt after a failed start would otherwise freeze the first one's
+    garbage for good."""
+    global _frozen
+    if not _frozen:
+        gc.freeze()
+        _frozen = True
 
 
 class VramBot(commands.Bot):
@@ -78,6 +94,7 @@ class VramBot(commands.Bot):
             self.phase = "command sync"
             await self.sync_commands()
         self.phase = "gateway connection"
+        freeze_start_up()
 
     async def sync_commands(self) -> None:
         if self.settings.dev_guild_id is not None:

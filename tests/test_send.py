@@ -1,0 +1,88 @@
+"""The prebuilt send path puts the same bytes on the wire as discord.py's own Embed / View path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+import pytest
+from discord.webhook.async_ import interaction_message_response_params
+
+from bot.estimate.core import estimate
+from bot.estimate.request import parse_request
+from bot.present.controls import render_controls
+from bot.present.i18n import Language
+from bot.present.views import RENDERERS
+from bot.runtime.controls import ControlsView
+from bot.runtime.replies import NO_PINGS
+from bot.runtime.send import PrebuiltControls, PrebuiltEmbed, wire_embed
+
+REQUESTS: list[dict[str, Any]] = [
+    {"params": 7.0},
+    {"params": 0.5, "optimizer": "adam8bit", "activations": 20.0, "gpus": 8},
+    {"model": "llama-3.1-8b", "batch_size": 4, "seq_len": 4096, "gpu": "h100"},
+    {"params": 99999.999, "optimizer": "sgd", "precision": "bf16", "bytes_per_param": 3.5},
+    {"model": "deepseek-v3", "gpus": 64, "checkpointing": True, "flash_attention": False},
+]
+
+
+def _payload(embed: discord.Embed, view: discord.ui.View, *, update: bool, ephemeral: bool) -> str:
+    """The JSON body discord.py would POST for this answer (what send_message / edit_message build)."""
+    flags = discord.MessageFlags(ephemeral=True) if ephemeral else discord.utils.MISSING
+    params = interaction_message_response_params(
+        type=7 if update else 4,
+        embed=embed,
+        view=view,
+        flags=flags,
+        previous_allowed_mentions=NO_PINGS,
+        allowed_mentions=NO_PINGS,
+    )
+    return discord.utils._to_json(params.payload)
+
+
+@pytest.mark.parametrize("options", REQUESTS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+async def test_the_prebuilt_path_sends_the_same_bytes(options: dict[str, Any]) -> None:
+    request = parse_request(**options)
+    for language in Language:
+        for view_name, render in RENDERERS.items():
+            embed = render(estimate(request), language)
+            components = render_controls(request, view_name, language)
+            for update, ephemeral in ((False, False), (False, True), (True, False)):
+                old = _payload(
+                    discord.Embed.from_dict(embed),
+                    ControlsView(components),
+                    update=update,
+                    ephemeral=ephemeral,
+                )
+                new = _payload(
+                    PrebuiltEmbed(wire_embed(embed)),
+                    PrebuiltControls(components),
+                    update=update,
+                    ephemeral=ephemeral,
+                )
+                assert new == old
+
+
+def test_wire_embed_follows_discord_py_for_every_kind_of_key() -> None:
+    embed = {
+        "title": "t",
+        "description": "d",
+        "url": "https://example.com",
+        "color": 0x123456,
+        "fields": [{"name": "n", "value": "v", "inline": True}],
+        "footer": {"text": "f"},
+        "image": {"url": "attachment://chart.png"},
+        "thumbnail": {"url": "attachment://t.png"},
+        "author": {"name": "a"},
+        "timestamp": "2026-12-02T12:00:00+00:00",
+    }
+    for drop in (None, "timestamp", "color", "title", "fields"):
+        case = {k: v for k, v in embed.items() if k != drop} | ({"color": 0} if drop == "color" else {})
+        assert list(wire_embed(case).items()) == list(discord.Embed.from_dict(case).to_dict().items())
+
+
+async def test_the_prebuilt_embed_reads_like_the_answer() -> None:
+    wire = wire_embed({"title": "T", "description": "D", "fields": []})
+    prebuilt = PrebuiltEmbed(wire)
+    assert (prebuilt.title, prebuilt.description, prebuilt.to_dict()) == ("T", "D", wire)
+    assert PrebuiltControls([]).is_finished()
