@@ -101,16 +101,18 @@ def _validating(function: Callable[P, R]) -> Callable[P, R]:
 def install_stage_timers() -> None:
     """Wrap each stage of a /vram answer where the runtime looks it up (module globals, at call time)."""
     global _timing
+    from bot.present import views
     from bot.runtime import cog, controls
 
-    # Through vars(): the runtime's modules import these names for their own use, not to export them.
-    found, runtime = vars(cog), vars(controls)
+    # Through vars(): the modules import these names for their own use, not to export them.
+    found, message, runtime = vars(cog), vars(views), vars(controls)
     found["parse_request"] = _validating(found["parse_request"])
-    runtime["estimate"] = _timed("estimate", runtime["estimate"])
-    runtime["RENDERERS"] = {name: _timed("render", r) for name, r in runtime["RENDERERS"].items()}
-    runtime["render_controls"] = _timed("controls", runtime["render_controls"])
-    # send_answer = turning the JSON into what discord.py takes + discord.py's send (timed inside).
-    runtime["send_answer"] = _timed_async("send_answer", runtime["send_answer"])
+    message["estimate"] = _timed("estimate", message["estimate"])
+    for name, render in list(message["RENDERERS"].items()):  # the same dict the runtime reads
+        message["RENDERERS"][name] = _timed("render", render)
+    message["render_controls"] = _timed("controls", message["render_controls"])
+    # send_answer = turning the JSON into what discord.py takes (discord.py's send is timed apart).
+    runtime["wire_embed"] = _timed("send_answer", runtime["wire_embed"])
     response = discord.InteractionResponse
     response.send_message = _timed_async("discord_send", response.send_message)  # type: ignore[method-assign, assignment]
     gc.callbacks.append(_time_collections)
