@@ -145,6 +145,8 @@ async def test_someone_else_comparing_gets_their_own_ephemeral_copy(fake: FakeDi
         "SGD · 8 B/Param.: **76,0 GB**, ✅ passt",
         "LoRA · Adam: **35,1 GB**, ✅ passt",  # 14 + 0.07 × 16 + 20
         "QLoRA · Adam: **24,8 GB**, ✅ passt",
+        # The training setups side by side: pure bf16 halves Adam's states.
+        "Adam je Trainings-Setup (`precision`): ❌ mixed 132,0 GB · ❌ amp 132,0 GB · ✅ bf16 76,0 GB",
     ]  # with no-break spaces in each verdict, so that a phone keeps it in one piece
     assert "fields" not in embed  # inline columns broke words on a phone
     # The chart is uploaded with the answer and shown as the embed's picture.

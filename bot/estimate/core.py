@@ -424,3 +424,11 @@ def compare_methods(request: EstimateRequest) -> tuple[Estimate, ...]:
             estimate(request.model_copy(update={"optimizer": optimizer, "bytes_per_param": None}))
         )
     return tuple(estimates)
+
+
+def compare_setups(request: EstimateRequest) -> tuple[Estimate, ...]:
+    """The same inputs and optimizer in every training setup (mixed, amp, bf16)."""
+    return tuple(
+        estimate(request.model_copy(update={"precision": precision, "bytes_per_param": None}))
+        for precision in Precision
+    )

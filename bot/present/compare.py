@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.estimate.core import AdapterHint, Estimate, compare_methods
+from bot.estimate.core import AdapterHint, Estimate, compare_methods, compare_setups
 from bot.present.command_line import command_line
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.phrases import NEUTRAL_COLOUR, card_name, short_method_name, subject
-from bot.present.words import Words
+from bot.present.words import OPTIMIZER_PLAIN_NAME_KEYS, Words
 
 CHART_NAME = "compare.png"  # the attachment's file name, which the embed's image points to
 _ADAPTER_NAME_KEYS = {"LoRA": "compare.lora", "QLoRA": "compare.qlora"}
@@ -43,6 +43,21 @@ def _adapter(hint: AdapterHint, chosen: Estimate, w: Words) -> str:
     return w("compare.row", name=name, v=w.gb(hint.total_gb), verdict=verdict)
 
 
+def _setups(chosen: Estimate, w: Words) -> str:
+    """The chosen optimizer in each training setup, side by side on one line."""
+    rows = [
+        w(
+            "compare.setup_row",
+            mark="✅" if row.single_gpu.fits else "❌",
+            setup=row.request.precision.value,
+            v=w.gb(row.total_gb),
+        )
+        for row in compare_setups(chosen.request)
+    ]
+    optimizer = w(OPTIMIZER_PLAIN_NAME_KEYS[chosen.request.optimizer])
+    return w("compare.setups", optimizer=optimizer, rows=" · ".join(rows))
+
+
 def render_compare(chosen: Estimate, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
     """One embed: full fine-tuning with each optimizer, then LoRA and QLoRA with the chosen one."""
     w = Words(language)
@@ -55,6 +70,7 @@ def render_compare(chosen: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
         lines.append(w("compare.intro", a=w.gb(chosen.activations_gb), card=card_name(chosen, w)))
     lines += [_full(row, w) for row in compare_methods(chosen.request)]
     lines += [_adapter(chosen.lora, chosen, w), _adapter(chosen.qlora, chosen, w)]
+    lines.append(_setups(chosen, w))
     return {
         "title": w("compare.title", subject=subject(chosen, w)),
         "description": "\n".join(lines),
