@@ -13,7 +13,6 @@ from bot.estimate.request import parse_request
 from bot.present.controls import render_controls
 from bot.present.i18n import Language
 from bot.present.views import RENDERERS
-from bot.runtime.controls import ControlsView
 from bot.runtime.replies import NO_PINGS
 from bot.runtime.send import PrebuiltControls, PrebuiltEmbed, wire_embed
 
@@ -50,7 +49,7 @@ async def test_the_prebuilt_path_sends_the_same_bytes(options: dict[str, Any]) -
             for update, ephemeral in ((False, False), (False, True), (True, False)):
                 old = _payload(
                     discord.Embed.from_dict(embed),
-                    ControlsView(components),
+                    PrebuiltControls(components),
                     update=update,
                     ephemeral=ephemeral,
                 )

@@ -42,24 +42,8 @@ from bot.present.custom_ids import (
 from bot.present.i18n import text
 from bot.present.views import RENDERERS, render_message
 from bot.runtime.replies import ANSWERED, NO_PINGS, language_of
-from bot.runtime.send import PrebuiltEmbed, wire_embed
+from bot.runtime.send import PrebuiltControls, PrebuiltEmbed, wire_embed
 from bot.runtime.tree import ControlError
-
-
-class ControlsView(discord.ui.View):
-    """Sends prebuilt component JSON (:mod:`bot.present.controls`) as a message's controls.
-
-    It holds no items and is stopped at once: clicks reach the ``DynamicItem`` classes below through
-    their custom_id, so this view never listens, and discord.py keeps nothing of it per message.
-    """
-
-    def __init__(self, components: list[dict[str, Any]]) -> None:
-        super().__init__(timeout=None)
-        self._components = components
-        self.stop()
-
-    def to_components(self) -> list[dict[str, Any]]:
-        return self._components
 
 
 async def send_view(
@@ -81,7 +65,7 @@ async def send_view(
     message = render_message(request, view_name, language, shareable=shareable)
     # The rendered JSON goes out as it is, with no discord.Embed round trip (bot.runtime.send).
     embed = PrebuiltEmbed(wire_embed(message.embed))
-    controls = ControlsView(message.components)
+    controls = PrebuiltControls(message.components)
     files: list[discord.File] = []
     if message.attachment is not None:
         # Pillow is imported here, on the first Compare, so the default answer never loads it.

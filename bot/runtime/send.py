@@ -16,8 +16,6 @@ from typing import Any
 
 import discord
 
-from bot.runtime.replies import NO_PINGS
-
 # The order in which discord.py's ``Embed.to_dict()`` writes the keys it keeps as they were given
 # (its ``__slots__`` order: footer … fields, then flags), before the ones it writes afterwards.
 _RAW_KEYS = ("footer", "image", "thumbnail", "video", "provider", "author", "fields")
@@ -65,8 +63,7 @@ class PrebuiltControls(discord.ui.View):
     """Prebuilt component JSON as a message's controls: no items, stopped at once.
 
     Clicks reach the ``DynamicItem`` classes through their custom_id, so this view never listens and
-    discord.py stores nothing of it per message. (The same as ``controls.ControlsView``; kept here so
-    that this module does not import the controls, which call it.)
+    discord.py stores nothing of it per message.
     """
 
     def __init__(self, components: list[dict[str, Any]]) -> None:
@@ -76,23 +73,3 @@ class PrebuiltControls(discord.ui.View):
 
     def to_components(self) -> list[dict[str, Any]]:
         return self._components
-
-
-async def send_answer(
-    interaction: discord.Interaction,
-    embed: dict[str, Any],
-    components: list[dict[str, Any]],
-    *,
-    ephemeral: bool,
-    edit: bool,
-) -> None:
-    """Answer ``interaction`` with ``embed`` and ``components`` (rendered JSON): a new message, or an
-    update of the message whose control was used when ``edit``."""
-    prebuilt = PrebuiltEmbed(wire_embed(embed))
-    controls = PrebuiltControls(components)
-    if edit:
-        await interaction.response.edit_message(embed=prebuilt, view=controls, allowed_mentions=NO_PINGS)
-    else:
-        await interaction.response.send_message(
-            embed=prebuilt, view=controls, ephemeral=ephemeral, allowed_mentions=NO_PINGS
-        )
