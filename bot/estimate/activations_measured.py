@@ -256,18 +256,19 @@ def measured_activations(
     """The same inputs as ``estimate_activations`` plus the attention implementation and precision."""
     sb, h, v = seq_len * batch_size, arch.hidden_size, arch.vocab_size
 
-    def layer(moe: bool) -> float:
-        return layer_saved_bytes(
+    # One figure per kind of layer the model has: dense layers (before or between the MoE layers)
+    # keep the dense MLP's tensors, MoE layers the experts'.
+    layers = {
+        moe: layer_saved_bytes(
             arch, batch_size, seq_len, attention=attention, precision=precision, traits=traits, moe_layer=moe
         )
-
-    # Dense layers before (or between) the MoE layers keep the dense MLP's tensors.
-    in_layers = sum(
-        count * layer(moe) for count, moe in ((arch.dense_layers, False), (arch.moe_layers, True))
-    )
+        for count, moe in ((arch.dense_layers, False), (arch.moe_layers, True))
+        if count
+    }
+    in_layers = arch.dense_layers * layers.get(False, 0.0) + arch.moe_layers * layers.get(True, 0.0)
     # Under checkpointing the first layer is rebuilt last, for the backward's end.
     first_is_moe = arch.is_moe and arch.first_k_dense_replace == 0 and arch.interleave_moe_layer_step == 1
-    full_layer = layer(first_is_moe)
+    full_layer = layers[first_is_moe]
     compute_bytes = 4 if precision == "amp" else 2
     per_layer = float(compute_bytes * sb * h) if checkpointing else in_layers / arch.layers
     outside = outside_saved_bytes(

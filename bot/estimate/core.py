@@ -329,10 +329,11 @@ def _largest_batch(request: EstimateRequest, states_per_gpu_gb: float) -> Larges
 
     def need_gb(batch: int, checkpointing: bool) -> float:
         variant = request.model_copy(update={"batch_size": batch, "checkpointing": checkpointing})
-        total = states_per_gpu_gb + _saved(variant, model, batch).saved_bytes / 1e9
         if request.bytes_per_param is not None:
-            return total
-        return total + _step_peak_bytes(variant, model, batch).transients_bytes / 1e9 + CUDA_CONTEXT_GB
+            return states_per_gpu_gb + _saved(variant, model, batch).saved_bytes / 1e9
+        # One step_peak gives both the saved bytes and the transients (it computes the former).
+        found = _step_peak_bytes(variant, model, batch)
+        return states_per_gpu_gb + (found.saved_bytes + found.transients_bytes) / 1e9 + CUDA_CONTEXT_GB
 
     def one_sequence_gb(checkpointing: bool) -> float:
         variant = request.model_copy(update={"batch_size": 1, "checkpointing": checkpointing})
