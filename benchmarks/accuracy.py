@@ -29,11 +29,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.estimate.activations import estimate_activations
 from bot.estimate.activations_measured import (
-    measured_activations,
     model_state_bytes_per_param,
-    step_peak_bytes,
 )
 from bot.estimate.models import Architecture
 from bot.estimate.optimizers import Optimizer
@@ -94,35 +91,12 @@ def _estimates(
     arch: Architecture, setup: Setup, parameters: int, with_formulas: bool
 ) -> tuple[float, float, float, float | None, float | None, float | None, float | None]:
     seed_states = SEED_OPTIMIZER[setup.optimizer].bytes_per_param * parameters
-    current = estimate_activations(
-        arch,
-        setup.batch_size,
-        setup.seq_len,
-        flash_attention=setup.attention == "sdpa",
-        checkpointing=setup.checkpointing,
-    )
-    current_saved = current.total_gb * 1e9
+    current_saved = setup.current_saved_bytes(arch)
     if not with_formulas:
         return seed_states, current_saved, seed_states + current_saved, None, None, None, None
-    proposed = measured_activations(
-        arch,
-        setup.batch_size,
-        setup.seq_len,
-        attention=setup.attention,
-        precision=setup.precision,
-        checkpointing=setup.checkpointing,
-    )
+    proposed = setup.proposed(arch)
     states = model_state_bytes_per_param(setup.precision, setup.optimizer) * parameters
-    peak = step_peak_bytes(
-        arch,
-        parameters,
-        setup.batch_size,
-        setup.seq_len,
-        attention=setup.attention,
-        precision=setup.precision,
-        optimizer=setup.optimizer,
-        checkpointing=setup.checkpointing,
-    )
+    peak = setup.proposed_peak_bytes(arch, parameters)
     return (
         seed_states,
         current_saved,

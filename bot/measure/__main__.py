@@ -17,11 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.estimate.activations import estimate_activations
 from bot.estimate.activations_measured import (
-    measured_activations,
     model_state_bytes_per_param,
-    step_peak_bytes,
 )
 from bot.measure import extrapolate, measure_step, torch_available
 from bot.measure.families import ALL_FAMILIES, architecture
@@ -60,16 +57,7 @@ def available_bytes() -> int | None:
 def needed_bytes(config: dict[str, Any], setup: Setup, layers: int = 2) -> float:
     """The calibrated peak of a ``layers``-deep copy of the model (what measuring it needs)."""
     arch = architecture(str(config["model_type"]), config, layers)
-    return step_peak_bytes(
-        arch,
-        arch.parameter_count,
-        setup.batch_size,
-        setup.seq_len,
-        attention=setup.attention,
-        precision=setup.precision,
-        optimizer=setup.optimizer,
-        checkpointing=setup.checkpointing,
-    )
+    return setup.proposed_peak_bytes(arch, arch.parameter_count)
 
 
 def run(config: dict[str, Any], setup: Setup) -> dict[str, float]:
@@ -84,21 +72,6 @@ def run(config: dict[str, Any], setup: Setup) -> dict[str, float]:
         )
     full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), depth)
     arch = architecture(str(config["model_type"]), config, depth)
-    current = estimate_activations(
-        arch,
-        setup.batch_size,
-        setup.seq_len,
-        flash_attention=setup.attention == "sdpa",
-        checkpointing=setup.checkpointing,
-    )
-    proposed = measured_activations(
-        arch,
-        setup.batch_size,
-        setup.seq_len,
-        attention=setup.attention,
-        precision=setup.precision,
-        checkpointing=setup.checkpointing,
-    )
     return {
         "layers": depth,
         "parameters": full.parameters,
@@ -106,19 +79,10 @@ def run(config: dict[str, Any], setup: Setup) -> dict[str, float]:
         "model_states_proposed": model_state_bytes_per_param(setup.precision, setup.optimizer)
         * full.parameters,
         "saved_measured": full.saved_bytes,
-        "saved_current": current.total_gb * 1e9,
-        "saved_proposed": proposed.saved_bytes,
+        "saved_current": setup.current_saved_bytes(arch),
+        "saved_proposed": setup.proposed(arch).saved_bytes,
         "peak_measured": full.peak_bytes,
-        "peak_proposed": step_peak_bytes(
-            arch,
-            full.parameters,
-            setup.batch_size,
-            setup.seq_len,
-            attention=setup.attention,
-            precision=setup.precision,
-            optimizer=setup.optimizer,
-            checkpointing=setup.checkpointing,
-        ),
+        "peak_proposed": setup.proposed_peak_bytes(arch, full.parameters),
     }
 
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.estimate.activations import estimate_activations
+from bot.estimate.activations_measured import MeasuredActivations, measured_activations, step_peak_bytes
+from bot.estimate.models import Architecture
+
 Precision = Literal["mixed", "amp", "bf16"]
 OptimizerName = Literal["adamw", "adamw_fused", "sgd", "adam8bit"]
 Attention = Literal["sdpa", "eager"]
@@ -24,6 +28,41 @@ class Setup:
     checkpointing: bool = False
     batch_size: int = 2
     seq_len: int = 128
+
+    def current_saved_bytes(self, arch: Architecture) -> float:
+        """The estimate before calibration (Korthikanti et al.'s formula) for this setup."""
+        found = estimate_activations(
+            arch,
+            self.batch_size,
+            self.seq_len,
+            flash_attention=self.attention == "sdpa",
+            checkpointing=self.checkpointing,
+        )
+        return found.total_gb * 1e9
+
+    def proposed(self, arch: Architecture) -> MeasuredActivations:
+        """The calibrated saved bytes (and transients) for this setup."""
+        return measured_activations(
+            arch,
+            self.batch_size,
+            self.seq_len,
+            attention=self.attention,
+            precision=self.precision,
+            checkpointing=self.checkpointing,
+        )
+
+    def proposed_peak_bytes(self, arch: Architecture, parameters: int) -> float:
+        """The calibrated peak of one step for this setup."""
+        return step_peak_bytes(
+            arch,
+            parameters,
+            self.batch_size,
+            self.seq_len,
+            attention=self.attention,
+            precision=self.precision,
+            optimizer=self.optimizer,
+            checkpointing=self.checkpointing,
+        )
 
 
 @dataclass(frozen=True, slots=True)
