@@ -19,31 +19,30 @@ def _fields(fields: tuple[str, ...]) -> str:
     return ", ".join(f"`{name}`" for name in fields) or "`config.json`"
 
 
+# The failures said by the repo alone, and those that also name the config's fields.
+_REPO_KEYS = {
+    "not_found": "hub.not_found",
+    "gated": "hub.gated",
+    "no_config": "hub.no_config",
+    "too_large": "hub.too_large",
+    "malformed": "hub.malformed",
+    "rate_limited": "hub.rate_limited",
+    "offline": "hub.offline",
+    "disabled": "hub.disabled",
+}
+_FIELD_KEYS = {
+    "absurd": ("hub.absurd", "fields"),
+    "not_a_decoder": ("hub.not_a_decoder", "family"),
+    "unknown_architecture": ("hub.unknown_architecture", "fields"),
+}
+
+
 def _sentence(failure: HubFailure, w: Words, repo: str) -> str:
     kind = failure.kind
-    if kind == "not_found":
-        return w("hub.not_found", repo=repo)
-    if kind == "gated":
-        return w("hub.gated", repo=repo)
-    if kind == "no_config":
-        return w("hub.no_config", repo=repo)
-    if kind == "too_large":
-        return w("hub.too_large", repo=repo)
-    if kind == "malformed":
-        return w("hub.malformed", repo=repo)
-    if kind == "absurd":
-        return w("hub.absurd", repo=repo, fields=_fields(failure.fields))
-    if kind == "not_a_decoder":
-        return w("hub.not_a_decoder", repo=repo, family=_fields(failure.fields))
-    if kind == "unknown_architecture":
-        return w("hub.unknown_architecture", repo=repo, fields=_fields(failure.fields))
-    if kind == "rate_limited":
-        return w("hub.rate_limited", repo=repo)
-    if kind == "offline":
-        return w("hub.offline", repo=repo)
-    if kind == "disabled":
-        return w("hub.disabled", repo=repo)
-    return w("hub.unavailable", repo=repo)
+    if kind in _FIELD_KEYS:
+        key, placeholder = _FIELD_KEYS[kind]
+        return w(key, repo=repo, **{placeholder: _fields(failure.fields)})
+    return w(_REPO_KEYS.get(kind, "hub.unavailable"), repo=repo)
 
 
 # When the repo cannot be had (none such, or no Hub to ask), a preset of a similar name may be what
