@@ -509,6 +509,8 @@ class FakeDiscord:
         future = self._callbacks.get(interaction_id)
         if future is not None and not future.done():
             future.set_result(callback)
+        if "with_response" not in request.query:  # Discord answers 204 unless asked for the message
+            return web.Response(status=204)
         return json_response(
             {
                 "interaction": {

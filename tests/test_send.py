@@ -6,6 +6,7 @@ from typing import Any
 
 import discord
 import pytest
+from discord import app_commands
 from discord.webhook.async_ import interaction_message_response_params
 
 from bot.estimate.core import estimate
@@ -14,7 +15,9 @@ from bot.present.controls import render_controls
 from bot.present.i18n import Language
 from bot.present.views import RENDERERS
 from bot.runtime.replies import NO_PINGS
-from bot.runtime.send import PrebuiltControls, PrebuiltEmbed, wire_embed
+from bot.runtime.runner import VramBot
+from bot.runtime.send import PrebuiltControls, PrebuiltEmbed, respond, wire_embed
+from tests.fake_discord import FakeDiscord
 
 REQUESTS: list[dict[str, Any]] = [
     {"params": 7.0},
@@ -85,3 +88,30 @@ async def test_the_prebuilt_embed_reads_like_the_answer() -> None:
     prebuilt = PrebuiltEmbed(wire)
     assert (prebuilt.title, prebuilt.description, prebuilt.to_dict()) == ("T", "D", wire)
     assert PrebuiltControls([]).is_finished()
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_after_respond_an_error_is_answered_by_a_follow_up(fake: FakeDiscord, bot: VramBot) -> None:
+    """``respond`` leaves the interaction answered, as discord.py's send_message does: the error
+    handler's apology then goes out as a follow-up, not as a second (refused) interaction answer."""
+    seen: dict[str, object] = {}
+
+    @app_commands.command(name="respond_probe", description="respond, then fail")
+    async def probe(interaction: discord.Interaction) -> None:
+        embed = PrebuiltEmbed(wire_embed({"title": "answer"}))
+        await respond(interaction, embed, PrebuiltControls([]), update=False, allowed_mentions=NO_PINGS)
+        seen["done"], seen["type"] = interaction.response.is_done(), interaction.response.type
+        raise RuntimeError("after the answer")
+
+    bot.tree.add_command(probe)
+    try:
+        callback = await fake.invoke("respond_probe")
+        token = str(fake.tokens[callback.interaction_id])
+        calls = await fake.webhook_calls(token, 1)
+    finally:
+        bot.tree.remove_command("respond_probe")
+    assert callback.embed["title"] == "answer"
+    assert "with_response" not in callback.query
+    assert seen == {"done": True, "type": discord.InteractionResponseType.channel_message}
+    assert [kind for kind, _ in calls] == ["followup"]
+    assert calls[0][1]["flags"] == 64  # the apology is ephemeral

@@ -42,7 +42,7 @@ from bot.present.custom_ids import (
 from bot.present.i18n import text
 from bot.present.views import RENDERERS, render_message
 from bot.runtime.replies import ANSWERED, NO_PINGS, language_of
-from bot.runtime.send import PrebuiltControls, PrebuiltEmbed, wire_embed
+from bot.runtime.send import PrebuiltControls, PrebuiltEmbed, respond, wire_embed
 from bot.runtime.tree import ControlError
 
 
@@ -74,21 +74,24 @@ async def send_view(
         files.append(discord.File(io.BytesIO(compare_png(request, language)), filename=message.attachment))
     if edit:
         # The files replace the message's attachments: going from Compare to Details drops the chart.
-        await interaction.response.edit_message(
-            embed=embed, view=controls, attachments=files, allowed_mentions=NO_PINGS
-        )
+        await respond(interaction, embed, controls, update=True, files=files, allowed_mentions=NO_PINGS)
         return
-    extra: dict[str, Any] = {"files": files} if files else {}
-    if shared_by is not None:
-        extra["content"] = text(language, "share.by", name=shared_by)
     if interaction.response.is_done():  # deferred while the Hub answered: fill in the "thinking" reply
         await interaction.edit_original_response(
             embed=embed, view=controls, attachments=files, allowed_mentions=NO_PINGS
         )
         interaction.extras[ANSWERED] = True  # an error after this must not remove the answer
         return
-    await interaction.response.send_message(
-        embed=embed, view=controls, ephemeral=ephemeral, allowed_mentions=NO_PINGS, **extra
+    content = None if shared_by is None else text(language, "share.by", name=shared_by)
+    await respond(
+        interaction,
+        embed,
+        controls,
+        update=False,
+        ephemeral=ephemeral,
+        content=content,
+        files=files,
+        allowed_mentions=NO_PINGS,
     )
 
 
