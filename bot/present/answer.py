@@ -82,8 +82,10 @@ def colour(estimate: Estimate) -> int:
 
 def title(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> str:
     """The verdict and the figure: "✅ 7B · SGD: 56.0 GB fits one H100 80 GB"."""
-    w = Words(language)
-    seen = glance(estimate)
+    return _title(estimate, glance(estimate), Words(language))
+
+
+def _title(estimate: Estimate, seen: Glance, w: Words) -> str:
     values = {
         "subject": short_subject(estimate, w),
         "method": short_method_name(estimate, w),
@@ -132,15 +134,16 @@ def part_sizes(estimate: Estimate) -> list[tuple[str, float]]:
     return list(sizes.items())
 
 
-def _per_card_parts(estimate: Estimate, strategy: Strategy | None) -> list[tuple[str, float]]:
+def _per_card_parts(estimate: Estimate, seen: Glance) -> list[tuple[str, float]]:
     """The parts on one card: all of them, or each part's share under a ZeRO strategy (ZeRO shards
     each part on its own terms, so the shares are exact; activations are on every card)."""
     parts = part_sizes(estimate)
+    strategy = seen.strategy
     if strategy is None:
         return parts
     if estimate.custom_bytes:
         # A custom B has no breakdown: its one part is what the strategy leaves of the model states.
-        row_gb = glance(estimate).per_card_gb
+        row_gb = seen.per_card_gb
         return [("optimizer", row_gb - estimate.activations_gb), ("activations", estimate.activations_gb)]
     gpus = estimate.request.gpus
     shares = {
@@ -212,7 +215,10 @@ def usage_bar(
     """The bar for ``parts`` (kind, GB) on one card: within the card, each part's share of the card
     and ``⬛`` for what is free; beyond it, the parts' shares of the total, and the multiple of the
     card in the caption."""
-    w = Words(language)
+    return _usage_bar(parts, capacity_gb, Words(language))
+
+
+def _usage_bar(parts: list[tuple[str, float]], capacity_gb: float, w: Words) -> str:
     total = sum(gb for _, gb in parts)
     if total <= capacity_gb:
         used = round(total / capacity_gb * BAR_CELLS)
@@ -230,13 +236,10 @@ def _unbroken(caption: str) -> str:
     return caption.replace(" ", "\u00a0")
 
 
-def bar_line(estimate: Estimate, w: Words) -> str:
-    seen = glance(estimate)
-    capacity = estimate.single_gpu.capacity_gb
-    bar = usage_bar(_per_card_parts(estimate, seen.strategy), capacity, w.language)
+def bar_line(estimate: Estimate, w: Words, seen: Glance) -> str:
     # With several cards the bar is one card's share; the title says which strategy and that it is
     # per GPU, so the caption stays short enough for the bar's line.
-    return bar
+    return _usage_bar(_per_card_parts(estimate, seen), estimate.single_gpu.capacity_gb, w)
 
 
 def _adapter_card(hint: AdapterHint, w: Words) -> str:
@@ -277,6 +280,7 @@ def preset_line(estimate: Estimate, w: Words) -> str | None:
 def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
     """The answer as a Discord embed object (the JSON shape Discord documents)."""
     w = Words(language)
+    seen = glance(estimate)  # the title, the colour and the bar agree on it
     description = [f"`{command_line(estimate.request)}`"]
     preset = preset_line(estimate, w)
     if preset:
@@ -285,10 +289,10 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     # Rare, and worth the lines: the sequence is longer than the model's context, or V fits the card
     # but the step's peak does not (Details has the full peak and the largest batch).
     description += [line for line in (context_warning(estimate, w), peak_warning(estimate, w)) if line]
-    description += [lora_line(estimate, w), bar_line(estimate, w)]
+    description += [lora_line(estimate, w), bar_line(estimate, w, seen)]
     return {
-        "title": title(estimate, language),
+        "title": _title(estimate, seen, w),
         "description": "\n".join(description),
-        "color": colour(estimate),
+        "color": FITS_COLOUR if seen.fits else DOES_NOT_FIT_COLOUR,
         "footer": {"text": w("glance.footer")},
     }

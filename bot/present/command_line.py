@@ -34,7 +34,10 @@ def plain_number(value: float) -> str:
     """
     if value == 0:
         return "0"  # also for -0.0
-    digits = format(Decimal(repr(float(value))), "f")
+    shortest = repr(float(value))  # Python's repr is the shortest round-trip form (PEP 3101 / 'r')
+    if "e" not in shortest:
+        return shortest.removesuffix(".0")
+    digits = format(Decimal(shortest), "f")  # the same digits, written out without the exponent
     if "." in digits:
         digits = digits.rstrip("0").removesuffix(".")
     return digits

@@ -56,11 +56,13 @@ def _fixed(value: float) -> str:
 class Words:
     """The catalogue and number formats of one language, bound for short call sites: ``w("key")``."""
 
-    __slots__ = ("_strings", "language")
+    __slots__ = ("_english_digits", "_strings", "language")
 
     def __init__(self, language: Language = DEFAULT_LANGUAGE) -> None:
         self.language = language
         self._strings = catalogue(language)  # bound once: an embed looks up some 30 strings
+        # Python formats numbers the English way; other languages swap the separators afterwards.
+        self._english_digits = language is Language.EN
 
     def __call__(self, key: str, /, **values: object) -> str:
         return self._strings[key].format(**values)
@@ -71,7 +73,7 @@ class Words:
         text = format(value, spec)
         if "e" in text or "E" in text:
             text = _fixed(value)
-        return localize_digits(text, self.language)
+        return text if self._english_digits else localize_digits(text, self.language)
 
     def short(self, value: float) -> str:
         """Short, exact-looking numbers: 7, 0.5, 70.6, 405, 1,234,567."""
