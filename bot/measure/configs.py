@@ -76,9 +76,7 @@ def _layer_types(preset: Architecture) -> list[str] | None:
         return None
     full = preset.layers - preset.sliding_window_layers
     every = preset.layers // full if full else preset.layers + 1
-    types = [
-        "full_attention" if (i + 1) % every == 0 else "sliding_attention" for i in range(preset.layers)
-    ]
+    types = ["full_attention" if (i + 1) % every == 0 else "sliding_attention" for i in range(preset.layers)]
     return types if types.count("sliding_attention") == preset.sliding_window_layers else None
 
 
