@@ -188,6 +188,8 @@ def hub() -> Iterator[FakeHub]:
     hub = FakeHub()
     hub.add("acme/Tiny-Llama", {**TINY, "architectures": ["LlamaForCausalLM"], "num_hidden_layers": 3})
     hub.add("acme/Tiny-Gemma3", TINY_GEMMA3)
+    fancy = {**TINY, "model_type": "fancy_new", "architectures": ["FancyForCausalLM"], "num_hidden_layers": 3}
+    hub.add("acme/Fancy", fancy)
     with running_in_thread(hub):
         yield hub
     forget_all()
@@ -215,3 +217,17 @@ def test_vram_bot_measure_runs_a_repo_from_the_fake_hub(
     assert printed["model"].endswith(f", built as {built_as})")
     assert printed["layers"] == "3"
     assert printed["model_states_measured"] == printed["model_states_proposed"]
+
+
+def test_a_causal_lm_transformers_does_not_know_is_refused_in_one_line(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.cli import main
+
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    assert main(["measure", "acme/Fancy"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("measure: transformers ")
+    assert "no causal LM for model_type 'fancy_new'" in err

@@ -4,6 +4,8 @@ fake Hub), a file or a family, and the refusals, all without torch (the step its
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -341,3 +343,25 @@ def test_offline_a_repo_comes_from_the_disk_cache_or_is_refused(
     assert main(["measure", "acme/Other"]) == 2
     assert "HF_HUB_OFFLINE" in capsys.readouterr().err
     assert hub_env.requests == []
+
+
+def test_a_preset_refused_for_its_size_loads_neither_torch_nor_the_hub_client() -> None:
+    # Kimi K2's two layers need some 478 GB: refused on any machine with less than ~680 GB free.
+    script = (
+        "import sys\n"
+        "from bot.cli import main\n"
+        "assert main(['measure', 'kimi-k2']) == 2\n"
+        "heavy = ('torch', 'transformers', 'huggingface_hub')\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in heavy)\n"
+        "assert not loaded, loaded\n"
+    )
+    finished = subprocess.run(  # noqa: S603 (our own interpreter)
+        [sys.executable, "-c", script],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert "needs about" in finished.stderr

@@ -70,7 +70,7 @@ def _file_target(label: str, config: dict[str, Any]) -> Target:
         arch = architecture(str(built["model_type"]), built, int(built.get("num_hidden_layers") or 2))
     except (KeyError, TypeError, ValueError) as error:
         raise MeasureError(f"{label} lacks a field the estimate needs: {error}") from None
-    return Target(f"{label} ({built['model_type']})", built, arch)
+    return Target(f"{label} (built as {built['model_type']})", built, arch)
 
 
 def _hub_message(failure: HubFailure) -> str:
