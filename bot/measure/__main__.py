@@ -106,6 +106,7 @@ def resolve(model: str) -> Target:
     from bot.hub_lookup import fetch_model, hub_settings_from_env
 
     try:
+        # A terminal can wait longer per request than the bot's 2 s, which Discord's 3 s bound.
         config, arch = fetch_model(model, hub_settings_from_env(os.environ, timeout_s=10.0))
     except HubFailure as failure:
         raise MeasureError(_hub_message(failure)) from None
