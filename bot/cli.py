@@ -64,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     # Listed here for --help; main() hands everything after the word to bot.measure's own parser.
     commands.add_parser(
         "measure",
-        help='measure one real training step against the estimate (pip install "vram-bot[measure]")',
+        help="measure one real training step of a preset, Hub repo or config.json against the estimate "
+        '(pip install "vram-bot[measure]"; vram-bot measure --help)',
         add_help=False,
     )
     return parser

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 import httpx2
 from huggingface_hub import HfApi, constants, hf_hub_download, scan_cache_dir
@@ -107,13 +108,16 @@ def _download_config(repo: str, revision: str | None, settings: HubSettings) -> 
     return str(path)
 
 
-def _from_config(repo: str, path: str, stored: int | None, revision: str | None) -> Architecture:
+def _from_config(
+    repo: str, path: str, stored: int | None, revision: str | None
+) -> tuple[dict[str, Any], Architecture]:
+    """The config.json at ``path`` and its architecture (a config the counter takes is a dict)."""
+    config = _read_config(path, repo)
     try:
-        return architecture_from_config(
-            repo, _read_config(path, repo), stored_params=stored, revision=revision
-        )
+        found = architecture_from_config(repo, config, stored_params=stored, revision=revision)
     except ConfigProblem as problem:
         raise HubFailure(problem.kind, repo, problem.fields) from None
+    return cast(dict[str, Any], config), found  # architecture_from_config refuses a non-dict
 
 
 def _newest_cached_config(repo: str, settings: HubSettings) -> tuple[str, str] | None:
@@ -134,9 +138,7 @@ def _newest_cached_config(repo: str, settings: HubSettings) -> tuple[str, str] |
     return max(found)[1:] if found else None
 
 
-def cached_architecture(repo: str, settings: HubSettings) -> Architecture | None:
-    """The architecture from the newest config.json in the disk cache (no request), if any: what
-    offline mode and a rate-limited Hub answer with."""
+def _cached_model(repo: str, settings: HubSettings) -> tuple[dict[str, Any], Architecture] | None:
     found = _newest_cached_config(repo, settings)
     if found is None:
         return None
@@ -146,13 +148,26 @@ def cached_architecture(repo: str, settings: HubSettings) -> Architecture | None
         return None
 
 
+def cached_architecture(repo: str, settings: HubSettings) -> Architecture | None:
+    """The architecture from the newest config.json in the disk cache (no request), if any: what
+    offline mode and a rate-limited Hub answer with."""
+    found = _cached_model(repo, settings)
+    return None if found is None else found[1]
+
+
 def fetch_architecture(repo: str, settings: HubSettings) -> Architecture:
     """The repo's architecture, from the Hub (or its disk cache); :class:`HubFailure` otherwise."""
+    return fetch_model(repo, settings)[1]
+
+
+def fetch_model(repo: str, settings: HubSettings) -> tuple[dict[str, Any], Architecture]:
+    """The repo's ``config.json`` and its architecture, as :func:`fetch_architecture` reads them
+    (``vram-bot measure`` builds the model from the config itself)."""
     if settings.is_offline:
-        found = cached_architecture(repo, settings)
-        if found is None:
+        cached = _cached_model(repo, settings)
+        if cached is None:
             raise HubFailure("offline", repo)
-        return found
+        return cached
     api = HfApi(endpoint=settings.endpoint, token=settings.token, headers=settings.headers or None)
     try:
         info = api.model_info(repo, expand=EXPAND, timeout=settings.timeout_s)

@@ -17,6 +17,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -180,3 +183,27 @@ class FakeHub:
                 for repo in found[:limit]
             ]
         )
+
+
+@contextmanager
+def running_in_thread(hub: FakeHub) -> Iterator[FakeHub]:
+    """The fake Hub served from a loop of its own thread, for code that asks it blocking (the CLI)."""
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(hub.start())
+        started.set()
+        loop.run_forever()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    started.wait(10)
+    try:
+        yield hub
+    finally:
+        asyncio.run_coroutine_threadsafe(hub.stop(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()

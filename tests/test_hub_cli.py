@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +9,7 @@ import pytest
 
 from bot.cli import main
 from bot.estimate.hub import forget_all
-from tests.fake_hub import FakeHub
+from tests.fake_hub import FakeHub, running_in_thread
 from tests.hub_configs import CONFIGS
 
 
@@ -21,23 +19,8 @@ def hub() -> Iterator[FakeHub]:
     hub = FakeHub()
     hub.add("acme/Phi-Like", CONFIGS["phi-4"], stored_params=14_659_507_200)
     hub.add("acme/Gated-8B", CONFIGS["llama-3.1-8b"], gated=True)
-    loop = asyncio.new_event_loop()
-    started = threading.Event()
-
-    def serve() -> None:
-        asyncio.set_event_loop(loop)
-        loop.run_until_complete(hub.start())
-        started.set()
-        loop.run_forever()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    started.wait(10)
-    yield hub
-    asyncio.run_coroutine_threadsafe(hub.stop(), loop).result(10)
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(10)
-    loop.close()
+    with running_in_thread(hub):
+        yield hub
     forget_all()
 
 

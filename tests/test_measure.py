@@ -1,4 +1,6 @@
-"""The measuring machinery of issue 11 on a tiny Llama: one real training step with torch on CPU.
+"""The measuring machinery of issue 11 on a tiny Llama: one real training step with torch on CPU;
+and what ``vram-bot measure`` builds: every preset's derived config on the ``meta`` device, and tiny
+repos read from the fake Hub, measured end to end.
 
 Marked ``accuracy``: deselected by default (``addopts``), run with ``pytest -m accuracy`` after
 ``pip install -e ".[measure]"``; skipped when torch or transformers is not installed.
@@ -6,15 +8,22 @@ Marked ``accuracy``: deselected by default (``addopts``), run with ``pytest -m a
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.estimate.activations_measured import layer_saved_bytes, outside_saved_bytes
+from bot.estimate.hub import forget_all
+from bot.estimate.models import presets
 from bot.measure import extrapolate, measure_step
+from bot.measure.configs import config_for
 from bot.measure.families import EXTRA_FAMILIES as FAMILIES_EXTRA
 from bot.measure.families import FAMILIES, architecture
 from bot.measure.types import Setup
+from tests.fake_hub import FakeHub, running_in_thread
+from tests.test_presets_2025 import TRANSFORMERS_COUNT
 
 pytestmark = pytest.mark.accuracy
 
@@ -140,3 +149,85 @@ def test_vram_bot_measure_runs_one_step_of_a_small_family(capsys: pytest.Capture
     assert main(["measure", "--family", "llama", "--seq", "64"]) == 0
     printed = dict(line.split(maxsplit=1) for line in capsys.readouterr().out.splitlines())
     assert printed["model_states_measured"] == printed["model_states_proposed"]
+
+
+# --- vram-bot measure's targets: presets and Hub repos (bot.measure.configs) ------------------------
+
+
+def _state_dict_count(model: Any) -> int:
+    """Parameters (tied ones once) and persistent buffers: what the checkpoint, and the preset, hold
+    (DeepSeek-V3's and GLM-4.5's e_score_correction_bias is a buffer)."""
+    kept = set(model.state_dict())
+    buffers = sum(int(b.numel()) for name, b in model.named_buffers() if name in kept)
+    return sum(int(p.numel()) for p in model.parameters()) + buffers
+
+
+@pytest.mark.parametrize("key", sorted(presets()))
+def test_transformers_builds_every_presets_config_with_the_presets_count(key: str) -> None:
+    import transformers
+
+    fields = dict(config_for(presets()[key]))
+    config = transformers.AutoConfig.for_model(str(fields.pop("model_type")), **fields)
+    with torch.device("meta"):  # shapes only: no memory, no weights
+        model = transformers.AutoModelForCausalLM.from_config(config)
+    assert _state_dict_count(model) == presets()[key].parameter_count
+    if key in TRANSFORMERS_COUNT:
+        assert _state_dict_count(model) == TRANSFORMERS_COUNT[key]
+
+
+TINY_GEMMA3 = {
+    "architectures": ["Gemma3ForConditionalGeneration"],
+    "model_type": "gemma3",
+    "text_config": {**SHRINK, "model_type": "gemma3_text", "num_hidden_layers": 3, "sliding_window": 16},
+    "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 32},
+}
+
+
+@pytest.fixture(scope="module")
+def hub() -> Iterator[FakeHub]:
+    hub = FakeHub()
+    hub.add("acme/Tiny-Llama", {**TINY, "architectures": ["LlamaForCausalLM"], "num_hidden_layers": 3})
+    hub.add("acme/Tiny-Gemma3", TINY_GEMMA3)
+    fancy = {**TINY, "model_type": "fancy_new", "architectures": ["FancyForCausalLM"], "num_hidden_layers": 3}
+    hub.add("acme/Fancy", fancy)
+    with running_in_thread(hub):
+        yield hub
+    forget_all()
+
+
+@pytest.mark.parametrize(
+    ("repo", "built_as"), [("acme/Tiny-Llama", "llama"), ("acme/Tiny-Gemma3", "gemma3_text")]
+)
+def test_vram_bot_measure_runs_a_repo_from_the_fake_hub(
+    repo: str,
+    built_as: str,
+    hub: FakeHub,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from bot.cli import main
+
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    assert main(["measure", repo, "--seq", "32", "--batch", "2"]) == 0
+    printed = dict(line.split(maxsplit=1) for line in capsys.readouterr().out.splitlines())
+    assert printed["model"].startswith(f"{repo} (Hugging Face at ")
+    assert printed["model"].endswith(f", built as {built_as})")
+    assert printed["layers"] == "3"
+    assert printed["model_states_measured"] == printed["model_states_proposed"]
+
+
+def test_a_causal_lm_transformers_does_not_know_is_refused_in_one_line(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.cli import main
+
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    assert main(["measure", "acme/Fancy"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("measure: transformers ")
+    assert "no causal LM for model_type 'fancy_new'" in err

@@ -1,18 +1,17 @@
 """``python -m bot.measure``: one real training step of a model from its config, measured against the
 estimate; ``vram-bot measure`` runs it.
 
-    python -m bot.measure --config path/to/config.json --precision amp --batch 1 --seq 512
-    python -m bot.measure --family llama --checkpointing
-
-The model is built with random weights at depths 1 and 2 (nothing is downloaded), one training step
-is measured at each, and the figures are extended to the config's ``num_hidden_layers``. Exit status:
-0 measured, 2 bad input or a model too large for this machine even at two layers.
+The model is built with random weights at depths 1 and 2 (no weights are downloaded), one training
+step is measured at each, and the figures are extended to the model's full depth. Exit status: 0
+measured, 2 bad input, a model or repo that cannot be had, or a model too large for this machine even
+at two layers.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,17 +19,38 @@ from typing import Any
 from bot.estimate.activations_measured import (
     model_state_bytes_per_param,
 )
+from bot.estimate.hub import HubFailure, is_repo_id, looks_like_repo_id
+from bot.estimate.models import find_preset, search_presets
 from bot.measure import extrapolate, measure_step, torch_available
+from bot.measure.configs import (
+    MeasureError,
+    Target,
+    at_depth,
+    buildable_config,
+    hub_target,
+    preset_target,
+    transformers_refuses,
+)
 from bot.measure.families import ALL_FAMILIES, architecture
 from bot.measure.types import ATTENTIONS, OPTIMIZERS, PRECISIONS, Setup
+
+__all__ = ["MeasureError", "main", "needed_bytes", "resolve", "run"]
 
 # What one measured depth may use of the memory this machine has free: the measurement runs the
 # model twice (depths 1 and 2) and keeps Python's own overhead besides.
 MEMORY_SHARE = 0.7
+EXIT_USAGE = 2
 
+EXAMPLES = """examples:
+  vram-bot measure llama-3.1-8b --precision bf16 --optimizer sgd --seq 256
+                                          a preset, by its key or a loose name ("qwen3 8b")
+  vram-bot measure Qwen/Qwen3-0.6B        a Hugging Face repo's config.json (HF_TOKEN for a gated one)
+  vram-bot measure --config path/to/config.json --checkpointing
+  vram-bot measure --family llama --precision amp --attention eager --batch 2 --seq 256
 
-class MeasureError(ValueError):
-    """Bad input or a model that cannot be measured here, with a message for the user."""
+A preset's own repo ID (Qwen/Qwen3-8B) is measured from the preset, offline, as /vram answers it.
+Nothing but config.json is read from the Hub; the weights are random. A model that does not fit
+this machine even at two layers exits 2 with the memory it needs."""
 
 
 def load_config(path: Path) -> dict[str, Any]:
@@ -41,6 +61,56 @@ def load_config(path: Path) -> dict[str, Any]:
     if not isinstance(config, dict) or "model_type" not in config:
         raise MeasureError(f"{path} is not a model config.json (no model_type)")
     return config
+
+
+def _file_target(label: str, config: dict[str, Any]) -> Target:
+    built = buildable_config(config)
+    try:
+        # The benchmark's families leave the depth out: they are measured as two layers.
+        arch = architecture(str(built["model_type"]), built, int(built.get("num_hidden_layers") or 2))
+    except (KeyError, TypeError, ValueError) as error:
+        raise MeasureError(f"{label} lacks a field the estimate needs: {error}") from None
+    return Target(f"{label} (built as {built['model_type']})", built, arch)
+
+
+def _hub_message(failure: HubFailure) -> str:
+    # The words of `vram-bot estimate --model owner/name`, from the same catalogue.
+    from bot.present.hub_problems import describe_hub_failure
+
+    return describe_hub_failure(failure).replace("`", "")
+
+
+def _model_message(model: str) -> str:
+    """Why ``model`` names neither a preset nor a repo, in the words ``/vram model:`` uses."""
+    from bot.estimate.request import InvalidRequest, parse_request
+    from bot.present.problems import describe_problem
+
+    try:
+        parse_request(model=model)
+    except InvalidRequest as exc:
+        return "; ".join(describe_problem(problem).replace("`", "") for problem in exc.problems)
+    return f"{model} is not a model preset"  # not reached: the validator refuses it too
+
+
+def resolve(model: str) -> Target:
+    """A preset by any name ``/vram`` takes, or a Hub repo looked up now (blocking)."""
+    preset = find_preset(model)
+    if preset is None and not looks_like_repo_id(model):
+        loose = search_presets(model, limit=1)  # "llama 8", "qwen72": as autocomplete finds them
+        preset = loose[0] if loose else None
+    if preset is not None:
+        return preset_target(preset)
+    if not is_repo_id(model):
+        raise MeasureError(_model_message(model))
+    # Imported here: huggingface_hub costs a quarter of a second, which a preset should not pay.
+    from bot.hub_lookup import fetch_model, hub_settings_from_env
+
+    try:
+        # A terminal can wait longer per request than the bot's 2 s, which Discord's 3 s bound.
+        config, arch = fetch_model(model, hub_settings_from_env(os.environ, timeout_s=10.0))
+    except HubFailure as failure:
+        raise MeasureError(_hub_message(failure)) from None
+    return hub_target(arch.hub_id or model, config, arch)
 
 
 def available_bytes() -> int | None:
@@ -54,24 +124,31 @@ def available_bytes() -> int | None:
     return None
 
 
-def needed_bytes(config: dict[str, Any], setup: Setup, layers: int = 2) -> float:
+def needed_bytes(target: Target, setup: Setup, layers: int = 2) -> float:
     """The calibrated peak of a ``layers``-deep copy of the model (what measuring it needs)."""
-    arch = architecture(str(config["model_type"]), config, layers)
+    arch = at_depth(target.architecture, layers)
     return setup.proposed_peak_bytes(arch, arch.parameter_count)
 
 
-def run(config: dict[str, Any], setup: Setup) -> dict[str, float]:
-    depth = int(config.get("num_hidden_layers") or 2)
-    need = needed_bytes(config, setup)
+def check_memory(target: Target, setup: Setup) -> None:
+    """Refuse, before torch is even imported, a model whose two layers this machine cannot hold."""
+    need = needed_bytes(target, setup)
     free = available_bytes()
     if free is not None and need > MEMORY_SHARE * free:
+        params = at_depth(target.architecture, 2).parameter_count
         raise MeasureError(
-            f"measuring even two layers needs about {need / 1e9:.1f} GB and this machine has "
-            f"{free / 1e9:.1f} GB free: use a machine with at least {need / MEMORY_SHARE / 1e9:.0f} GB, "
-            "or a smaller batch or sequence"
+            f"measuring even two layers ({params / 1e9:.1f}B parameters) of {target.label} needs "
+            f"about {need / 1e9:.1f} GB and this machine has {free / 1e9:.1f} GB free: "
+            f"use a machine with at least {need / MEMORY_SHARE / 1e9:.0f} GB free, a lighter setup "
+            "(--precision bf16 --optimizer sgd) or a smaller batch or sequence"
         )
+
+
+def run(target: Target, setup: Setup) -> dict[str, float]:
+    config, full_arch = target.config, target.architecture
+    depth = full_arch.layers
+    check_memory(target, setup)
     full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), depth)
-    arch = architecture(str(config["model_type"]), config, depth)
     return {
         "layers": depth,
         "parameters": full.parameters,
@@ -79,40 +156,80 @@ def run(config: dict[str, Any], setup: Setup) -> dict[str, float]:
         "model_states_proposed": model_state_bytes_per_param(setup.precision, setup.optimizer)
         * full.parameters,
         "saved_measured": full.saved_bytes,
-        "saved_current": setup.current_saved_bytes(arch),
-        "saved_proposed": setup.proposed(arch).saved_bytes,
+        "saved_current": setup.current_saved_bytes(full_arch),
+        "saved_proposed": setup.proposed(full_arch).saved_bytes,
         "peak_measured": full.peak_bytes,
-        "peak_proposed": setup.proposed_peak_bytes(arch, full.parameters),
+        "peak_proposed": setup.proposed_peak_bytes(full_arch, full.parameters),
     }
 
 
-def main(argv: list[str] | None = None, prog: str = "python -m bot.measure") -> int:
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--config", type=Path, help="a model's config.json")
-    source.add_argument("--family", choices=sorted(ALL_FAMILIES), help="one of the benchmark's small models")
-    parser.add_argument("--precision", choices=PRECISIONS, default="mixed")
-    parser.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw")
-    parser.add_argument("--attention", choices=ATTENTIONS, default="sdpa")
-    parser.add_argument("--checkpointing", action="store_true")
-    parser.add_argument("--batch", type=int, default=1)
-    parser.add_argument("--seq", type=int, default=512)
+def build_parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Measure one real training step of a model against the bot's estimate: the model is "
+        "built from its config with random weights (no weights are downloaded), two layers deep, and "
+        "the figures are extended to its full depth. Exit 2 on bad input, a model that cannot be had, "
+        "or one too large for this machine even at two layers.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # keep the examples' line breaks
+    )
+    parser.add_argument(
+        "model",
+        nargs="?",
+        metavar="MODEL",
+        help="a model preset (a key such as llama-3.1-8b, or a name as /vram model: takes it) or a "
+        "Hugging Face repo ID (owner/name)",
+    )
+    parser.add_argument("--config", type=Path, help="a model's config.json, instead of MODEL")
+    parser.add_argument(
+        "--family", choices=sorted(ALL_FAMILIES), help="one of the benchmark's small models, instead of MODEL"
+    )
+    parser.add_argument("--precision", choices=PRECISIONS, default="mixed", help="default: %(default)s")
+    parser.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw", help="default: %(default)s")
+    parser.add_argument("--attention", choices=ATTENTIONS, default="sdpa", help="default: %(default)s")
+    parser.add_argument("--checkpointing", action="store_true", help="full activation checkpointing")
+    parser.add_argument("--batch", type=int, default=1, help="sequences per step (default: %(default)s)")
+    parser.add_argument("--seq", type=int, default=512, help="tokens per sequence (default: %(default)s)")
+    return parser
+
+
+def parse_args(argv: list[str] | None, prog: str) -> argparse.Namespace:
+    """The arguments, with exactly one of MODEL, --config and --family (else a usage error, exit 2)."""
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
-    if not torch_available():
-        print('measure: needs torch and transformers: pip install "vram-bot[measure]"', file=sys.stderr)
-        return 2
+    given = [name for name in ("model", "config", "family") if getattr(args, name) is not None]
+    if len(given) != 1:
+        parser.error("give one MODEL (a preset or owner/name), or --config FILE, or --family NAME")
     if args.batch < 1 or args.seq < 2:
-        print("measure: the batch must be at least 1 and the sequence at least 2", file=sys.stderr)
-        return 2
+        parser.error("the batch must be at least 1 and the sequence at least 2")
+    return args
+
+
+def target_of(args: argparse.Namespace) -> Target:
+    if args.model is not None:
+        return resolve(args.model)
+    if args.config is not None:
+        return _file_target(str(args.config), load_config(args.config))
+    return _file_target(f"family {args.family}", dict(ALL_FAMILIES[args.family]))
+
+
+def main(argv: list[str] | None = None, prog: str = "python -m bot.measure") -> int:
+    args = parse_args(argv, prog)
+    setup = Setup(args.precision, args.optimizer, args.attention, args.checkpointing, args.batch, args.seq)
     try:
-        config = load_config(args.config) if args.config else dict(ALL_FAMILIES[args.family])
-        setup = Setup(
-            args.precision, args.optimizer, args.attention, args.checkpointing, args.batch, args.seq
-        )
-        figures = run(config, setup)
+        target = target_of(args)
+        # Before torch: a model too large for this machine is said to be so wherever torch is missing.
+        check_memory(target, setup)
+        if not torch_available():
+            raise MeasureError('needs torch and transformers: pip install "vram-bot[measure]"')
+        refused = transformers_refuses(str(target.config["model_type"]))
+        if refused is not None:
+            raise MeasureError(refused)
+        figures = run(target, setup)
     except MeasureError as error:
         print(f"measure: {error}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    print(f"{'model':24} {target.label}")
     for name, value in figures.items():
         shown = f"{value / 1e9:.4f} GB" if name not in ("layers", "parameters") else f"{value:,.0f}"
         print(f"{name:24} {shown}")

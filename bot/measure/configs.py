@@ -1,0 +1,224 @@
+"""What ``vram-bot measure`` builds, and what it compares the measurement with.
+
+A *target* is a ``config.json``-like dict that ``transformers`` builds with random weights, and the
+:class:`~bot.estimate.models.Architecture` the bot estimates the same model by. It comes from a
+preset (its config derived here from ``bot/data/models.toml``, which stays the one source of the
+shape), a Hugging Face repo's ``config.json`` (read by :mod:`bot.hub_lookup`, as ``/vram`` reads it),
+a local file or one of the benchmark's small families.
+
+Pure Python: torch and transformers are imported only by :func:`transformers_refuses`, on demand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bot.estimate.hub import architecture_from_config
+from bot.estimate.models import Architecture
+
+
+class MeasureError(ValueError):
+    """Bad input or a model that cannot be measured here, with a one-line message for the user."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A model to measure: what to call it, the config to build, the architecture to estimate by."""
+
+    label: str
+    config: dict[str, Any]
+    architecture: Architecture
+
+
+def at_depth(arch: Architecture, layers: int) -> Architecture:
+    """``arch`` cut to its first ``layers`` layers, as the measurement builds it."""
+    return arch.model_copy(
+        update={"layers": layers, "sliding_window_layers": min(arch.sliding_window_layers, layers)}
+    )
+
+
+# --- presets -----------------------------------------------------------------------------------------
+
+# The transformers model_type of each preset family, by key prefix (first match wins). models.toml
+# holds no family, and the shape alone cannot tell Llama from Mistral; a new family needs a line here,
+# and the test that derives every preset's config fails until it has one.
+_MODEL_TYPES: tuple[tuple[str, str], ...] = (
+    ("llama-4", "llama4_text"),  # the text model of the multimodal repo, as the preset counts it
+    ("llama", "llama"),
+    ("mistral", "mistral"),
+    ("mixtral", "mixtral"),
+    ("qwen2.5", "qwen2"),
+    ("qwen3", "qwen3"),  # qwen3_moe when the preset has experts
+    ("gemma-2", "gemma2"),
+    ("gemma-3", "gemma3_text"),
+    ("phi", "phi3"),
+    ("deepseek", "deepseek_v3"),
+    ("kimi", "deepseek_v3"),  # transformers maps Kimi K2's model_type to DeepSeek-V3
+    ("gpt-oss", "gpt_oss"),
+    ("glm-4.5", "glm4_moe"),
+)
+# The families whose config classes take a per-layer attention list (layer_types).
+_LAYER_TYPED = frozenset({"gemma2", "gemma3_text", "gpt_oss"})
+
+
+def model_type_of(preset: Architecture) -> str:
+    for prefix, model_type in _MODEL_TYPES:
+        if preset.key.startswith(prefix):
+            return "qwen3_moe" if model_type == "qwen3" and preset.is_moe else model_type
+    raise MeasureError(f"the preset {preset.name} has no transformers family to build it from")
+
+
+def _layer_types(preset: Architecture) -> list[str] | None:
+    """Sliding-window layers with a full-attention layer every k-th, as Gemma 2/3 and gpt-oss place
+    them; None when the preset's count of sliding layers does not come out of such a pattern."""
+    if not preset.sliding_window_layers:
+        return None
+    full = preset.layers - preset.sliding_window_layers
+    every = preset.layers // full if full else preset.layers + 1
+    types = ["full_attention" if (i + 1) % every == 0 else "sliding_attention" for i in range(preset.layers)]
+    return types if types.count("sliding_attention") == preset.sliding_window_layers else None
+
+
+def _moe_fields(preset: Architecture, model_type: str) -> dict[str, Any]:
+    """The experts in the field names of each family's config class."""
+    if not preset.is_moe:
+        return {}
+    fields: dict[str, Any] = {"num_experts_per_tok": preset.experts_per_token}
+    width = preset.expert_intermediate_size
+    if model_type in ("mixtral", "gpt_oss"):
+        # One width for all: intermediate_size is an expert's (there is no dense layer).
+        fields |= {"num_local_experts": preset.experts, "intermediate_size": width}
+    elif model_type == "llama4_text":
+        # Llama 4 names its widths the other way round, and always has one shared expert.
+        fields |= {
+            "num_local_experts": preset.experts,
+            "intermediate_size": width,
+            "intermediate_size_mlp": preset.intermediate_size,
+            "interleave_moe_layer_step": preset.interleave_moe_layer_step,
+        }
+    elif model_type == "qwen3_moe":
+        fields |= {
+            "num_experts": preset.experts,
+            "moe_intermediate_size": width,
+            "decoder_sparse_step": preset.interleave_moe_layer_step,
+            "mlp_only_layers": list(range(preset.first_k_dense_replace)),
+            "norm_topk_prob": True,
+        }
+    else:  # deepseek_v3, glm4_moe
+        fields |= {
+            "n_routed_experts": preset.experts,
+            "n_shared_experts": preset.shared_experts,
+            "moe_intermediate_size": width,
+            "first_k_dense_replace": preset.first_k_dense_replace,
+        }
+        if preset.router_correction_bias:
+            fields["topk_method"] = "noaux_tc"
+    return fields
+
+
+def config_for(preset: Architecture) -> dict[str, Any]:
+    """A transformers ``config.json`` dict of the preset's text model, from its architecture alone."""
+    model_type = model_type_of(preset)
+    config: dict[str, Any] = {
+        "model_type": model_type,
+        "hidden_size": preset.hidden_size,
+        "num_hidden_layers": preset.layers,
+        "num_attention_heads": preset.attention_heads,
+        "num_key_value_heads": preset.kv_heads,
+        "intermediate_size": preset.intermediate_size,
+        "vocab_size": preset.vocab_size,
+        "tie_word_embeddings": preset.tied_embeddings,
+        "use_cache": False,
+    }
+    if preset.head_dim is not None:
+        config["head_dim"] = preset.head_dim
+    if preset.context_length is not None:
+        config["max_position_embeddings"] = preset.context_length
+    if preset.is_mla:
+        config |= {
+            "q_lora_rank": preset.q_lora_rank,
+            "kv_lora_rank": preset.kv_lora_rank,
+            "qk_nope_head_dim": preset.qk_nope_head_dim,
+            "qk_rope_head_dim": preset.qk_rope_head_dim,
+            "v_head_dim": preset.v_head_dim,
+        }
+    # Biases and QK-norm where the family's config has a switch for them (Qwen2 always has q/k/v
+    # biases, Qwen3 and Gemma 3 always QK-norm, gpt-oss always both biases and sinks).
+    if model_type in ("llama", "mistral", "qwen3", "qwen3_moe", "gpt_oss", "glm4_moe"):
+        config["attention_bias"] = preset.qkv_bias
+    if model_type == "glm4_moe":
+        config["use_qk_norm"] = preset.qk_norm
+    if model_type in ("mistral", "qwen2", "gemma2", "gemma3_text", "gpt_oss"):
+        # Mistral's class defaults to a 4096 window: a preset without one says None.
+        config["sliding_window"] = preset.sliding_window
+    if model_type == "qwen2":
+        config["use_sliding_window"] = preset.sliding_window is not None
+    layer_types = _layer_types(preset)
+    if model_type in _LAYER_TYPED and layer_types is not None:
+        config["layer_types"] = layer_types
+    return config | _moe_fields(preset, model_type)
+
+
+def preset_target(preset: Architecture) -> Target:
+    """The preset's config, checked to hold exactly the preset's parameters as the bot counts a
+    Hub config: a preset the derivation gets wrong is refused rather than measured as another model."""
+    config = config_for(preset)
+    counted = architecture_from_config(preset.hub_id or preset.key, config).parameter_count
+    if counted != preset.parameter_count:
+        raise MeasureError(
+            f"the preset {preset.name} cannot be written as a {config['model_type']} config "
+            f"({counted:,} parameters instead of {preset.parameter_count:,}); "
+            "measure its repo's config.json with --config instead"
+        )
+    return Target(f"{preset.name} (preset {preset.key}, built as {config['model_type']})", config, preset)
+
+
+# --- configs from the Hub or a file ------------------------------------------------------------------
+
+# Multimodal repos whose text_config may leave out its own model_type, and the text model's.
+_TEXT_MODEL_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral"}
+# model_types that transformers builds under another name.
+_ALIASES = {"kimi_k2": "deepseek_v3"}
+# Fields that would make transformers do more than build a randomly initialised model: a
+# pre-quantized checkpoint's format (FP8, MXFP4, GPTQ) and remote code, never run here.
+_DROPPED = ("quantization_config", "auto_map", "text_config", "vision_config", "audio_config")
+
+
+def buildable_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The causal LM a ``config.json`` describes, as a dict transformers builds: the text model of a
+    multimodal repo (what the bot counts), unquantized, without remote code and without a cache."""
+    text = config.get("text_config")
+    if isinstance(text, dict):
+        outer = str(config.get("model_type") or "")
+        merged = dict(text)
+        for name in ("vocab_size", "tie_word_embeddings"):  # kept at the top level by some repos
+            if name not in merged and name in config:
+                merged[name] = config[name]
+        inner = str(merged.get("model_type") or outer)
+        merged["model_type"] = _TEXT_MODEL_TYPES.get(inner, inner)
+        config = merged
+    built = {name: value for name, value in config.items() if name not in _DROPPED}
+    model_type = str(built.get("model_type") or "")
+    built["model_type"] = _ALIASES.get(model_type, model_type)
+    built["use_cache"] = False
+    return built
+
+
+def hub_target(repo: str, config: dict[str, Any], architecture: Architecture) -> Target:
+    revision = f" at {architecture.hub_revision[:7]}" if architecture.hub_revision else ""
+    built = buildable_config(config)
+    return Target(f"{repo} (Hugging Face{revision}, built as {built['model_type']})", built, architecture)
+
+
+def transformers_refuses(model_type: str) -> str | None:
+    """Why the installed transformers cannot build ``model_type`` as a causal LM, or None."""
+    import transformers
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    if model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        return None
+    return (
+        f"transformers {transformers.__version__} has no causal LM for model_type {model_type!r} "
+        "(a newer transformers may have it; remote code is never run)"
+    )
