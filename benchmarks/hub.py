@@ -24,7 +24,7 @@ from bot.estimate.core import estimate
 from bot.estimate.hub import forget_all
 from bot.estimate.models import search_presets
 from bot.estimate.request import parse_request
-from bot.hub_lookup import HubSettings
+from bot.hub_settings import HubSettings
 from bot.present.answer import render_embed
 from bot.present.i18n import Language
 from bot.runtime.hub_client import HubClient

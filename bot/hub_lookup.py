@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 import httpx2
-from huggingface_hub import HfApi, constants, hf_hub_download, scan_cache_dir
+from huggingface_hub import HfApi, hf_hub_download, scan_cache_dir
 from huggingface_hub.errors import (
     CacheNotFound,
     EntryNotFoundError,
@@ -34,6 +32,7 @@ from huggingface_hub.hf_api import ExpandModelProperty_T
 
 from bot.estimate.hub import ConfigProblem, HubFailure, architecture_from_config
 from bot.estimate.models import Architecture
+from bot.hub_settings import HubSettings
 
 log = logging.getLogger(__name__)
 
@@ -41,42 +40,6 @@ CONFIG_FILE = "config.json"
 CONFIG_MAX_BYTES = 1_000_000  # real configs are a few kB; a bigger one is not a model config
 # What model_info asks for: the stored count and the commit (which keys the cached config.json).
 EXPAND: list[ExpandModelProperty_T] = ["safetensors", "sha"]
-
-
-@dataclass(frozen=True)
-class HubSettings:
-    """Where and how to ask the Hub. ``None`` leaves the choice to huggingface_hub (its environment
-    variables and defaults), which is what a deployment wants; tests pass a loopback endpoint and a
-    cache folder of their own."""
-
-    endpoint: str | None = None
-    token: str | None = None
-    cache_dir: Path | None = None
-    timeout_s: float = 2.0  # per Hub request
-    offline: bool | None = None  # None: HF_HUB_OFFLINE, as huggingface_hub reads it
-    headers: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def is_offline(self) -> bool:
-        return constants.is_offline_mode() if self.offline is None else self.offline
-
-
-_TRUE = ("1", "ON", "YES", "TRUE")
-
-
-def hub_settings_from_env(env: Mapping[str, str], timeout_s: float = HubSettings.timeout_s) -> HubSettings:
-    """Settings from huggingface_hub's variables, read now rather than when it was imported (it reads
-    HF_ENDPOINT and the cache folder once, at import): HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE and the
-    cache (HF_HUB_CACHE, else HF_HOME/hub). Unset ones stay None, which is huggingface_hub's default."""
-    cache = env.get("HF_HUB_CACHE") or (str(Path(env["HF_HOME"]) / "hub") if env.get("HF_HOME") else None)
-    offline = env.get("HF_HUB_OFFLINE")
-    return HubSettings(
-        endpoint=(env.get("HF_ENDPOINT") or "").rstrip("/") or None,
-        token=env.get("HF_TOKEN") or None,
-        cache_dir=Path(cache) if cache else None,
-        timeout_s=timeout_s,
-        offline=None if offline is None else offline.upper() in _TRUE,
-    )
 
 
 def _read_config(path: str, repo: str) -> object:

@@ -114,7 +114,8 @@ def _look_up_model(model: object) -> object:
     if is_repo_id(model):
         # Imported here: huggingface_hub takes a quarter of a second to import, which an estimate
         # for a preset or a size should not pay.
-        from bot.hub_lookup import fetch_architecture, hub_settings_from_env
+        from bot.hub_lookup import fetch_architecture
+        from bot.hub_settings import hub_settings_from_env
 
         settings = hub_settings_from_env(os.environ)
         register(fetch_architecture(model, settings))

@@ -12,7 +12,7 @@ import pytest
 import pytest_asyncio
 
 from bot.estimate.hub import forget_all
-from bot.hub_lookup import HubSettings
+from bot.hub_settings import HubSettings
 from bot.runtime.cog import VramCog
 from bot.runtime.hub_client import HubClient
 from bot.runtime.runner import VramBot

@@ -13,7 +13,8 @@ import pytest_asyncio
 from discord.ext import commands
 
 from bot.estimate.hub import HubFailure, forget_all, registered
-from bot.hub_lookup import HubSettings, fetch_architecture, hub_settings_from_env
+from bot.hub_lookup import fetch_architecture
+from bot.hub_settings import HubSettings, hub_settings_from_env
 from bot.runtime import hub_client
 from bot.runtime.cog import _hub_client
 from bot.runtime.hub_client import HubClient

@@ -116,3 +116,22 @@ def test_every_key_is_spelled_out_used_and_defined() -> None:
     assert built == [], "catalogue keys built with f-strings"
     assert sorted(used - defined) == [], "used but missing from the catalogue"
     assert sorted(defined - used) == [], "defined but never used"
+
+
+def test_the_bot_starts_without_importing_huggingface_hub() -> None:
+    """huggingface_hub costs about a tenth of a second to import: the bot's start-up leaves it to the
+    first Hub lookup or to the warm-up after READY (bot.runtime.hub_client.warm_up)."""
+    script = (
+        "import asyncio, sys\n"
+        "import bot.cli, bot.runtime.runner, bot.runtime.cog\n"
+        "from bot.runtime.hub_client import warm_up\n"
+        "heavy = ('huggingface_hub', 'httpx2')\n"
+        "def hub(): return sorted(m for m in sys.modules if m.split('.')[0] in heavy)\n"
+        "assert not hub(), hub()\n"
+        "asyncio.run(warm_up())\n"
+        "assert 'huggingface_hub' in hub() and 'bot.hub_lookup' in sys.modules, hub()\n"
+    )
+    finished = subprocess.run(  # noqa: S603 (our own interpreter)
+        [sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert finished.returncode == 0, finished.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import discord
@@ -16,7 +17,7 @@ from bot.present.i18n import Language
 from bot.present.views import RENDERERS
 from bot.runtime.replies import NO_PINGS
 from bot.runtime.runner import VramBot
-from bot.runtime.send import PrebuiltControls, PrebuiltEmbed, respond, wire_embed
+from bot.runtime.send import PrebuiltControls, PrebuiltEmbed, callback_body, respond, wire_embed
 from tests.fake_discord import FakeDiscord
 
 REQUESTS: list[dict[str, Any]] = [
@@ -65,6 +66,44 @@ async def test_the_prebuilt_path_sends_the_same_bytes(options: dict[str, Any]) -
                 assert new == old
 
 
+@pytest.mark.parametrize("options", REQUESTS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
+def test_the_callback_body_is_the_one_discord_py_builds(options: dict[str, Any]) -> None:
+    """``respond`` posts ``callback_body``: the same JSON discord.py's send_message / edit_message
+    would post for the answer, for every view, language, kind of answer and host-bot mentions."""
+    request = parse_request(**options)
+    hosts = (None, NO_PINGS, discord.AllowedMentions(everyone=False, users=True, roles=False))
+    for language in Language:
+        for view_name, render in RENDERERS.items():
+            embed = render(estimate(request), language)
+            components = render_controls(request, view_name, language, shareable=view_name == "det")
+            for update, ephemeral, content, previous in itertools.product(
+                (False, True), (False, True), (None, "Shared by Alice"), hosts
+            ):
+                if update and (ephemeral or content is not None):
+                    continue  # an update keeps the message's flags and content (send_view sends none)
+                params = interaction_message_response_params(
+                    type=7 if update else 4,
+                    content=discord.utils.MISSING if content is None else content,
+                    embed=discord.Embed.from_dict(embed),
+                    view=PrebuiltControls(components),
+                    attachments=[] if update else discord.utils.MISSING,
+                    flags=discord.MessageFlags(ephemeral=True) if ephemeral else discord.utils.MISSING,
+                    previous_allowed_mentions=previous,
+                    allowed_mentions=NO_PINGS,
+                )
+                merged = previous.merge(NO_PINGS) if previous is not None else NO_PINGS
+                body = callback_body(
+                    embed,
+                    components,
+                    update=update,
+                    ephemeral=ephemeral,
+                    content=content,
+                    allowed_mentions=dict(merged.to_dict()),
+                )
+                assert body == params.payload
+                assert discord.utils._to_json(body) == discord.utils._to_json(params.payload)
+
+
 def test_wire_embed_follows_discord_py_for_every_kind_of_key() -> None:
     embed = {
         "title": "t",
@@ -98,8 +137,7 @@ async def test_after_respond_an_error_is_answered_by_a_follow_up(fake: FakeDisco
 
     @app_commands.command(name="respond_probe", description="respond, then fail")
     async def probe(interaction: discord.Interaction) -> None:
-        embed = PrebuiltEmbed(wire_embed({"title": "answer"}))
-        await respond(interaction, embed, PrebuiltControls([]), update=False, allowed_mentions=NO_PINGS)
+        await respond(interaction, {"title": "answer"}, [], update=False, allowed_mentions=NO_PINGS)
         seen["done"], seen["type"] = interaction.response.is_done(), interaction.response.type
         raise RuntimeError("after the answer")
 

@@ -103,7 +103,8 @@ def resolve(model: str) -> Target:
     if not is_repo_id(model):
         raise MeasureError(_model_message(model))
     # Imported here: huggingface_hub costs a quarter of a second, which a preset should not pay.
-    from bot.hub_lookup import fetch_model, hub_settings_from_env
+    from bot.hub_lookup import fetch_model
+    from bot.hub_settings import hub_settings_from_env
 
     try:
         # A terminal can wait longer per request than the bot's 2 s, which Discord's 3 s bound.

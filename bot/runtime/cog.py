@@ -22,13 +22,13 @@ from bot.estimate.hub import is_repo_id
 from bot.estimate.models import find_preset, search_presets
 from bot.estimate.options import OptionSpec
 from bot.estimate.request import PRIVATE, command_options, parse_request
-from bot.hub_lookup import HubSettings, hub_settings_from_env
+from bot.hub_settings import HubSettings, hub_settings_from_env
 from bot.present.custom_ids import ESTIMATE
 from bot.present.hub_problems import rate_limited_note
 from bot.present.i18n import text
 from bot.present.words import format_count
 from bot.runtime.controls import DYNAMIC_ITEMS, send_view
-from bot.runtime.hub_client import HubClient, Resolved
+from bot.runtime.hub_client import HubClient, Resolved, warm_up
 from bot.runtime.replies import NO_PINGS, language_of
 from bot.runtime.translator import CatalogueTranslator, localized, localized_choice, localized_description
 from bot.runtime.tree import VramCommandTree
@@ -95,6 +95,14 @@ class VramCog(commands.Cog):
         self.hub = hub or HubClient()
         self.defer_after_s = DEFER_AFTER_S
         self.hub_suggestions_wait_s = HUB_SUGGESTIONS_WAIT_S
+        self._warming: asyncio.Task[None] | None = None
+
+    @commands.Cog.listener()
+    async def on_ready(self) -> None:
+        # Once connected (not before: start-up is quicker without it), load the Hub modules in a
+        # thread, so that the first model:owner/name need not wait for the import.
+        if self.hub.enabled and self._warming is None:
+            self._warming = asyncio.create_task(warm_up())
 
     @app_commands.command(name="vram", description=localized("command.description"))
     @app_commands.describe(**_DESCRIPTIONS)

@@ -63,9 +63,6 @@ async def send_view(
     language = language_of(interaction)
     shareable = _is_ephemeral(interaction.message) if edit else ephemeral
     message = render_message(request, view_name, language, shareable=shareable)
-    # The rendered JSON goes out as it is, with no discord.Embed round trip (bot.runtime.send).
-    embed = PrebuiltEmbed(wire_embed(message.embed))
-    controls = PrebuiltControls(message.components)
     files: list[discord.File] = []
     if message.attachment is not None:
         # Pillow is imported here, on the first Compare, so the default answer never loads it.
@@ -74,19 +71,30 @@ async def send_view(
         files.append(discord.File(io.BytesIO(compare_png(request, language)), filename=message.attachment))
     if edit:
         # The files replace the message's attachments: going from Compare to Details drops the chart.
-        await respond(interaction, embed, controls, update=True, files=files, allowed_mentions=NO_PINGS)
+        await respond(
+            interaction,
+            message.embed,
+            message.components,
+            update=True,
+            files=files,
+            allowed_mentions=NO_PINGS,
+        )
         return
     if interaction.response.is_done():  # deferred while the Hub answered: fill in the "thinking" reply
+        # The rendered JSON goes out as it is, with no discord.Embed round trip (bot.runtime.send).
         await interaction.edit_original_response(
-            embed=embed, view=controls, attachments=files, allowed_mentions=NO_PINGS
+            embed=PrebuiltEmbed(wire_embed(message.embed)),
+            view=PrebuiltControls(message.components),
+            attachments=files,
+            allowed_mentions=NO_PINGS,
         )
         interaction.extras[ANSWERED] = True  # an error after this must not remove the answer
         return
     content = None if shared_by is None else text(language, "share.by", name=shared_by)
     await respond(
         interaction,
-        embed,
-        controls,
+        message.embed,
+        message.components,
         update=False,
         ephemeral=ephemeral,
         content=content,

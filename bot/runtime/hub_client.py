@@ -10,6 +10,7 @@ memory for ``ttl_s`` and registered with the request's validator (:func:`bot.est
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import time
 from collections import OrderedDict
@@ -17,15 +18,34 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from huggingface_hub import HfApi
-
 from bot.estimate.hub import HubFailure, is_repo_id, register
 from bot.estimate.models import Architecture
-from bot.hub_lookup import HubSettings, cached_architecture, fetch_architecture
+from bot.hub_settings import HubSettings
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+
+# huggingface_hub and its HTTP stack take about a tenth of a second to import: not at start-up, but
+# in the thread of the first lookup (or ahead of it, see :func:`warm_up`). Each of these runs in a
+# worker thread.
+def _fetch_architecture(repo: str, settings: HubSettings) -> Architecture:
+    from bot.hub_lookup import fetch_architecture
+
+    return fetch_architecture(repo, settings)
+
+
+def _cached_architecture(repo: str, settings: HubSettings) -> Architecture | None:
+    from bot.hub_lookup import cached_architecture
+
+    return cached_architecture(repo, settings)
+
+
+async def warm_up() -> None:
+    """Import the Hub modules in a worker thread, so that the first lookup does not pay for it."""
+    await asyncio.to_thread(importlib.import_module, "bot.hub_lookup")
+
 
 # A lookup is up to three requests (model_info, and for a new revision the config's HEAD and GET):
 # it gives up after that many timeouts, so a slow Hub gets a clear error rather than silence.
@@ -141,7 +161,7 @@ class HubClient:
 
     async def _lookup(self, repo: str) -> Architecture:
         self.lookups += 1
-        work = asyncio.ensure_future(asyncio.to_thread(fetch_architecture, repo, self.settings))
+        work = asyncio.ensure_future(asyncio.to_thread(_fetch_architecture, repo, self.settings))
         try:
             architecture = await asyncio.wait_for(asyncio.shield(work), self.deadline_s)
         except TimeoutError:
@@ -171,7 +191,7 @@ class HubClient:
         if entry is not None:
             register(entry[0])
             return entry[0]
-        found = await asyncio.to_thread(cached_architecture, repo, self.settings)
+        found = await asyncio.to_thread(_cached_architecture, repo, self.settings)
         if found is not None:
             register(found)
         return found
@@ -207,6 +227,8 @@ class HubClient:
         return found
 
     def _search_blocking(self, query: str) -> tuple[str, ...]:
+        from huggingface_hub import HfApi
+
         api = HfApi(endpoint=self.settings.endpoint, token=self.settings.token)
         try:
             models = api.list_models(search=query, sort="downloads", limit=SEARCH_LIMIT)

@@ -23,7 +23,7 @@ answers 204 No Content (``interactions/receiving-and-responding#create-interacti
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import discord
 from discord.http import Route
@@ -88,10 +88,44 @@ class PrebuiltControls(discord.ui.View):
         return self._components
 
 
+def callback_body(
+    embed: dict[str, Any],
+    components: list[dict[str, Any]],
+    *,
+    update: bool,
+    ephemeral: bool = False,
+    content: str | None = None,
+    allowed_mentions: dict[str, Any],
+) -> dict[str, Any]:
+    """The JSON body of an answer without files: the same object discord.py's
+    ``interaction_message_response_params`` writes for ``send_message`` / ``edit_message`` with this
+    embed and these components (``tests/test_send.py`` compares them), built without its Embed, View
+    and MessageFlags objects."""
+    data: dict[str, Any] = {"tts": False, "embeds": [wire_embed(embed)]}
+    if content is not None:
+        data["content"] = content
+    data["components"] = components
+    if ephemeral:
+        data["flags"] = EPHEMERAL_FLAG
+    data["allowed_mentions"] = allowed_mentions
+    if update:
+        data["attachments"] = []  # a message update without files drops the message's files
+    kind = (
+        discord.InteractionResponseType.message_update
+        if update
+        else discord.InteractionResponseType.channel_message
+    )
+    return {"type": kind.value, "data": data}
+
+
+# Discord's message flag for "only the user who interacted sees it" (MessageFlags.ephemeral).
+EPHEMERAL_FLAG = 1 << 6
+
+
 async def respond(
     interaction: discord.Interaction,
-    embed: discord.Embed,
-    controls: discord.ui.View,
+    embed: dict[str, Any],
+    components: list[dict[str, Any]],
     *,
     update: bool,
     ephemeral: bool = False,
@@ -101,31 +135,16 @@ async def respond(
 ) -> None:
     """Answer ``interaction`` with a new message (``update=False``) or by editing the clicked one.
 
-    The body is what discord.py's ``send_message`` / ``edit_message`` would send (built by the same
-    function of discord.py); only the echo is not asked for. Afterwards ``interaction.response``
-    reports the answer as discord.py's own methods leave it (``is_done()``, ``type``), so follow-ups
-    and the error handler behave as after them.
+    The body is what discord.py's ``send_message`` / ``edit_message`` would send; only the echo is
+    not asked for. Afterwards ``interaction.response`` reports the answer as discord.py's own methods
+    leave it (``is_done()``, ``type``), so follow-ups and the error handler behave as after them.
     """
     response = interaction.response
     if response.is_done():
         raise discord.InteractionResponded(interaction)
-    kind = (
-        discord.InteractionResponseType.message_update
-        if update
-        else discord.InteractionResponseType.channel_message
-    )
-    params = interaction_message_response_params(
-        type=kind.value,
-        content=discord.utils.MISSING if content is None else content,
-        embed=embed,
-        view=controls,
-        # A message update replaces the message's attachments with these (none drops a chart).
-        attachments=list(files) if update else discord.utils.MISSING,
-        files=discord.utils.MISSING if update or not files else list(files),
-        flags=discord.MessageFlags(ephemeral=True) if ephemeral else discord.utils.MISSING,
-        previous_allowed_mentions=interaction.client.allowed_mentions,
-        allowed_mentions=allowed_mentions,
-    )
+    previous = interaction.client.allowed_mentions
+    merged = previous.merge(allowed_mentions) if previous is not None else allowed_mentions
+    mentions = cast(dict[str, Any], merged.to_dict())
     route = Route(
         "POST",
         "/interactions/{webhook_id}/{webhook_token}/callback",
@@ -133,15 +152,38 @@ async def respond(
         webhook_token=interaction.token,
     )
     http = interaction.client.http
-    with params:  # closes the files once sent, as discord.py does
-        await async_context.get().request(
-            route,
-            session=interaction._session,  # discord.py's session for interaction webhooks
-            proxy=http.proxy,
-            proxy_auth=http.proxy_auth,
-            payload=None if params.files else params.payload,
-            multipart=params.multipart if params.files else None,
-            files=params.files,
+    request = async_context.get().request
+    session = interaction._session  # discord.py's session for interaction webhooks
+    if not files:
+        body = callback_body(
+            embed, components, update=update, ephemeral=ephemeral, content=content, allowed_mentions=mentions
         )
+        await request(route, session=session, proxy=http.proxy, proxy_auth=http.proxy_auth, payload=body)
+    else:  # multipart, as discord.py builds it
+        params = interaction_message_response_params(
+            type=4 if not update else 7,
+            content=discord.utils.MISSING if content is None else content,
+            embed=PrebuiltEmbed(wire_embed(embed)),
+            view=PrebuiltControls(components),
+            # A message update replaces the message's attachments with these.
+            attachments=list(files) if update else discord.utils.MISSING,
+            files=discord.utils.MISSING if update else list(files),
+            flags=discord.MessageFlags(ephemeral=True) if ephemeral else discord.utils.MISSING,
+            previous_allowed_mentions=previous,
+            allowed_mentions=allowed_mentions,
+        )
+        with params:  # closes the files once sent, as discord.py does
+            await request(
+                route,
+                session=session,
+                proxy=http.proxy,
+                proxy_auth=http.proxy_auth,
+                multipart=params.multipart,
+                files=params.files,
+            )
     # What discord.py's send_message / edit_message record once the answer is sent.
-    response._response_type = kind
+    response._response_type = (
+        discord.InteractionResponseType.message_update
+        if update
+        else discord.InteractionResponseType.channel_message
+    )
