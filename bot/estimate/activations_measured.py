@@ -65,6 +65,9 @@ class FamilyTraits:
     clamped_swiglu: bool = False
     # gpt-oss keeps cos/sin d/2 wide (it rotates the two halves), the others d wide.
     rope_half_width: bool = False
+    # DeepSeek-V3's MoE layer (transformers ``DeepseekV3MoE``): a sigmoid router with an fp32 weight
+    # and group-limited top-k, the routed experts, and the shared experts on the same input.
+    deepseek_moe: bool = False
 
 
 def traits_for(arch: Architecture) -> FamilyTraits:
@@ -82,6 +85,10 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         attention_sinks=arch.attention_sinks or gpt_oss,
         clamped_swiglu=gpt_oss,
         rope_half_width=gpt_oss,
+        # The noaux_tc router with its per-expert correction bias, on an MLA model: DeepSeek-V3/R1 and
+        # Kimi K2 (transformers maps kimi_k2 to deepseek_v3). GLM-4.5 runs the same router code but
+        # its layer is not measured here: it keeps the softmax router's formula.
+        deepseek_moe=arch.is_mla and arch.router_correction_bias,
     )
 
 
@@ -150,16 +157,21 @@ def layer_saved_bytes(
     constant += arch.norms_per_layer * _norm_constant(h, t.norm_style)
     # The normalized inputs of the attention and MLP linears.
     attention_inputs = 3 if amp else 1
+    if arch.is_mla:
+        attention_inputs = 2 if amp else 1  # q_a_proj (or q_proj) and kv_a_proj_with_mqa
     mlp_inputs = (1 if moe else 2) if amp else 1  # amp: gate and up (dense) or the router (MoE)
+    if moe and t.deepseek_moe:
+        mlp_inputs = 0  # the router's and the shared experts' inputs are in _deepseek_moe_bytes
     per_token += 2 * h * (attention_inputs + mlp_inputs)
     if t.qk_norm:
         # Its input is a linear layer's 16-bit output in every setup, so Llama-style QK-norm saves the
         # 16-bit normalized tensor even under autocast; its output is Q/K before RoPE, not saved.
         per_token += _norm(q, a, "mixed", t.norm_style) + _norm(kv, g, "mixed", t.norm_style)
         constant += 2 * _norm_constant(d, t.norm_style)
-    if attention == "sdpa":
-        # Q, K, V, the output and the LSE: 4q + 4kv + 4a for grouped-query attention; Multi-head
-        # Latent Attention's widths differ per tensor (not measured: see benchmarks/ACCURACY.md).
+    if arch.is_mla:
+        per_token += _mla_attention_bytes(arch, s, attention)
+    elif attention == "sdpa":
+        # Q, K, V, the output and the LSE: 4q + 4kv + 4a for grouped-query attention.
         per_token += 2 * q + 2 * arch.k_dim + 2 * arch.v_dim + 2 * arch.o_dim + 4 * a
     elif t.attention_sinks:
         # gpt-oss: softmax over s + 1 columns in the scores' dtype (bf16; fp32 under autocast, which
@@ -175,6 +187,9 @@ def layer_saved_bytes(
         e = 4 if amp else 2
         per_token += k * (2 * e * h + 7 * e * f + 44)
         constant += 4 * experts
+    elif moe and t.deepseek_moe:
+        per_token += _deepseek_moe_bytes(arch, precision)
+        constant += 4 * experts  # the grouped experts' int32 offsets
     elif moe:
         # Under autocast the grouped experts run in fp32 (``torch._grouped_mm`` is not on autocast's
         # list on CPU): the gathered input, gate_up, act, product and output are 4-byte tensors. The
@@ -188,6 +203,59 @@ def layer_saved_bytes(
     else:
         per_token += 8 * f
     return float(s * b * per_token + constant)
+
+
+def _mla_attention_bytes(arch: Architecture, seq_len: int, attention: AttentionImpl) -> int:
+    """Multi-head Latent Attention (transformers ``DeepseekV3Attention``), bytes per token, in every
+    precision setup (measured: benchmarks/ACCURACY.md section 4); the input norm and the normalized
+    input of q_a_proj / kv_a_proj are counted with the other families' norms and linear inputs.
+
+    - The latent norms, q_a_layernorm (r_q) and kv_a_layernorm (r_kv): each normalizes a linear
+      layer's 16-bit output, so it saves a Llama-style 16-bit norm (6r + 4) in every setup, and its
+      output is q_b_proj's / kv_b_proj's input (2r; under autocast the fp32 output's bf16 copy).
+    - The decoupled RoPE part is rotated in place of the split: its multiplications save only the
+      cos/sin tables (outside the layers); Q = cat(q_nope, q_rope) and K (``expand_kv``'s new tensor)
+      are new 2·a·d_qk tensors (under autocast Q is fp32, and SDPA / the matmul save its bf16 copy).
+    - sdpa (``bot.measure``'s stand-in for FlashAttention-2, which transformers feeds V padded to
+      d_qk and whose output it crops): Q, K, the padded V and the padded output 2·a·d_qk each, the
+      fp32 log-sum-exp 4a, and the cropped output's contiguous copy, o_proj's input, 2·a·d_v.
+    - eager: Q and K 2·a·d_qk each, V's contiguous copy and the output 2·a·d_v each, the fp32 softmax
+      and its bf16 copy 6·a·s.
+    """
+    a, d_qk, d_v = arch.attention_heads, arch.qk_head_dim, arch.v_head_dim or arch.qk_head_dim
+    per_token = _norm(arch.kv_lora_rank or 0, 1, "mixed", "llama") + 2 * (arch.kv_lora_rank or 0)
+    if arch.q_lora_rank is not None:
+        per_token += _norm(arch.q_lora_rank, 1, "mixed", "llama") + 2 * arch.q_lora_rank
+    if attention == "sdpa":
+        return per_token + 8 * a * d_qk + 2 * a * d_v + 4 * a
+    return per_token + 4 * a * d_qk + 4 * a * d_v + 6 * a * seq_len
+
+
+def _deepseek_moe_bytes(arch: Architecture, precision: Precision) -> int:
+    """DeepSeek-V3's MoE layer (transformers ``DeepseekV3MoE``), bytes per token without the
+    post-attention norm (measured: benchmarks/ACCURACY.md section 4).
+
+    - Router (``DeepseekV3TopkRouter``): with 16-bit weights an fp32 copy of its input 4h (its weight
+      is kept in fp32) and the fp32 sigmoid 4E; under autocast F.linear casts both to bf16, so the
+      input's copy is 2h and the sigmoid 2E. The top-k sum (+ 1e-20) that normalizes the weights
+      (norm_topk_prob), 4 (2 under autocast). The group-limited selection (top-2 per group, top
+      groups, the mask) saves tensors too, but the nodes holding them reach the loss only through
+      integer indices, so they are freed within the forward pass: not counted.
+    - Per routed token-expert pair: the top-k index 8, the normalized weight's copy (in-place
+      division) 4 (2), the expert index, sort and scatter indices 8 each (int64), the routing weight
+      4 (2); the gathered input, gate_up, act, product and output, 2h + 4f + 2f + 2f + 2h, or fp32
+      under autocast (``_grouped_mm`` is not on CPU autocast's list): 4h + 8f + 4f + 4f + 4h.
+    - The shared experts, one gated MLP of shared_experts × f on the same input: its input 2h (one
+      16-bit tensor; under autocast gate's and up's bf16 copies, 4h), gate, up, act, product 8·f_s.
+    """
+    h, f, k, experts = arch.hidden_size, arch.expert_intermediate_size, arch.experts_per_token, arch.experts
+    f_s = arch.shared_intermediate_size
+    if precision == "amp":
+        router, pair, shared_input = 2 * h + 2 * experts + 2, 8 * h + 16 * f + 36, 4 * h
+    else:
+        router, pair, shared_input = 4 * h + 4 * experts + 4, 4 * h + 8 * f + 40, 2 * h
+    shared = shared_input + 8 * f_s if f_s else 0
+    return router + k * pair + shared
 
 
 def outside_saved_bytes(
@@ -219,7 +287,9 @@ def rope_bytes(
     """RoPE's cos and sin tables for one sequence (shared by the batch and by every layer)."""
     t = traits or traits_for(arch)
     compute_bytes = 4 if precision == "amp" else 2
-    width = arch.attention_head_dim // 2 if t.rope_half_width else arch.attention_head_dim
+    # MLA rotates only the decoupled qk_rope_head_dim part (DeepSeek-V3's config sets head_dim to it).
+    full = arch.qk_rope_head_dim if arch.qk_rope_head_dim is not None else arch.attention_head_dim
+    width = full // 2 if t.rope_half_width else full
     return float(2 * t.rope_tables * seq_len * width * compute_bytes)
 
 
