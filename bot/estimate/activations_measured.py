@@ -353,8 +353,15 @@ def measured_activations(
     lm_head = v * h
     weight_copies = 0.0
     if precision == "amp":
-        per_layer_copies = autocast_weight_copy_bytes(arch)
-        weight_copies = float(2 * lm_head + (0 if checkpointing else arch.layers * per_layer_copies))
+        t = traits or traits_for(arch)
+        if t.deepseek_moe:  # dense-first layers copy their dense MLP, MoE layers the shared experts
+            in_layers_copies = sum(
+                count * autocast_weight_copy_bytes(arch, moe_layer=moe, traits=t)
+                for count, moe in ((arch.dense_layers, False), (arch.moe_layers, True))
+            )
+        else:
+            in_layers_copies = arch.layers * autocast_weight_copy_bytes(arch, traits=t)
+        weight_copies = float(2 * lm_head + (0 if checkpointing else in_layers_copies))
     return MeasuredActivations(
         batch_size=batch_size,
         seq_len=seq_len,
@@ -426,11 +433,29 @@ def weight_bytes_per_param(precision: Precision) -> float:
     return 4.0 if precision == "amp" else 2.0
 
 
-def autocast_weight_copy_bytes(arch: Architecture) -> float:
+def autocast_weight_copy_bytes(
+    arch: Architecture,
+    *,
+    moe_layer: bool | None = None,
+    traits: FamilyTraits | None = None,
+    with_mlp: bool = True,
+) -> float:
     """The bf16 copies autocast makes of one layer's linear weights and keeps for backward: every
     linear of a dense layer; for MoE only attention and the router, since the grouped experts are not
-    autocast (they run in fp32, see ``layer_saved_bytes``)."""
+    autocast (they run in fp32, see ``layer_saved_bytes``). DeepSeek-V3's MoE layer also copies its
+    shared experts' gate, up and down (nn.Linear), and its first_k_dense_replace layers are dense
+    (measured: 890,880 B per layer of the benchmark's DeepSeek-V3 = 2 × (attention 180,224 + router
+    1,024 + shared experts 264,192)). ``with_mlp=False``: the attention's (and router's) copies alone,
+    what is left of a DeepSeek layer's copies once its MLP's backward has run."""
+    t = traits or traits_for(arch)
     attention = sum(d_in * d_out for _, d_in, d_out in arch.attention_linears())
+    if t.deepseek_moe:
+        moe = arch.is_moe if moe_layer is None else moe_layer
+        if moe:
+            shared = sum(i * o for _, i, o in arch.shared_expert_linears()) if with_mlp else 0
+            return float(2 * (attention + arch.hidden_size * arch.experts + shared))
+        dense = sum(d_in * d_out for _, d_in, d_out in arch.dense_mlp_linears()) if with_mlp else 0
+        return float(2 * (attention + dense))
     if arch.is_moe:
         return float(2 * (attention + arch.hidden_size * arch.experts))
     return float(2 * (attention + sum(d_in * d_out for _, d_in, d_out in arch.dense_mlp_linears())))
@@ -443,6 +468,8 @@ def _layer_backward_working_bytes(
     attention: AttentionImpl,
     precision: Precision,
     traits: FamilyTraits | None = None,
+    *,
+    moe_layer: bool = False,
 ) -> float:
     """What the backward pass of one layer's attention adds on top of that layer's saved tensors, net of
     what it has already freed (the layer's MLP and post-attention norm). Eager: the bf16 gradient of
@@ -452,6 +479,14 @@ def _layer_backward_working_bytes(
     s, b = seq_len, batch_size
     h, q, kv, a, f = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.attention_heads, arch.intermediate_size
     residual = 6 * h if precision == "amp" else 4 * h
+    if arch.is_mla and attention == "eager":
+        # MLA (measured at 1024 × 2, benchmarks/ACCURACY.md section 4): the softmax's backward makes
+        # 8·a·s + 4h of temporaries, as Llama's; by then that layer's MLP side (post-attention norm,
+        # router, experts, shared experts; ``moe_layer`` says which kind of layer) is freed, and so
+        # are the probabilities 2·a·s, V's copy and o_proj's input 2·a·d_v each.
+        d_v = arch.v_head_dim or arch.qk_head_dim
+        mlp_side = _mlp_side_bytes(arch, precision, traits or traits_for(arch), moe_layer)
+        return float(s * b * max(0, 6 * a * s + residual - 4 * a * d_v - mlp_side))
     if attention == "eager":
         mlp = 8 * f * arch.experts_per_token
         # With attention sinks (gpt-oss) the softmax runs in the scores' dtype and its gradients are
@@ -462,7 +497,17 @@ def _layer_backward_working_bytes(
         else:
             scores = 6 * a * s
         return float(s * b * max(0, scores + residual - mlp - 8 * h))
+    # MLA: q_dim and kv_dim are both a·d_qk, the padded width of V and of the output.
     return float(s * b * (4 * q + 4 * kv + residual))
+
+
+def _mlp_side_bytes(arch: Architecture, precision: Precision, traits: FamilyTraits, moe_layer: bool) -> int:
+    """Per token: what one layer's post-attention norm and MLP save (DeepSeek-V3's MoE, or a gated MLP)."""
+    h = arch.hidden_size
+    norm = _norm(h, 1, precision, traits.norm_style)
+    if moe_layer and traits.deepseek_moe:
+        return norm + _deepseek_moe_bytes(arch, precision)
+    return norm + 2 * h * (2 if precision == "amp" else 1) + 8 * arch.intermediate_size
 
 
 @dataclass(frozen=True, slots=True)
@@ -558,7 +603,19 @@ def step_peak(
     states = model_state_bytes_per_param(precision, optimizer) * n
     without_grads = states - grad_bytes * n
     base = without_grads + acts.saved_bytes + acts.weight_copy_bytes + acts.held_bytes
-    working = _layer_backward_working_bytes(arch, batch_size, seq_len, attention, precision, t)
+    # The first layer's kind (dense under first_k_dense_replace) for the recompute, the last one's for
+    # eager attention's backward.
+    first_is_moe = arch.is_moe and arch.first_k_dense_replace == 0 and arch.interleave_moe_layer_step == 1
+    last_is_moe = arch.moe_layers > 0 and arch.layers % arch.interleave_moe_layer_step == 0
+    working = _layer_backward_working_bytes(
+        arch,
+        batch_size,
+        seq_len,
+        attention,
+        precision,
+        t,
+        moe_layer=first_is_moe if checkpointing else last_is_moe,
+    )
     moments = {
         "loss forward": base + acts.loss_forward_bytes,
         "loss backward": base + acts.loss_backward_bytes,
@@ -566,7 +623,12 @@ def step_peak(
     }
     if checkpointing:
         compute_bytes = 4 if precision == "amp" else 2
-        layer_copies = autocast_weight_copy_bytes(arch) if precision == "amp" else 0.0
+        # A DeepSeek layer's MLP copies are freed once its MLP's backward has run (measured).
+        layer_copies = (
+            autocast_weight_copy_bytes(arch, moe_layer=first_is_moe, traits=t, with_mlp=False)
+            if precision == "amp"
+            else 0.0
+        )
         moments["recompute"] = (
             without_grads
             + grad_bytes * (n - v * h)
@@ -579,6 +641,14 @@ def step_peak(
         )
     elif attention == "eager":
         mlp_and_o = 3 * h * f * arch.experts + h * arch.q_dim
+        if arch.is_mla:
+            # The last layer's MLP (routed experts as one module, shared experts, router) and o_proj.
+            if last_is_moe:
+                routed = arch.experts * sum(i * o for _, i, o in arch.expert_linears())
+                experts = routed + 3 * h * arch.shared_intermediate_size
+                mlp_and_o = experts + h * arch.experts + h * arch.o_dim
+            else:
+                mlp_and_o = 3 * h * f + h * arch.o_dim
         freed = sb * (8 * h + 4 * v)  # the final norm's saved tensors and the log-softmax
         moments["eager attention backward"] = base - freed + grad_bytes * (v * h + mlp_and_o) + working
     return StepPeak(moments=moments, model_states_bytes=states, saved_bytes=acts.saved_bytes)
