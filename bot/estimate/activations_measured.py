@@ -26,6 +26,10 @@ E experts; s²·b·a terms are written ``a·s`` per token. Bytes per token of on
   Qwen3-MoE), the gathered input 2hk, gate_up, act, product 8fk, the experts' output 2hk (+ 4·E bytes
   of offsets); under autocast the experts run in fp32: 4hk + 16fk + 4hk.
 
+Multi-head Latent Attention (DeepSeek-V3/R1, Kimi K2) and DeepSeek-V3's MoE layer (sigmoid router,
+routed and shared experts, dense first layers) have their own terms (``_mla_attention_bytes``,
+``_deepseek_moe_bytes``); MLA's SDPA is FlashAttention-2's path, V padded to the Q/K width.
+
 Full activation checkpointing (non-reentrant, as ``gradient_checkpointing_enable`` runs it) keeps each
 layer's input: 2h with 16-bit weights, 4h under autocast; the eager causal mask (b·s² in the compute
 dtype) and the RoPE tables are kept once as checkpoint inputs.
@@ -313,6 +317,10 @@ def held_bytes(
     return rope_bytes(arch, seq_len, precision=precision, traits=traits) + mask
 
 
+def _first_layer_is_moe(arch: Architecture) -> bool:
+    return arch.is_moe and arch.first_k_dense_replace == 0 and arch.interleave_moe_layer_step == 1
+
+
 def measured_activations(
     arch: Architecture,
     batch_size: int,
@@ -337,8 +345,7 @@ def measured_activations(
     }
     in_layers = arch.dense_layers * layers.get(False, 0.0) + arch.moe_layers * layers.get(True, 0.0)
     # Under checkpointing the first layer is rebuilt last, for the backward's end.
-    first_is_moe = arch.is_moe and arch.first_k_dense_replace == 0 and arch.interleave_moe_layer_step == 1
-    full_layer = layers[first_is_moe]
+    full_layer = layers[_first_layer_is_moe(arch)]
     compute_bytes = 4 if precision == "amp" else 2
     per_layer = float(compute_bytes * sb * h) if checkpointing else in_layers / arch.layers
     outside = outside_saved_bytes(
@@ -605,7 +612,7 @@ def step_peak(
     base = without_grads + acts.saved_bytes + acts.weight_copy_bytes + acts.held_bytes
     # The first layer's kind (dense under first_k_dense_replace) for the recompute, the last one's for
     # eager attention's backward.
-    first_is_moe = arch.is_moe and arch.first_k_dense_replace == 0 and arch.interleave_moe_layer_step == 1
+    first_is_moe = _first_layer_is_moe(arch)
     last_is_moe = arch.moe_layers > 0 and arch.layers % arch.interleave_moe_layer_step == 0
     working = _layer_backward_working_bytes(
         arch,
