@@ -36,13 +36,28 @@ from bot.estimate.models import Architecture
 from bot.estimate.optimizers import Optimizer
 from bot.measure import extrapolate, measure_step, torch_available
 from bot.measure.families import ALL_FAMILIES, CALIBRATED_EXTRA, EXTRA_FAMILIES, architecture
-from bot.measure.types import ATTENTIONS, OPTIMIZERS, PRECISIONS, Measurement, OptimizerName, Setup
+from bot.measure.types import (
+    ATTENTIONS,
+    OPTIMIZERS,
+    PRECISIONS,
+    Attention,
+    Measurement,
+    OptimizerName,
+    Precision,
+    Setup,
+)
 
 DEFAULT_OUT = Path(__file__).with_name("accuracy.json")
 QUICK_FAMILIES = ("llama", "gemma3", "mixtral")
-# The full run adds a long sequence on two families, where activations rather than model states
+# CI's part also runs two DeepSeek-V3 (MLA) setups: SDPA on the padded-V stand-in with 16-bit
+# weights, and eager under autocast (its bf16 router and fp32 experts).
+QUICK_EXTRA: tuple[tuple[str, Precision, Attention], ...] = (
+    ("deepseek_v3", "mixed", "sdpa"),
+    ("deepseek_v3", "amp", "eager"),
+)
+# The full run adds a long sequence on some families, where activations rather than model states
 # decide the peak.
-LONG_FAMILIES = ("llama", "mixtral", "gpt_oss")
+LONG_FAMILIES = ("llama", "mixtral", "deepseek_v3", "gpt_oss")
 LONG_SEQ = 1024
 # --check fails when the calibrated formulas are further than this from the measurement.
 TOLERANCE = {"model_states": 0.05, "saved": 0.05, "saved_per_layer": 0.05, "peak": 0.10}
@@ -223,6 +238,9 @@ def setups(quick: bool, batch: int, seq: int) -> list[tuple[str, Setup]]:
             for attention in ATTENTIONS:
                 for checkpointing in (False, True):
                     grid.append((family, Setup(precision, "adamw", attention, checkpointing, batch, seq)))
+    if quick:
+        for family, precision, attention in QUICK_EXTRA:
+            grid.append((family, Setup(precision, "adamw", attention, False, batch, seq)))
     if not quick:
         for family in LONG_FAMILIES:
             for precision in ("mixed", "amp"):

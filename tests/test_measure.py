@@ -14,7 +14,13 @@ from typing import Any
 
 import pytest
 
-from bot.estimate.activations_measured import layer_saved_bytes, outside_saved_bytes
+from bot.estimate.activations_measured import (
+    layer_saved_bytes,
+    measured_activations,
+    outside_saved_bytes,
+    rope_bytes,
+    step_peak_bytes,
+)
 from bot.estimate.hub import forget_all
 from bot.estimate.models import presets
 from bot.measure import extrapolate, measure_step
@@ -231,3 +237,70 @@ def test_a_causal_lm_transformers_does_not_know_is_refused_in_one_line(
     err = capsys.readouterr().err
     assert err.startswith("measure: transformers ")
     assert "no causal LM for model_type 'fancy_new'" in err
+
+
+# Multi-head Latent Attention at a tinier shape than the benchmark's: Q/K heads of 24 + 8, V of 16.
+MLA_SHRINK = {
+    "hidden_size": 64,
+    "intermediate_size": 176,
+    "moe_intermediate_size": 88,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 4,
+    "q_lora_rank": 48,
+    "kv_lora_rank": 32,
+    "qk_nope_head_dim": 24,
+    "qk_rope_head_dim": 8,
+    "head_dim": 8,
+    "v_head_dim": 16,
+    "vocab_size": 256,
+}
+
+
+@pytest.mark.parametrize(
+    ("precision", "attention"), [("mixed", "sdpa"), ("mixed", "eager"), ("amp", "sdpa"), ("amp", "eager")]
+)
+def test_deepseek_v3_mla_and_moe_match_their_formula_to_the_byte(precision: Any, attention: Any) -> None:
+    config = {**FAMILIES_EXTRA["deepseek_v3"], **MLA_SHRINK}
+    setup = Setup(precision=precision, attention=attention, batch_size=2, seq_len=32)
+    one, two = measure_step(config, 1, setup), measure_step(config, 2, setup)
+    full = extrapolate(one, two, 2)
+    arch = architecture("deepseek_v3", config, 2)
+    kw: dict[str, Any] = {"attention": attention, "precision": precision}
+    assert full.saved_per_layer == layer_saved_bytes(arch, 2, 32, **kw)
+    assert full.saved_outside == outside_saved_bytes(arch, 2, 32, **kw)
+    # Under autocast: the bf16 copies of attention, router and shared-expert weights, + the LM head's.
+    assert two.saved_weight_copies == measured_activations(arch, 2, 32, **kw).weight_copy_bytes
+
+
+def test_mla_sdpa_runs_the_padded_v_stand_in_without_an_s2_term() -> None:
+    from bot.measure.step import PADDED_V_SDPA, build_model
+
+    config = {**FAMILIES_EXTRA["deepseek_v3"], **MLA_SHRINK}
+    short, long = (Setup(batch_size=2, seq_len=n) for n in (32, 64))
+    assert build_model(config, 1, short).config._attn_implementation == PADDED_V_SDPA
+    assert build_model(config, 1, Setup(attention="eager")).config._attn_implementation == "eager"
+    per_layer = [
+        extrapolate(measure_step(config, 1, s), measure_step(config, 2, s), 2).saved_per_layer
+        for s in (short, long)
+    ]
+    # Linear in s (the math kernel's fp32 scores would add 4·a·s² per layer), minus the 4E offsets.
+    assert per_layer[1] - 16 == 2 * (per_layer[0] - 16)
+
+
+@pytest.mark.parametrize("precision", ["mixed", "amp"])
+def test_deepseek_dense_first_layers_match_their_formula(precision: Any) -> None:
+    # first_k_dense_replace = 1: layer 0 is a dense MLP of intermediate_size, layer 1 a MoE layer.
+    config = {**FAMILIES_EXTRA["deepseek_v3"], **MLA_SHRINK, "first_k_dense_replace": 1}
+    setup = Setup(precision=precision, attention="sdpa", batch_size=2, seq_len=32)
+    measured = measure_step(config, 2, setup)
+    arch = architecture("deepseek_v3", config, 2)
+    assert (arch.dense_layers, arch.moe_layers) == (1, 1)
+    kw: dict[str, Any] = {"attention": "sdpa", "precision": precision}
+    dense, moe = (layer_saved_bytes(arch, 2, 32, moe_layer=m, **kw) for m in (False, True))
+    # The first layer also saves RoPE's cos/sin, which every layer shares.
+    assert measured.saved_per_layer == [dense + rope_bytes(arch, 32, precision=precision), moe]
+    proposed = measured_activations(arch, 2, 32, **kw)
+    assert measured.saved_bytes == proposed.saved_bytes
+    assert measured.saved_weight_copies == proposed.weight_copy_bytes
+    peak = step_peak_bytes(arch, measured.parameters, 2, 32, **kw)
+    assert measured.peak_bytes == pytest.approx(peak, rel=0.10)

@@ -26,6 +26,10 @@ E experts; s²·b·a terms are written ``a·s`` per token. Bytes per token of on
   Qwen3-MoE), the gathered input 2hk, gate_up, act, product 8fk, the experts' output 2hk (+ 4·E bytes
   of offsets); under autocast the experts run in fp32: 4hk + 16fk + 4hk.
 
+Multi-head Latent Attention (DeepSeek-V3/R1, Kimi K2) and DeepSeek-V3's MoE layer (sigmoid router,
+routed and shared experts, dense first layers) have their own terms (``_mla_attention_bytes``,
+``_deepseek_moe_bytes``); MLA's SDPA is FlashAttention-2's path, V padded to the Q/K width.
+
 Full activation checkpointing (non-reentrant, as ``gradient_checkpointing_enable`` runs it) keeps each
 layer's input: 2h with 16-bit weights, 4h under autocast; the eager causal mask (b·s² in the compute
 dtype) and the RoPE tables are kept once as checkpoint inputs.
@@ -65,6 +69,9 @@ class FamilyTraits:
     clamped_swiglu: bool = False
     # gpt-oss keeps cos/sin d/2 wide (it rotates the two halves), the others d wide.
     rope_half_width: bool = False
+    # DeepSeek-V3's MoE layer (transformers ``DeepseekV3MoE``): a sigmoid router with an fp32 weight
+    # and group-limited top-k, the routed experts, and the shared experts on the same input.
+    deepseek_moe: bool = False
 
 
 def traits_for(arch: Architecture) -> FamilyTraits:
@@ -82,6 +89,10 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         attention_sinks=arch.attention_sinks or gpt_oss,
         clamped_swiglu=gpt_oss,
         rope_half_width=gpt_oss,
+        # The noaux_tc router with its per-expert correction bias, on an MLA model: DeepSeek-V3/R1 and
+        # Kimi K2 (transformers maps kimi_k2 to deepseek_v3). GLM-4.5 runs the same router code but
+        # its layer is not measured here: it keeps the softmax router's formula.
+        deepseek_moe=arch.is_mla and arch.router_correction_bias,
     )
 
 
@@ -150,16 +161,21 @@ def layer_saved_bytes(
     constant += arch.norms_per_layer * _norm_constant(h, t.norm_style)
     # The normalized inputs of the attention and MLP linears.
     attention_inputs = 3 if amp else 1
+    if arch.is_mla:
+        attention_inputs = 2 if amp else 1  # q_a_proj (or q_proj) and kv_a_proj_with_mqa
     mlp_inputs = (1 if moe else 2) if amp else 1  # amp: gate and up (dense) or the router (MoE)
+    if moe and t.deepseek_moe:
+        mlp_inputs = 0  # the router's and the shared experts' inputs are in _deepseek_moe_bytes
     per_token += 2 * h * (attention_inputs + mlp_inputs)
     if t.qk_norm:
         # Its input is a linear layer's 16-bit output in every setup, so Llama-style QK-norm saves the
         # 16-bit normalized tensor even under autocast; its output is Q/K before RoPE, not saved.
         per_token += _norm(q, a, "mixed", t.norm_style) + _norm(kv, g, "mixed", t.norm_style)
         constant += 2 * _norm_constant(d, t.norm_style)
-    if attention == "sdpa":
-        # Q, K, V, the output and the LSE: 4q + 4kv + 4a for grouped-query attention; Multi-head
-        # Latent Attention's widths differ per tensor (not measured: see benchmarks/ACCURACY.md).
+    if arch.is_mla:
+        per_token += _mla_attention_bytes(arch, s, attention)
+    elif attention == "sdpa":
+        # Q, K, V, the output and the LSE: 4q + 4kv + 4a for grouped-query attention.
         per_token += 2 * q + 2 * arch.k_dim + 2 * arch.v_dim + 2 * arch.o_dim + 4 * a
     elif t.attention_sinks:
         # gpt-oss: softmax over s + 1 columns in the scores' dtype (bf16; fp32 under autocast, which
@@ -175,6 +191,9 @@ def layer_saved_bytes(
         e = 4 if amp else 2
         per_token += k * (2 * e * h + 7 * e * f + 44)
         constant += 4 * experts
+    elif moe and t.deepseek_moe:
+        per_token += _deepseek_moe_bytes(arch, precision)
+        constant += 4 * experts  # the grouped experts' int32 offsets
     elif moe:
         # Under autocast the grouped experts run in fp32 (``torch._grouped_mm`` is not on autocast's
         # list on CPU): the gathered input, gate_up, act, product and output are 4-byte tensors. The
@@ -188,6 +207,59 @@ def layer_saved_bytes(
     else:
         per_token += 8 * f
     return float(s * b * per_token + constant)
+
+
+def _mla_attention_bytes(arch: Architecture, seq_len: int, attention: AttentionImpl) -> int:
+    """Multi-head Latent Attention (transformers ``DeepseekV3Attention``), bytes per token, in every
+    precision setup (measured: benchmarks/ACCURACY.md section 4); the input norm and the normalized
+    input of q_a_proj / kv_a_proj are counted with the other families' norms and linear inputs.
+
+    - The latent norms, q_a_layernorm (r_q) and kv_a_layernorm (r_kv): each normalizes a linear
+      layer's 16-bit output, so it saves a Llama-style 16-bit norm (6r + 4) in every setup, and its
+      output is q_b_proj's / kv_b_proj's input (2r; under autocast the fp32 output's bf16 copy).
+    - The decoupled RoPE part is rotated in place of the split: its multiplications save only the
+      cos/sin tables (outside the layers); Q = cat(q_nope, q_rope) and K (``expand_kv``'s new tensor)
+      are new 2·a·d_qk tensors (under autocast Q is fp32, and SDPA / the matmul save its bf16 copy).
+    - sdpa (``bot.measure``'s stand-in for FlashAttention-2, which transformers feeds V padded to
+      d_qk and whose output it crops): Q, K, the padded V and the padded output 2·a·d_qk each, the
+      fp32 log-sum-exp 4a, and the cropped output's contiguous copy, o_proj's input, 2·a·d_v.
+    - eager: Q and K 2·a·d_qk each, V's contiguous copy and the output 2·a·d_v each, the fp32 softmax
+      and its bf16 copy 6·a·s.
+    """
+    a, d_qk, d_v = arch.attention_heads, arch.qk_head_dim, arch.v_head_dim or arch.qk_head_dim
+    per_token = _norm(arch.kv_lora_rank or 0, 1, "mixed", "llama") + 2 * (arch.kv_lora_rank or 0)
+    if arch.q_lora_rank is not None:
+        per_token += _norm(arch.q_lora_rank, 1, "mixed", "llama") + 2 * arch.q_lora_rank
+    if attention == "sdpa":
+        return per_token + 8 * a * d_qk + 2 * a * d_v + 4 * a
+    return per_token + 4 * a * d_qk + 4 * a * d_v + 6 * a * seq_len
+
+
+def _deepseek_moe_bytes(arch: Architecture, precision: Precision) -> int:
+    """DeepSeek-V3's MoE layer (transformers ``DeepseekV3MoE``), bytes per token without the
+    post-attention norm (measured: benchmarks/ACCURACY.md section 4).
+
+    - Router (``DeepseekV3TopkRouter``): with 16-bit weights an fp32 copy of its input 4h (its weight
+      is kept in fp32) and the fp32 sigmoid 4E; under autocast F.linear casts both to bf16, so the
+      input's copy is 2h and the sigmoid 2E. The top-k sum (+ 1e-20) that normalizes the weights
+      (norm_topk_prob), 4 (2 under autocast). The group-limited selection (top-2 per group, top
+      groups, the mask) saves tensors too, but the nodes holding them reach the loss only through
+      integer indices, so they are freed within the forward pass: not counted.
+    - Per routed token-expert pair: the top-k index 8, the normalized weight's copy (in-place
+      division) 4 (2), the expert index, sort and scatter indices 8 each (int64), the routing weight
+      4 (2); the gathered input, gate_up, act, product and output, 2h + 4f + 2f + 2f + 2h, or fp32
+      under autocast (``_grouped_mm`` is not on CPU autocast's list): 4h + 8f + 4f + 4f + 4h.
+    - The shared experts, one gated MLP of shared_experts × f on the same input: its input 2h (one
+      16-bit tensor; under autocast gate's and up's bf16 copies, 4h), gate, up, act, product 8·f_s.
+    """
+    h, f, k, experts = arch.hidden_size, arch.expert_intermediate_size, arch.experts_per_token, arch.experts
+    f_s = arch.shared_intermediate_size
+    if precision == "amp":
+        router, pair, shared_input = 2 * h + 2 * experts + 2, 8 * h + 16 * f + 36, 4 * h
+    else:
+        router, pair, shared_input = 4 * h + 4 * experts + 4, 4 * h + 8 * f + 40, 2 * h
+    shared = shared_input + 8 * f_s if f_s else 0
+    return router + k * pair + shared
 
 
 def outside_saved_bytes(
@@ -219,7 +291,9 @@ def rope_bytes(
     """RoPE's cos and sin tables for one sequence (shared by the batch and by every layer)."""
     t = traits or traits_for(arch)
     compute_bytes = 4 if precision == "amp" else 2
-    width = arch.attention_head_dim // 2 if t.rope_half_width else arch.attention_head_dim
+    # MLA rotates only the decoupled qk_rope_head_dim part (DeepSeek-V3's config sets head_dim to it).
+    full = arch.qk_rope_head_dim if arch.qk_rope_head_dim is not None else arch.attention_head_dim
+    width = full // 2 if t.rope_half_width else full
     return float(2 * t.rope_tables * seq_len * width * compute_bytes)
 
 
@@ -241,6 +315,10 @@ def held_bytes(
     compute_bytes = 4 if precision == "amp" else 2
     mask = compute_bytes * batch_size * seq_len * seq_len if attention == "eager" else 0
     return rope_bytes(arch, seq_len, precision=precision, traits=traits) + mask
+
+
+def _first_layer_is_moe(arch: Architecture) -> bool:
+    return arch.is_moe and arch.first_k_dense_replace == 0 and arch.interleave_moe_layer_step == 1
 
 
 def measured_activations(
@@ -267,8 +345,7 @@ def measured_activations(
     }
     in_layers = arch.dense_layers * layers.get(False, 0.0) + arch.moe_layers * layers.get(True, 0.0)
     # Under checkpointing the first layer is rebuilt last, for the backward's end.
-    first_is_moe = arch.is_moe and arch.first_k_dense_replace == 0 and arch.interleave_moe_layer_step == 1
-    full_layer = layers[first_is_moe]
+    full_layer = layers[_first_layer_is_moe(arch)]
     compute_bytes = 4 if precision == "amp" else 2
     per_layer = float(compute_bytes * sb * h) if checkpointing else in_layers / arch.layers
     outside = outside_saved_bytes(
@@ -283,8 +360,15 @@ def measured_activations(
     lm_head = v * h
     weight_copies = 0.0
     if precision == "amp":
-        per_layer_copies = autocast_weight_copy_bytes(arch)
-        weight_copies = float(2 * lm_head + (0 if checkpointing else arch.layers * per_layer_copies))
+        t = traits or traits_for(arch)
+        if t.deepseek_moe:  # dense-first layers copy their dense MLP, MoE layers the shared experts
+            in_layers_copies = sum(
+                count * autocast_weight_copy_bytes(arch, moe_layer=moe, traits=t)
+                for count, moe in ((arch.dense_layers, False), (arch.moe_layers, True))
+            )
+        else:
+            in_layers_copies = arch.layers * autocast_weight_copy_bytes(arch, traits=t)
+        weight_copies = float(2 * lm_head + (0 if checkpointing else in_layers_copies))
     return MeasuredActivations(
         batch_size=batch_size,
         seq_len=seq_len,
@@ -356,11 +440,29 @@ def weight_bytes_per_param(precision: Precision) -> float:
     return 4.0 if precision == "amp" else 2.0
 
 
-def autocast_weight_copy_bytes(arch: Architecture) -> float:
+def autocast_weight_copy_bytes(
+    arch: Architecture,
+    *,
+    moe_layer: bool | None = None,
+    traits: FamilyTraits | None = None,
+    with_mlp: bool = True,
+) -> float:
     """The bf16 copies autocast makes of one layer's linear weights and keeps for backward: every
     linear of a dense layer; for MoE only attention and the router, since the grouped experts are not
-    autocast (they run in fp32, see ``layer_saved_bytes``)."""
+    autocast (they run in fp32, see ``layer_saved_bytes``). DeepSeek-V3's MoE layer also copies its
+    shared experts' gate, up and down (nn.Linear), and its first_k_dense_replace layers are dense
+    (measured: 890,880 B per layer of the benchmark's DeepSeek-V3 = 2 × (attention 180,224 + router
+    1,024 + shared experts 264,192)). ``with_mlp=False``: the attention's (and router's) copies alone,
+    what is left of a DeepSeek layer's copies once its MLP's backward has run."""
+    t = traits or traits_for(arch)
     attention = sum(d_in * d_out for _, d_in, d_out in arch.attention_linears())
+    if t.deepseek_moe:
+        moe = arch.is_moe if moe_layer is None else moe_layer
+        if moe:
+            shared = sum(i * o for _, i, o in arch.shared_expert_linears()) if with_mlp else 0
+            return float(2 * (attention + arch.hidden_size * arch.experts + shared))
+        dense = sum(d_in * d_out for _, d_in, d_out in arch.dense_mlp_linears()) if with_mlp else 0
+        return float(2 * (attention + dense))
     if arch.is_moe:
         return float(2 * (attention + arch.hidden_size * arch.experts))
     return float(2 * (attention + sum(d_in * d_out for _, d_in, d_out in arch.dense_mlp_linears())))
@@ -373,6 +475,8 @@ def _layer_backward_working_bytes(
     attention: AttentionImpl,
     precision: Precision,
     traits: FamilyTraits | None = None,
+    *,
+    moe_layer: bool = False,
 ) -> float:
     """What the backward pass of one layer's attention adds on top of that layer's saved tensors, net of
     what it has already freed (the layer's MLP and post-attention norm). Eager: the bf16 gradient of
@@ -382,6 +486,14 @@ def _layer_backward_working_bytes(
     s, b = seq_len, batch_size
     h, q, kv, a, f = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.attention_heads, arch.intermediate_size
     residual = 6 * h if precision == "amp" else 4 * h
+    if arch.is_mla and attention == "eager":
+        # MLA (measured at 1024 × 2, benchmarks/ACCURACY.md section 4): the softmax's backward makes
+        # 8·a·s + 4h of temporaries, as Llama's; by then that layer's MLP side (post-attention norm,
+        # router, experts, shared experts; ``moe_layer`` says which kind of layer) is freed, and so
+        # are the probabilities 2·a·s, V's copy and o_proj's input 2·a·d_v each.
+        d_v = arch.v_head_dim or arch.qk_head_dim
+        mlp_side = _mlp_side_bytes(arch, precision, traits or traits_for(arch), moe_layer)
+        return float(s * b * max(0, 6 * a * s + residual - 4 * a * d_v - mlp_side))
     if attention == "eager":
         mlp = 8 * f * arch.experts_per_token
         # With attention sinks (gpt-oss) the softmax runs in the scores' dtype and its gradients are
@@ -392,7 +504,17 @@ def _layer_backward_working_bytes(
         else:
             scores = 6 * a * s
         return float(s * b * max(0, scores + residual - mlp - 8 * h))
+    # MLA: q_dim and kv_dim are both a·d_qk, the padded width of V and of the output.
     return float(s * b * (4 * q + 4 * kv + residual))
+
+
+def _mlp_side_bytes(arch: Architecture, precision: Precision, traits: FamilyTraits, moe_layer: bool) -> int:
+    """Per token: what one layer's post-attention norm and MLP save (DeepSeek-V3's MoE, or a gated MLP)."""
+    h = arch.hidden_size
+    norm = _norm(h, 1, precision, traits.norm_style)
+    if moe_layer and traits.deepseek_moe:
+        return norm + _deepseek_moe_bytes(arch, precision)
+    return norm + 2 * h * (2 if precision == "amp" else 1) + 8 * arch.intermediate_size
 
 
 @dataclass(frozen=True, slots=True)
@@ -488,7 +610,19 @@ def step_peak(
     states = model_state_bytes_per_param(precision, optimizer) * n
     without_grads = states - grad_bytes * n
     base = without_grads + acts.saved_bytes + acts.weight_copy_bytes + acts.held_bytes
-    working = _layer_backward_working_bytes(arch, batch_size, seq_len, attention, precision, t)
+    # The first layer's kind (dense under first_k_dense_replace) for the recompute, the last one's for
+    # eager attention's backward.
+    first_is_moe = _first_layer_is_moe(arch)
+    last_is_moe = arch.moe_layers > 0 and arch.layers % arch.interleave_moe_layer_step == 0
+    working = _layer_backward_working_bytes(
+        arch,
+        batch_size,
+        seq_len,
+        attention,
+        precision,
+        t,
+        moe_layer=first_is_moe if checkpointing else last_is_moe,
+    )
     moments = {
         "loss forward": base + acts.loss_forward_bytes,
         "loss backward": base + acts.loss_backward_bytes,
@@ -496,7 +630,12 @@ def step_peak(
     }
     if checkpointing:
         compute_bytes = 4 if precision == "amp" else 2
-        layer_copies = autocast_weight_copy_bytes(arch) if precision == "amp" else 0.0
+        # A DeepSeek layer's MLP copies are freed once its MLP's backward has run (measured).
+        layer_copies = (
+            autocast_weight_copy_bytes(arch, moe_layer=first_is_moe, traits=t, with_mlp=False)
+            if precision == "amp"
+            else 0.0
+        )
         moments["recompute"] = (
             without_grads
             + grad_bytes * (n - v * h)
@@ -509,6 +648,14 @@ def step_peak(
         )
     elif attention == "eager":
         mlp_and_o = 3 * h * f * arch.experts + h * arch.q_dim
+        if arch.is_mla:
+            # The last layer's MLP (routed experts as one module, shared experts, router) and o_proj.
+            if last_is_moe:
+                routed = arch.experts * sum(i * o for _, i, o in arch.expert_linears())
+                experts = routed + 3 * h * arch.shared_intermediate_size
+                mlp_and_o = experts + h * arch.experts + h * arch.o_dim
+            else:
+                mlp_and_o = 3 * h * f + h * arch.o_dim
         freed = sb * (8 * h + 4 * v)  # the final norm's saved tensors and the log-softmax
         moments["eager attention backward"] = base - freed + grad_bytes * (v * h + mlp_and_o) + working
     return StepPeak(moments=moments, model_states_bytes=states, saved_bytes=acts.saved_bytes)

@@ -98,7 +98,10 @@ EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
 
 ALL_FAMILIES: dict[str, dict[str, Any]] = {**FAMILIES, **EXTRA_FAMILIES}
 # The extra families whose calibrated formulas exist (bot.estimate.activations_measured).
-CALIBRATED_EXTRA = ("gpt_oss",)
+CALIBRATED_EXTRA = ("deepseek_v3", "gpt_oss")
+
+
+_MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 
 
 def _norms_per_layer(model_type: str) -> int:
@@ -135,4 +138,18 @@ def architecture(name: str, config: dict[str, Any], layers: int | None = None) -
         "experts_per_token": active,
         "published_params": 1,
     }
+    if config.get("kv_lora_rank"):
+        # Multi-head Latent Attention and DeepSeek-V3's MoE: the fields the presets carry for them
+        # (bot/data/models.toml), read as bot.estimate.hub reads a DeepSeek-V3 config.json.
+        fields.update(
+            {
+                "head_dim": None,
+                "intermediate_size": int(config["intermediate_size"]),
+                "moe_intermediate_size": width if experts > 1 else None,
+                **{name: config.get(name) for name in _MLA_FIELDS},
+                "shared_experts": int(config.get("n_shared_experts") or 0) if experts > 1 else 0,
+                "first_k_dense_replace": int(config.get("first_k_dense_replace") or 0),
+                "router_correction_bias": experts > 1,  # DeepseekV3TopkRouter's e_score_correction_bias
+            }
+        )
     return Architecture.model_validate(fields)

@@ -44,6 +44,41 @@ from bot.measure.types import Measurement, Setup
 
 OUTSIDE = -1
 
+# Multi-head Latent Attention (DeepSeek-V3, Kimi K2) has Q/K heads of qk_nope + qk_rope and V heads of
+# v_head_dim. PyTorch's CPU flash kernel needs one width for all three, so plain ``sdpa`` falls back to
+# the math kernel there, which saves the s² scores: no GPU kernel does that. On a GPU, transformers'
+# ``flash_attention_2`` pads V to the Q/K width and crops the output (transformers 5.24,
+# ``integrations/flash_attention.py``), and CUDA's memory-efficient SDPA takes the narrower V as it is;
+# neither keeps an s² matrix. This stand-in runs FlashAttention-2's padded path on the CPU flash
+# kernel, the kernel the other families' ``sdpa`` runs: it saves q, k, the padded v, the padded output
+# and the log-sum-exp, and the cropped output's contiguous copy is o_proj's input.
+PADDED_V_SDPA = "sdpa_padded_v"
+
+
+def _padded_v_sdpa(
+    module: Any, query: Any, key: Any, value: Any, attention_mask: Any, **kwargs: Any
+) -> tuple[Any, None]:
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    head_dim, v_head_dim = int(query.shape[-1]), int(value.shape[-1])
+    padded = torch.nn.functional.pad(value, [0, head_dim - v_head_dim])
+    out, _ = sdpa_attention_forward(module, query, key, padded, attention_mask, **kwargs)
+    return out[..., :v_head_dim], None
+
+
+def attention_implementation(config_dict: dict[str, Any], attention: str) -> str:
+    """The ``attn_implementation`` to build with: ``sdpa`` becomes the padded-V stand-in when the Q/K
+    and V head widths differ (MLA); ``eager`` runs the same code on CPU and GPU and stays."""
+    nope, rope, v = (config_dict.get(k) for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"))
+    if attention == "sdpa" and nope is not None and rope is not None and v is not None and nope + rope != v:
+        from transformers import AttentionInterface
+        from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+        AttentionInterface.register(PADDED_V_SDPA, _padded_v_sdpa)
+        AttentionMaskInterface.register(PADDED_V_SDPA, sdpa_mask)  # no mask: the kernel's is_causal
+        return PADDED_V_SDPA
+    return attention
+
 
 @dataclass
 class _Storage:
@@ -133,13 +168,24 @@ class _LiveBytes(TorchDispatchMode):
 
 
 @dataclass
+class _Record:
+    entry: _Storage | None  # the tracker's entry of the allocation (None: made outside the mode)
+    region: int
+    nbytes: int
+
+
+@dataclass
 class _Saved:
-    """Bytes autograd saves for backward during the forward pass, each storage once."""
+    """Bytes autograd saves for backward during the forward pass, each storage once, counted only if
+    still alive when the forward pass ends. A saved tensor can die within the forward pass when the
+    graph node holding it is cut off from the loss: DeepSeek-V3's group-limited router saves the
+    indices of its group top-k and the mask of its ``masked_fill``, but only the final top-k indices
+    leave that subgraph, as integers without gradient, so the nodes and what they saved are freed
+    at once. Their storage may then be reused by a later saved tensor, which a bare data-pointer key
+    would skip; each allocation is therefore told apart by the tracker's entry for it."""
 
     tracker: _Tracker
-    seen: set[int] = field(default_factory=set)
-    by_region: dict[int, int] = field(default_factory=dict)
-    weight_copies: int = 0
+    records: dict[int, _Record] = field(default_factory=dict)
     recording: bool = True
 
     def pack(self, tensor: Any) -> Any:
@@ -147,17 +193,29 @@ class _Saved:
             return tensor
         storage = tensor.untyped_storage()
         ptr = int(storage.data_ptr())
-        if ptr == 0 or ptr in self.seen or ptr in self.tracker.param_ptrs:
+        if ptr == 0 or ptr in self.tracker.param_ptrs:
             return tensor
-        self.seen.add(ptr)
         entry = self.tracker.live.get(ptr)
-        nbytes = int(storage.nbytes())
-        if entry is not None and entry.weight_copy:
-            self.weight_copies += nbytes
-        else:
-            region = self.tracker.region
-            self.by_region[region] = self.by_region.get(region, 0) + nbytes
+        known = self.records.get(ptr)
+        if known is None or known.entry is not entry:  # a new allocation (maybe at a freed one's address)
+            self.records[ptr] = _Record(entry, self.tracker.region, int(storage.nbytes()))
         return tensor
+
+    def _alive(self) -> list[_Record]:
+        return [
+            r for ptr, r in self.records.items() if r.entry is None or self.tracker.live.get(ptr) is r.entry
+        ]
+
+    def by_region(self) -> dict[int, int]:
+        """Saved bytes alive at the end of forward by decoder layer, autocast's weight copies apart."""
+        found: dict[int, int] = {}
+        for r in self._alive():
+            if r.entry is None or not r.entry.weight_copy:
+                found[r.region] = found.get(r.region, 0) + r.nbytes
+        return found
+
+    def weight_copies(self) -> int:
+        return sum(r.nbytes for r in self._alive() if r.entry is not None and r.entry.weight_copy)
 
 
 def _unique_bytes(tensors: Iterator[Any], seen: set[int]) -> int:
@@ -183,7 +241,7 @@ def build_model(config_dict: dict[str, Any], layers: int, setup: Setup) -> Any:
     dtype = torch.float32 if setup.precision == "amp" else torch.bfloat16
     torch.manual_seed(0)
     model = transformers.AutoModelForCausalLM.from_config(
-        config, dtype=dtype, attn_implementation=setup.attention
+        config, dtype=dtype, attn_implementation=attention_implementation(config_dict, setup.attention)
     )
     model.train()
     if setup.checkpointing:
@@ -321,6 +379,7 @@ def measure_step(config_dict: dict[str, Any], layers: int, setup: Setup) -> Meas
         with torch.autograd.graph.saved_tensors_hooks(saved.pack, lambda t: t):
             loss = trainer.forward(input_ids)
         saved.recording = False
+        saved_by_region, saved_weight_copies = saved.by_region(), saved.weight_copies()
         tracker.region = OUTSIDE
         after_forward = tracker.total
         weight_copies_live = sum(s.nbytes for s in tracker.live.values() if s.weight_copy)
@@ -342,7 +401,7 @@ def measure_step(config_dict: dict[str, Any], layers: int, setup: Setup) -> Meas
 
     for handle in handles:
         handle.remove()
-    per_layer = [saved.by_region.get(i, 0) for i in range(layers)]
+    per_layer = [saved_by_region.get(i, 0) for i in range(layers)]
     return Measurement(
         setup=setup,
         layers=layers,
@@ -352,8 +411,8 @@ def measure_step(config_dict: dict[str, Any], layers: int, setup: Setup) -> Meas
         master_bytes=master_bytes,
         optimizer_bytes=state_bytes,
         saved_per_layer=per_layer,
-        saved_outside=saved.by_region.get(OUTSIDE, 0),
-        saved_weight_copies=saved.weight_copies,
+        saved_outside=saved_by_region.get(OUTSIDE, 0),
+        saved_weight_copies=saved_weight_copies,
         before_forward=before_forward,
         after_forward=after_forward,
         weight_copies_live=weight_copies_live,
