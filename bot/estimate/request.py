@@ -225,7 +225,9 @@ class EstimateRequest(BaseModel):
             value = getattr(self, name)
             if value is None or value == default:
                 continue
-            if isinstance(value, Architecture):
+            if type(value) in (float, int, bool):  # most options: as they are (checked first, cheaply)
+                pass
+            elif isinstance(value, Architecture):
                 # A Hub model travels by its repo ID, which the validator finds again in the registry.
                 value = value.hub_id if value.source == "hub" else value.key
             elif isinstance(value, StrEnum):

@@ -134,10 +134,11 @@ def part_sizes(estimate: Estimate) -> list[tuple[str, float]]:
     return list(sizes.items())
 
 
-def _per_card_parts(estimate: Estimate, seen: Glance) -> list[tuple[str, float]]:
-    """The parts on one card: all of them, or each part's share under a ZeRO strategy (ZeRO shards
+def _per_card_parts(
+    estimate: Estimate, seen: Glance, parts: list[tuple[str, float]]
+) -> list[tuple[str, float]]:
+    """The ``parts`` on one card: all of them, or each part's share under a ZeRO strategy (ZeRO shards
     each part on its own terms, so the shares are exact; activations are on every card)."""
-    parts = part_sizes(estimate)
     strategy = seen.strategy
     if strategy is None:
         return parts
@@ -168,10 +169,10 @@ def _item(square: str, text: str) -> str:
     return f"{square}\u00a0{text}".replace(" GB", "\u00a0GB")
 
 
-def _breakdown(estimate: Estimate, w: Words) -> str:
-    """The parts with their GB, each after its colour in the bar: the bar's legend."""
+def _breakdown(estimate: Estimate, w: Words, parts: list[tuple[str, float]]) -> str:
+    """The parts (:func:`part_sizes`) with their GB, each after its colour in the bar: the bar's legend."""
     items = []
-    for kind, gb in part_sizes(estimate):
+    for kind, gb in parts:
         if kind == "activations":
             continue
         key = "glance.custom" if estimate.custom_bytes else _PART_KEYS[kind]  # type: ignore[index]
@@ -236,10 +237,10 @@ def _unbroken(caption: str) -> str:
     return caption.replace(" ", "\u00a0")
 
 
-def bar_line(estimate: Estimate, w: Words, seen: Glance) -> str:
+def bar_line(estimate: Estimate, w: Words, seen: Glance, parts: list[tuple[str, float]]) -> str:
     # With several cards the bar is one card's share; the title says which strategy and that it is
     # per GPU, so the caption stays short enough for the bar's line.
-    return _usage_bar(_per_card_parts(estimate, seen), estimate.single_gpu.capacity_gb, w)
+    return _usage_bar(_per_card_parts(estimate, seen, parts), estimate.single_gpu.capacity_gb, w)
 
 
 def _adapter_card(hint: AdapterHint, w: Words) -> str:
@@ -285,11 +286,12 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     preset = preset_line(estimate, w)
     if preset:
         description.append(preset)
-    description += [formula(estimate, w), _breakdown(estimate, w)]
+    parts = part_sizes(estimate)  # the breakdown is the bar's legend: the same parts for both
+    description += [formula(estimate, w), _breakdown(estimate, w, parts)]
     # Rare, and worth the lines: the sequence is longer than the model's context, or V fits the card
     # but the step's peak does not (Details has the full peak and the largest batch).
     description += [line for line in (context_warning(estimate, w), peak_warning(estimate, w)) if line]
-    description += [lora_line(estimate, w), bar_line(estimate, w, seen)]
+    description += [lora_line(estimate, w), bar_line(estimate, w, seen, parts)]
     return {
         "title": _title(estimate, seen, w),
         "description": "\n".join(description),
