@@ -26,11 +26,25 @@ DEFAULT_LANGUAGE = Language.EN
 
 def language_for(locale: object) -> Language:
     """The catalogue for a Discord locale (``de``, ``en-US``): by its language code, else English."""
-    code = str(locale or "").lower()
+    code = str(locale or "")
+    language = _BY_LOCALE.get(code)
+    if language is None:
+        language = _language_of_code(code.lower())
+        if len(_BY_LOCALE) < _LOCALES_KEPT:  # Discord has some 30 locales; a crafted one is not kept
+            _BY_LOCALE[code] = language
+    return language
+
+
+def _language_of_code(code: str) -> Language:
     for language in Language:
         if code == language.value or code.startswith(f"{language.value}-"):
             return language
     return DEFAULT_LANGUAGE
+
+
+# Every answer asks for its user's language: looked up once per locale rather than matched each time.
+_BY_LOCALE: dict[str, Language] = {}
+_LOCALES_KEPT = 100
 
 
 def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, str]:
