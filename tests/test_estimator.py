@@ -107,8 +107,40 @@ def test_sharded_gpu_count(model_states: float, activations: float, gpus: int | 
 
 
 def test_sharded_count_is_in_the_verdict() -> None:
-    assert run(params=70).single_gpu.sharded_gpus == 14  # 1120 GB / 80
+    # Mixed precision runs on DeepSpeed, whose ZeRO-3 holds 18 B/param sharded (16-bit weights, fp32
+    # master and moments, fp32 gradient partition): 1260 GB / 80 → 16 cards, not the paper's 14.
+    assert run(params=70).single_gpu.sharded_gpus == 16
+    # amp (FSDP) follows the paper's rule: 1120 GB / 80.
+    assert run(params=70, precision="amp").single_gpu.sharded_gpus == 14
     assert run(params=7, activations=80).single_gpu.sharded_gpus is None
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"params": 70},
+        {"params": 7, "activations": 60},
+        {"params": 13, "optimizer": "adam8bit", "activations": 35.5},
+        {"params": 405, "optimizer": "sgd"},
+        {"model": "llama-3.1-70b", "batch_size": 1, "seq_len": 2048},
+        {"model": "deepseek-v3"},
+        {"params": 70, "precision": "bf16", "activations": 10},
+        {"params": 30, "bytes_per_param": 10, "activations": 5},
+    ],
+)
+def test_the_verdicts_card_count_is_the_one_the_zero3_row_fits(options: dict[str, object]) -> None:
+    """ "n × H100 with ZeRO-3" in the title: asking with gpus:n shows ZeRO-3 fitting, with n − 1 not."""
+    needed = run(**options).single_gpu.sharded_gpus
+    assert needed is not None
+    assert needed > 1
+
+    def zero3_fits(gpus: int) -> bool:
+        cluster = run(**options, gpus=gpus).cluster
+        assert cluster is not None
+        return next(row for row in cluster.rows if row.strategy == "ZeRO-3").fits
+
+    assert zero3_fits(needed)
+    assert needed == 2 or not zero3_fits(needed - 1)
 
 
 def test_lora_and_qlora_hint_for_7b_adam() -> None:

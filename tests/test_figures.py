@@ -31,7 +31,7 @@ def test_the_worked_example_as_figures(capsys: pytest.CaptureFixture[str]) -> No
         {"key": "part.adam_variance32", "kind": "optimizer", "bytes_per_param": 4, "gb": 28},
     ]
     assert found["card"] == {"name": "NVIDIA H100 80 GB", "memory_gb": 80}
-    assert (found["fits"], found["fits_one_card"], found["sharded_gpus_needed"]) == (False, False, 2)
+    assert (found["fits"], found["fits_one_card"], found["sharded_gpus_needed"]) == (False, False, 3)
     assert found["cluster"] is None
     assert found["largest_batch"] is None
 

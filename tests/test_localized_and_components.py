@@ -62,7 +62,7 @@ async def test_a_german_user_gets_a_german_embed(fake: FakeDiscord, bot: VramBot
     )
     callback = await fake.send_interaction(interaction)
     embed = callback.embed
-    assert embed["title"] == "❌ 7B · Adam: 132,0 GB — 2 × H100 80 GB mit ZeRO-3"
+    assert embed["title"] == "❌ 7B · Adam: 132,0 GB — 3 × H100 80 GB mit ZeRO-3"
     assert "M = N × B = 7 × 16 = 112,0 GB" in embed["description"]
     assert "V = M + A = 112,0 + 20,0 = **132,0 GB**" in embed["description"]
     assert "🟪\u00a0Aktivierungen 20,0\u00a0GB" in embed["description"]
@@ -81,7 +81,7 @@ async def test_a_german_user_gets_a_german_embed(fake: FakeDiscord, bot: VramBot
 async def test_an_english_user_gets_an_english_embed(fake: FakeDiscord, bot: VramBot) -> None:
     interaction = fake.slash_interaction("vram", fake.command_options("vram", params=7, activations=20))
     embed = (await fake.send_interaction(interaction)).embed
-    assert embed["title"] == "❌ 7B · Adam: 132.0 GB — 2 × H100 80 GB with ZeRO-3"
+    assert embed["title"] == "❌ 7B · Adam: 132.0 GB — 3 × H100 80 GB with ZeRO-3"
     assert "M = N × B = 7 × 16 = 112.0 GB" in embed["description"]
 
 

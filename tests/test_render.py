@@ -34,7 +34,7 @@ def field(embed: dict[str, object], name: str) -> str:
 
 def test_worked_example_embed() -> None:
     embed = embed_for(params=7, activations=20)
-    assert embed["title"] == "❌ 7B · Adam: 132.0 GB — 2 × H100 80 GB with ZeRO-3"
+    assert embed["title"] == "❌ 7B · Adam: 132.0 GB — 3 × H100 80 GB with ZeRO-3"
     description = str(embed["description"])
     assert description.startswith("`/vram params:7 optimizer:adam activations:20`")
     assert "M = N × B = 7 × 16 = 112.0 GB" in description
@@ -45,7 +45,7 @@ def test_worked_example_embed() -> None:
     assert "first-order estimate" in str(embed["footer"]).lower()
     details = details_for(params=7, activations=20)
     assert "52.0 GB over" in field(details, "Does it fit the card?")
-    assert "2 × 80 GB GPUs" in field(details, "Does it fit the card?")
+    assert "3 × 80 GB GPUs" in field(details, "Does it fit the card?")
 
 
 def test_details_have_one_breakdown_line_per_part_and_the_sum() -> None:

@@ -149,7 +149,7 @@ def test_preview_takes_the_preset_options(capsys: pytest.CaptureFixture[str]) ->
 def test_estimate_speaks_german_with_lang_de(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["estimate", "7", "--activations", "20", "--lang", "de"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("❌ 7B · Adam: 132,0 GB — 2 × H100 80 GB mit ZeRO-3\n")
+    assert out.startswith("❌ 7B · Adam: 132,0 GB — 3 × H100 80 GB mit ZeRO-3\n")
     assert "M = N × B = 7 × 16 = 112,0 GB" in out
     assert "V = M + A = 112,0 + 20,0 = 132,0 GB" in out
     assert main(["estimate", "0", "--lang", "de"]) == 2

@@ -27,7 +27,14 @@ from bot.estimate.hardware import Gpu
 from bot.estimate.models import Architecture
 from bot.estimate.optimizers import CUSTOM_PART_KEY, Optimizer, Part, PartKind, Precision, parts_for
 from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
-from bot.estimate.sharding import PerGpu, Strategy, all_strategies, deepspeed_strategies
+from bot.estimate.sharding import (
+    PerGpu,
+    Strategy,
+    ZeroThree,
+    all_strategies,
+    deepspeed_strategies,
+    zero_three,
+)
 
 # Usual card sizes, smallest first, for "the smallest card it fits" in the LoRA hint
 # (RTX 4090 / 3090, L40S / RTX 6000 Ada / A6000, H100 / A100 80 GB).
@@ -176,16 +183,25 @@ class Estimate:
         return self.request.model is not None and self.request.params is not None
 
 
-def gpus_needed_sharded(model_states_gb: float, activations_gb: float, capacity_gb: float) -> int | None:
-    """Smallest n with M/n + A ≤ capacity (ZeRO-3 / FSDP full shard), or None when A alone fills it."""
-    free = capacity_gb - activations_gb
+def gpus_needed_sharded(
+    model_states_gb: float, activations_gb: float, capacity_gb: float, *, per_gpu: ZeroThree | None = None
+) -> int | None:
+    """The fewest GPUs that hold the model states fully sharded (ZeRO-3 / FSDP full shard), or None
+    when the activations alone fill a card; 1 when M + A fits one card.
+
+    By the paper's rule M/n + A ≤ capacity, or, with ``per_gpu``, by what DeepSpeed holds per GPU
+    (its gathered largest module plus its sharded states, see :mod:`bot.estimate.sharding`), so that
+    the count matches the ZeRO-3 row of ``gpus:n``.
+    """
+    if model_states_gb + activations_gb <= capacity_gb:
+        return 1
+    fixed, sharded = (0.0, model_states_gb) if per_gpu is None else (per_gpu.gathered_gb, per_gpu.sharded_gb)
+    free = capacity_gb - activations_gb - fixed
     if free <= 0:
         return None
-    if model_states_gb <= free:
-        return 1
-    n = math.ceil(model_states_gb / free)
+    n = max(1, math.ceil(sharded / free))
     # Guard against float noise at an exact boundary (e.g. 160 / 80 landing just above 2).
-    if n > 1 and model_states_gb / (n - 1) <= free * (1 + 1e-12):
+    if n > 1 and sharded / (n - 1) <= free * (1 + 1e-12):
         n -= 1
     return n
 
@@ -348,18 +364,34 @@ def _largest_batch(request: EstimateRequest, states_per_gpu_gb: float) -> Larges
     )
 
 
+def _uses_deepspeed(request: EstimateRequest) -> bool:
+    """DeepSpeed runs the seed's mixed precision (16-bit weights, fp32 master); a custom B says
+    nothing about how it is kept, and amp / bf16 runs are FSDP's, which follows the paper."""
+    return request.precision is Precision.MIXED and request.bytes_per_param is None
+
+
+def _largest_module_billion(request: EstimateRequest) -> float | None:
+    model = request.model if request.params is None else None
+    return model.largest_module_params / 1e9 if model is not None else None
+
+
+def _zero_three(request: EstimateRequest, parts: tuple[Part, ...], params_billion: float) -> ZeroThree | None:
+    """What DeepSpeed's ZeRO-3 keeps per GPU, where DeepSpeed is the framework (else None)."""
+    if not _uses_deepspeed(request):
+        return None
+    weights, _, optimizer = (params_billion * b for b in _shard_split(request, parts))
+    return zero_three(weights, optimizer, params_billion, _largest_module_billion(request) or 0.0)
+
+
 def _cluster(
     request: EstimateRequest, parts: tuple[Part, ...], params_billion: float, activations_gb: float
 ) -> ClusterVerdict:
     weights, gradients, optimizer = (params_billion * b for b in _shard_split(request, parts))
     capacity = request.card.memory_gb
     paper = all_strategies(weights, gradients, optimizer, activations_gb, request.gpus, capacity)
-    # DeepSpeed runs the seed's mixed precision (16-bit weights, fp32 master); a custom B says
-    # nothing about how it is kept, and amp / bf16 runs are FSDP's, which follows the paper.
-    if request.precision is not Precision.MIXED or request.bytes_per_param is not None:
+    if not _uses_deepspeed(request):
         return ClusterVerdict(request.gpus, paper, paper, "paper", None)
-    model = request.model if request.params is None else None
-    largest = model.largest_module_params / 1e9 if model is not None else None
+    largest = _largest_module_billion(request)
     rows = deepspeed_strategies(
         weights, gradients, optimizer, activations_gb, params_billion, largest or 0.0, request.gpus, capacity
     )
@@ -390,7 +422,9 @@ def estimate(request: EstimateRequest) -> Estimate:
         capacity_gb=card.memory_gb,
         fits=total <= card.memory_gb,
         headroom_gb=card.memory_gb - total,
-        sharded_gpus=gpus_needed_sharded(model_states, activations, card.memory_gb),
+        sharded_gpus=gpus_needed_sharded(
+            model_states, activations, card.memory_gb, per_gpu=_zero_three(request, parts, n)
+        ),
     )
     cluster = _cluster(request, parts, n, activations) if request.gpus > 1 else None
     # On several cards, the room per card follows the leanest strategy's model states.

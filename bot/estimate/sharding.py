@@ -68,8 +68,26 @@ def deepspeed_per_gpu_gb(
         return weights_gb + gradients_gb + optimizer_gb
     if strategy in ("ZeRO-1", "ZeRO-2"):
         return weights_gb + gradients_gb + (optimizer_gb + fp32_gradients_gb) / gpus
-    gathered_gb = largest_module_billion * DEEPSPEED_GATHERED_BYTES
-    return gathered_gb + (weights_gb + optimizer_gb + fp32_gradients_gb) / gpus
+    three = zero_three(weights_gb, optimizer_gb, params_billion, largest_module_billion)
+    return three.gathered_gb + three.sharded_gb / gpus
+
+
+@dataclass(frozen=True, slots=True)
+class ZeroThree:
+    """DeepSpeed ZeRO-3 on one GPU: the largest module gathered whole, plus a share of the rest."""
+
+    gathered_gb: float  # held on every GPU
+    sharded_gb: float  # divided among the GPUs
+
+
+def zero_three(
+    weights_gb: float, optimizer_gb: float, params_billion: float, largest_module_billion: float
+) -> ZeroThree:
+    """The terms of :func:`deepspeed_per_gpu_gb`'s ZeRO-3 figure, for counting the GPUs it needs."""
+    return ZeroThree(
+        gathered_gb=largest_module_billion * DEEPSPEED_GATHERED_BYTES,
+        sharded_gb=weights_gb + optimizer_gb + params_billion * DEEPSPEED_FP32_GRADIENT_BYTES,
+    )
 
 
 def all_strategies(
