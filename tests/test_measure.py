@@ -19,6 +19,7 @@ from bot.estimate.activations_measured import (
     measured_activations,
     outside_saved_bytes,
     rope_bytes,
+    step_peak,
     step_peak_bytes,
 )
 from bot.estimate.hub import forget_all
@@ -304,3 +305,41 @@ def test_deepseek_dense_first_layers_match_their_formula(precision: Any) -> None
     assert measured.saved_weight_copies == proposed.weight_copy_bytes
     peak = step_peak_bytes(arch, measured.parameters, 2, 32, **kw)
     assert measured.peak_bytes == pytest.approx(peak, rel=0.10)
+
+
+# --- a Hub repo's family traits, and a MoE layer's eager peak (bot.estimate.activations_measured) -----
+
+
+@pytest.mark.parametrize(("precision", "attention"), [("mixed", "sdpa"), ("amp", "eager")])
+def test_a_gemma3_hub_repo_is_estimated_with_gemma3s_traits(precision: Any, attention: Any) -> None:
+    # What `vram-bot measure acme/Tiny-Gemma3` runs, without the Hub round trip. With Llama's traits
+    # (every Hub architecture had them) the saved activations came out 0.0012 GB against 0.0014.
+    from bot.estimate.hub import architecture_from_config
+    from bot.measure.__main__ import run
+    from bot.measure.configs import hub_target
+
+    arch = architecture_from_config("acme/Tiny-Gemma3", TINY_GEMMA3)
+    setup = Setup(precision=precision, attention=attention, batch_size=2, seq_len=32)
+    figures = run(hub_target("acme/Tiny-Gemma3", TINY_GEMMA3, arch), setup)
+    assert figures["saved_proposed"] == pytest.approx(figures["saved_measured"], rel=0.05)
+    assert figures["peak_proposed"] == pytest.approx(figures["peak_measured"], rel=0.10)
+
+
+@pytest.mark.parametrize("checkpointing", [False, True])
+def test_a_moe_layers_eager_peak_follows_the_experts_width(checkpointing: bool) -> None:
+    # Qwen3-MoE's intermediate_size is its dense layers' width, unused here (mlp_only_layers is empty):
+    # 12 × the experts' 344. At 1024 × 2 eager attention's backward (or, checkpointed, the rebuilt first
+    # layer) holds the peak; with the dense width in its terms the estimate was 1.044 (1.266) low.
+    from bot.estimate.hub import architecture_from_config
+
+    config = {**FAMILIES["qwen3_moe"], "intermediate_size": 4096, "num_hidden_layers": 8}
+    setup = Setup(
+        precision="mixed", attention="eager", checkpointing=checkpointing, batch_size=2, seq_len=1024
+    )
+    full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), 8)
+    arch = architecture_from_config("acme/Tiny-Qwen3-MoE", config)
+    assert arch.intermediate_size == 4096
+    assert arch.expert_intermediate_size == 344
+    peak = step_peak(arch, full.parameters, 2, 1024, attention="eager", checkpointing=checkpointing)
+    assert peak.moment == ("recompute" if checkpointing else "eager attention backward")
+    assert full.peak_bytes == pytest.approx(peak.peak_bytes, rel=0.02)

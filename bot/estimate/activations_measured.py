@@ -74,13 +74,23 @@ class FamilyTraits:
     deepseek_moe: bool = False
 
 
+# transformers model_types by what their layers keep (their modeling_*.py): Gemma's RMSNorm computes
+# in fp32 and keeps ``1 + weight``; Gemma 3 and Qwen3 normalize each Q and K head; Gemma 3 has a RoPE
+# table pair for local and one for global layers; Qwen3-MoE and gpt-oss cast the routing weights to
+# the hidden dtype.
+_GEMMA = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text"})
+_GEMMA3 = frozenset({"gemma3", "gemma3_text"})
+_QWEN3 = frozenset({"qwen3", "qwen3_moe"})
+
+
 def traits_for(arch: Architecture) -> FamilyTraits:
-    """The family traits a preset's key implies (Gemma: fp32 norms; Qwen3/Gemma 3: QK-norm)."""
-    key = arch.key.lower().replace("-", "").replace(".", "").replace("_", "")
-    gemma = "gemma" in key
-    gemma3 = "gemma3" in key
-    qwen3 = "qwen3" in key
-    gpt_oss = "gptoss" in key
+    """The traits of the architecture's family (``Architecture.family``: a config's model_type, or
+    the one a preset's key names), so a Hub repo gets its family's as the preset of the same shape."""
+    family = arch.family or ""
+    gemma = family in _GEMMA
+    gemma3 = family in _GEMMA3
+    qwen3 = family in _QWEN3
+    gpt_oss = family == "gpt_oss"
     return FamilyTraits(
         norm_style="gemma" if gemma else "fp32" if gpt_oss else "llama",
         qk_norm=arch.qk_norm or gemma3 or qwen3,
@@ -195,18 +205,24 @@ def layer_saved_bytes(
         per_token += _deepseek_moe_bytes(arch, precision)
         constant += 4 * experts  # the grouped experts' int32 offsets
     elif moe:
-        # Under autocast the grouped experts run in fp32 (``torch._grouped_mm`` is not on autocast's
-        # list on CPU): the gathered input, gate_up, act, product and output are 4-byte tensors. The
-        # routing weights keep their dtype (Mixtral fp32, Qwen3-MoE the router's 16-bit output).
-        e = 4 if amp else 2
-        per_token += 4 * experts + 4 + k * (2 * e * h + 4 * e * f + 36 + t.router_weight_bytes)
+        per_token += _routed_moe_bytes(arch, precision, t)
         constant += 4 * experts
-        if arch.shared_experts:
-            # The shared experts are a dense gated MLP on the same input: gate, up, act, product.
-            per_token += 8 * arch.shared_intermediate_size
     else:
         per_token += 8 * f
     return float(s * b * per_token + constant)
+
+
+def _routed_moe_bytes(arch: Architecture, precision: Precision, traits: FamilyTraits) -> int:
+    """A softmax-routed MoE layer (Mixtral, Qwen3-MoE, Llama 4, GLM-4.5), bytes per token without the
+    post-attention norm and the router's input. Under autocast the grouped experts run in fp32
+    (``torch._grouped_mm`` is not on autocast's list on CPU): the gathered input, gate_up, act,
+    product and output are 4-byte tensors. The routing weights keep their dtype (Mixtral fp32,
+    Qwen3-MoE the router's 16-bit output)."""
+    h, f, k, experts = arch.hidden_size, arch.expert_intermediate_size, arch.experts_per_token, arch.experts
+    e = 4 if precision == "amp" else 2
+    per_token = 4 * experts + 4 + k * (2 * e * h + 4 * e * f + 36 + traits.router_weight_bytes)
+    # The shared experts are a dense gated MLP on the same input: gate, up, act, product.
+    return per_token + 8 * arch.shared_intermediate_size
 
 
 def _mla_attention_bytes(arch: Architecture, seq_len: int, attention: AttentionImpl) -> int:
@@ -484,7 +500,7 @@ def _layer_backward_working_bytes(
     gradient 4h (6h under autocast). SDPA: the gradients of Q, K, V and the output, 4q + 4kv, and the
     residual gradient 4h (measured: benchmarks/ACCURACY.md)."""
     s, b = seq_len, batch_size
-    h, q, kv, a, f = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.attention_heads, arch.intermediate_size
+    h, q, kv, a = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.attention_heads
     residual = 6 * h if precision == "amp" else 4 * h
     if arch.is_mla and attention == "eager":
         # MLA (measured at 1024 × 2, benchmarks/ACCURACY.md section 4): the softmax's backward makes
@@ -495,14 +511,22 @@ def _layer_backward_working_bytes(
         mlp_side = _mlp_side_bytes(arch, precision, traits or traits_for(arch), moe_layer)
         return float(s * b * max(0, 6 * a * s + residual - 4 * a * d_v - mlp_side))
     if attention == "eager":
-        mlp = 8 * f * arch.experts_per_token
+        # The layer's MLP side freed by then: a dense MLP's gate, up, act, product 8f, or a MoE
+        # layer's router and k active experts at the expert's width, as the MLA branch above frees
+        # them (Qwen3-30B-A3B's dense intermediate_size, 6144, is 8 × its experts' 768). gpt-oss keeps
+        # 8f per active expert: its sinks' softmax terms below were fitted with it.
+        t = traits or traits_for(arch)
+        if moe_layer and t.clamped_swiglu:
+            mlp = 8 * arch.expert_intermediate_size * arch.experts_per_token
+        elif moe_layer:
+            mlp = _routed_moe_bytes(arch, precision, t)
+        else:
+            mlp = 8 * arch.intermediate_size
         # With attention sinks (gpt-oss) the softmax runs in the scores' dtype and its gradients are
         # smaller: 2.5·a·s (bf16) and 4·a·s (autocast), fitted on the measured peaks at s = 1024
         # rather than derived tensor by tensor.
-        if traits is not None and traits.attention_sinks:
-            scores = a * s * (8 if precision == "amp" else 5) // 2
-        else:
-            scores = 6 * a * s
+        sinks = a * s * (8 if precision == "amp" else 5) // 2
+        scores = sinks if t.attention_sinks else 6 * a * s
         return float(s * b * max(0, scores + residual - mlp - 8 * h))
     # MLA: q_dim and kv_dim are both a·d_qk, the padded width of V and of the output.
     return float(s * b * (4 * q + 4 * kv + residual))
@@ -515,6 +539,20 @@ def _mlp_side_bytes(arch: Architecture, precision: Precision, traits: FamilyTrai
     if moe_layer and traits.deepseek_moe:
         return norm + _deepseek_moe_bytes(arch, precision)
     return norm + 2 * h * (2 if precision == "amp" else 1) + 8 * arch.intermediate_size
+
+
+def _mlp_and_o_params(arch: Architecture, *, moe_layer: bool) -> int:
+    """The parameters whose gradients exist while the last layer's attention backward runs: that
+    layer's o_proj and MLP. A MoE layer's MLP is every routed expert at the expert's width (transformers
+    5 keeps them as one module, so all E get gradients; measured for MLA, benchmarks/ACCURACY.md
+    section 4), the shared experts and the router; a dense layer's its gated MLP."""
+    h = arch.hidden_size
+    o_proj = h * arch.o_dim
+    if moe_layer:
+        routed = arch.experts * sum(i * o for _, i, o in arch.expert_linears())
+        shared = sum(i * o for _, i, o in arch.shared_expert_linears())
+        return routed + shared + h * arch.experts + o_proj
+    return sum(i * o for _, i, o in arch.dense_mlp_linears()) + o_proj
 
 
 @dataclass(frozen=True, slots=True)
@@ -604,7 +642,7 @@ def step_peak(
         checkpointing=checkpointing,
         traits=t,
     )
-    sb, h, v, f = seq_len * batch_size, arch.hidden_size, arch.vocab_size, arch.intermediate_size
+    sb, h, v = seq_len * batch_size, arch.hidden_size, arch.vocab_size
     n = parameters
     grad_bytes = gradient_bytes_per_param(precision)
     states = model_state_bytes_per_param(precision, optimizer) * n
@@ -647,15 +685,7 @@ def step_peak(
             + working
         )
     elif attention == "eager":
-        mlp_and_o = 3 * h * f * arch.experts + h * arch.q_dim
-        if arch.is_mla:
-            # The last layer's MLP (routed experts as one module, shared experts, router) and o_proj.
-            if last_is_moe:
-                routed = arch.experts * sum(i * o for _, i, o in arch.expert_linears())
-                experts = routed + 3 * h * arch.shared_intermediate_size
-                mlp_and_o = experts + h * arch.experts + h * arch.o_dim
-            else:
-                mlp_and_o = 3 * h * f + h * arch.o_dim
+        mlp_and_o = _mlp_and_o_params(arch, moe_layer=last_is_moe)
         freed = sb * (8 * h + 4 * v)  # the final norm's saved tensors and the log-softmax
         moments["eager attention backward"] = base - freed + grad_bytes * (v * h + mlp_and_o) + working
     return StepPeak(moments=moments, model_states_bytes=states, saved_bytes=acts.saved_bytes)

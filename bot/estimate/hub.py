@@ -241,7 +241,7 @@ def architecture_from_config(
         "hub_id": repo_id,
         "source": "hub",
         "hub_revision": revision,
-        "hub_model_type": family[:40] or None,
+        "model_type": family[:40] or None,
         "hidden_size": hidden,
         "layers": layers,
         "attention_heads": heads,

@@ -26,6 +26,26 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 KEY_PATTERN = r"^[a-z0-9][a-z0-9.-]{0,19}$"  # keys travel in a Discord custom_id: short and plain
 
 
+# The transformers model_type of each preset family, by key prefix (first match wins): models.toml
+# holds no family, and the shape alone cannot tell Llama from Mistral. A new family needs a line here;
+# the test that derives every preset's config fails until it has one.
+_PRESET_MODEL_TYPES: tuple[tuple[str, str], ...] = (
+    ("llama-4", "llama4_text"),  # the text model of the multimodal repo, as the preset counts it
+    ("llama", "llama"),
+    ("mistral", "mistral"),
+    ("mixtral", "mixtral"),
+    ("qwen2.5", "qwen2"),
+    ("qwen3", "qwen3"),  # qwen3_moe when the preset has experts
+    ("gemma-2", "gemma2"),
+    ("gemma-3", "gemma3_text"),
+    ("phi", "phi3"),
+    ("deepseek", "deepseek_v3"),
+    ("kimi", "deepseek_v3"),  # transformers maps Kimi K2's model_type to DeepSeek-V3
+    ("gpt-oss", "gpt_oss"),
+    ("glm-4.5", "glm4_moe"),
+)
+
+
 class Architecture(BaseModel):
     """One preset's shape, as its config.json gives it (field names follow the config's where short)."""
 
@@ -93,7 +113,10 @@ class Architecture(BaseModel):
     # time (bot/estimate/hub.py), which travels by its repo ID (hub_id) rather than by key.
     source: Literal["preset", "hub"] = "preset"
     hub_revision: str | None = None  # the commit the config.json was read at
-    hub_model_type: str | None = None  # the config's model_type (the text model's, if multimodal)
+    # The transformers model_type of a config this shape was read from (a Hub repo's, the text model's
+    # if multimodal; a local config.json's); None for a preset, whose family follows from its key
+    # (``family``).
+    model_type: str | None = None
     # The Hub's stored (safetensors) total when it disagrees with the count by more than 1 %
     # (pre-quantized checkpoints store packed tensors): shown, never used.
     hub_stored_params: int | None = Field(default=None, gt=0)
@@ -118,6 +141,19 @@ class Architecture(BaseModel):
         return self
 
     # --- shapes -------------------------------------------------------------------------------
+
+    @property
+    def family(self) -> str | None:
+        """The transformers ``model_type`` this shape is built as: the config's, or for a preset the
+        one its key names (``qwen3_moe`` for a Qwen3 with experts); None for a family not listed.
+        The activation formulas' family traits (``activations_measured.traits_for``) and the configs
+        ``vram-bot measure`` derives both read it."""
+        if self.model_type:
+            return self.model_type
+        for prefix, model_type in _PRESET_MODEL_TYPES:
+            if self.key.startswith(prefix):
+                return "qwen3_moe" if model_type == "qwen3" and self.is_moe else model_type
+        return None
 
     @property
     def is_mla(self) -> bool:

@@ -40,32 +40,14 @@ def at_depth(arch: Architecture, layers: int) -> Architecture:
 
 # --- presets -----------------------------------------------------------------------------------------
 
-# The transformers model_type of each preset family, by key prefix (first match wins). models.toml
-# holds no family, and the shape alone cannot tell Llama from Mistral; a new family needs a line here,
-# and the test that derives every preset's config fails until it has one.
-_MODEL_TYPES: tuple[tuple[str, str], ...] = (
-    ("llama-4", "llama4_text"),  # the text model of the multimodal repo, as the preset counts it
-    ("llama", "llama"),
-    ("mistral", "mistral"),
-    ("mixtral", "mixtral"),
-    ("qwen2.5", "qwen2"),
-    ("qwen3", "qwen3"),  # qwen3_moe when the preset has experts
-    ("gemma-2", "gemma2"),
-    ("gemma-3", "gemma3_text"),
-    ("phi", "phi3"),
-    ("deepseek", "deepseek_v3"),
-    ("kimi", "deepseek_v3"),  # transformers maps Kimi K2's model_type to DeepSeek-V3
-    ("gpt-oss", "gpt_oss"),
-    ("glm-4.5", "glm4_moe"),
-)
 # The families whose config classes take a per-layer attention list (layer_types).
 _LAYER_TYPED = frozenset({"gemma2", "gemma3_text", "gpt_oss"})
 
 
 def model_type_of(preset: Architecture) -> str:
-    for prefix, model_type in _MODEL_TYPES:
-        if preset.key.startswith(prefix):
-            return "qwen3_moe" if model_type == "qwen3" and preset.is_moe else model_type
+    # The family is the Architecture's (bot.estimate.models), which the activation formulas read too.
+    if preset.family is not None:
+        return preset.family
     raise MeasureError(f"the preset {preset.name} has no transformers family to build it from")
 
 

@@ -118,18 +118,20 @@ def architecture(name: str, config: dict[str, Any], layers: int | None = None) -
     )
     active = int(config.get("num_experts_per_tok") or 1) if experts > 1 else 1
     width = int(config.get("moe_intermediate_size") or config["intermediate_size"])
-    if experts == 1:
-        width = int(config["intermediate_size"])
     heads = int(config["num_attention_heads"])
     fields: dict[str, Any] = {
         "key": name.replace("_", "-"),  # preset keys are plain: [a-z0-9.-]
         "name": name,
+        "model_type": model_type,  # the family's traits follow it (activations_measured.traits_for)
         "hidden_size": int(config["hidden_size"]),
         "layers": int(layers or config.get("num_hidden_layers") or 1),
         "attention_heads": heads,
         "kv_heads": int(config.get("num_key_value_heads") or heads),
         "head_dim": config.get("head_dim"),
-        "intermediate_size": width,
+        # The dense MLP's width and an expert's apart, as the presets and Hub configs keep them
+        # (Qwen3-MoE's intermediate_size is its dense layers' width, not an expert's).
+        "intermediate_size": int(config["intermediate_size"]),
+        "moe_intermediate_size": width if experts > 1 else None,
         "vocab_size": int(config["vocab_size"]),
         "tied_embeddings": bool(config.get("tie_word_embeddings", False)),
         "qkv_bias": model_type == "qwen2" or bool(config.get("attention_bias", False)),
@@ -144,8 +146,6 @@ def architecture(name: str, config: dict[str, Any], layers: int | None = None) -
         fields.update(
             {
                 "head_dim": None,
-                "intermediate_size": int(config["intermediate_size"]),
-                "moe_intermediate_size": width if experts > 1 else None,
                 **{name: config.get(name) for name in _MLA_FIELDS},
                 "shared_experts": int(config.get("n_shared_experts") or 0) if experts > 1 else 0,
                 "first_k_dense_replace": int(config.get("first_k_dense_replace") or 0),

@@ -75,7 +75,7 @@ def hub_notes(model: Architecture, w: Words) -> list[str]:
     if model.source != "hub":
         return []
     notes = [w("hub.source", commit=(model.hub_revision or "main")[:SHORT_COMMIT])]
-    family = model.hub_model_type
+    family = model.model_type
     if family not in KNOWN_FAMILIES:  # a causal LM of another family: counted by the Llama layout
         notes.append(w("hub.generic_family", family=f"`{family or '?'}`"))
     if model.hub_stored_params is not None:
