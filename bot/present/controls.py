@@ -19,6 +19,7 @@ from bot.present.custom_ids import (
     DETAILS,
     ESTIMATE,
     SELECT_VIEW,
+    SHARE,
     control_id,
     pack,
     share_id,
@@ -53,18 +54,26 @@ def _optimizer_options(
     ]
 
 
+@cache
+def _labels(language: Language) -> dict[str, str]:
+    """The controls' words in ``language``, by view: the same for every answer."""
+    w = Words(language)
+    labels = {view: w(key) for view, key in _LABEL_KEYS.items()}
+    return labels | {SELECT_VIEW: w("component.optimizer_placeholder"), SHARE: w("share.label")}
+
+
 def render_controls(
     request: EstimateRequest, current: str, language: Language, *, shareable: bool = False
 ) -> list[dict[str, Any]]:
     """Two action rows for ``request`` shown as view ``current``; ``shareable`` (an ephemeral
     answer) adds Share, which posts the same view to the channel."""
-    w = Words(language)
+    labels = _labels(language)
     state = pack(request)
     chosen = request.optimizer if request.bytes_per_param is None else None
     select = {
         "type": STRING_SELECT,
         "custom_id": control_id(SELECT_VIEW, state),
-        "placeholder": w("component.optimizer_placeholder"),
+        "placeholder": labels[SELECT_VIEW],
         "min_values": 1,
         "max_values": 1,
         "options": [dict(option) for option in _optimizer_options(language, chosen, request.precision)],
@@ -73,7 +82,7 @@ def render_controls(
         {
             "type": BUTTON,
             "custom_id": control_id(view, state),
-            "label": w(_LABEL_KEYS[view]),
+            "label": labels[view],
             "style": PRIMARY if view == COMPARE else SECONDARY,
             "disabled": view == current,
         }
@@ -85,7 +94,7 @@ def render_controls(
             {
                 "type": BUTTON,
                 "custom_id": share_id(current, state),
-                "label": w("share.label"),
+                "label": labels[SHARE],
                 "style": SUCCESS,
             }
         )

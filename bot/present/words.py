@@ -65,7 +65,7 @@ class Words:
         self._english_digits = language is Language.EN
 
     def __call__(self, key: str, /, **values: object) -> str:
-        return self._strings[key].format(**values)
+        return self._strings[key].format_map(values)
 
     def num(self, value: float, spec: str = "g") -> str:
         """``value`` formatted by ``spec`` for the language, and never with an exponent: a reader
@@ -88,13 +88,14 @@ class Words:
 
     def amount(self, value: float) -> str:
         """A figure in GB without its unit, where the unit is written once at the end of a sum."""
+        size = abs(value)
+        if size >= 1:
+            return self.num(value, ",.1f")
         if value == 0:
             return "0"
-        if abs(value) < SMALLEST_GB:
+        if size < SMALLEST_GB:
             return f"< {self.num(SMALLEST_GB)}"
-        if abs(value) < 1:
-            return self.num(value, ".2g")
-        return self.num(value, ",.1f")
+        return self.num(value, ".2g")
 
     def a(self, formatted: str) -> str:
         """A formatted number with the English article its sound needs: "a 7", "an 8", "an 80", "an 11".
