@@ -111,8 +111,9 @@ def install_stage_timers() -> None:
     for name, render in list(message["RENDERERS"].items()):  # the same dict the runtime reads
         message["RENDERERS"][name] = _timed("render", render)
     message["render_controls"] = _timed("controls", message["render_controls"])
-    # send_answer = turning the JSON into what discord.py takes (discord.py's send is timed apart).
-    runtime["wire_embed"] = _timed("send_answer", runtime["wire_embed"])
+    # Sending: /vram's respond (its JSON body, then discord.py's webhook adapter), the pings'
+    # discord.py send_message (which also parses the message Discord echoes back).
+    runtime["respond"] = _timed_async("discord_send", runtime["respond"])
     response = discord.InteractionResponse
     response.send_message = _timed_async("discord_send", response.send_message)  # type: ignore[method-assign, assignment]
     gc.callbacks.append(_time_collections)
