@@ -1,0 +1,143 @@
+"""Instructions per answer, counted by valgrind's callgrind: the CPU headline without the machine's noise.
+
+CPU time on a shared machine moves with whatever else runs, by as much as the differences measured
+(``benchmarks/interactions.py`` reports it with its spread). Callgrind counts the instructions the
+bot process executes instead, which do not depend on the neighbours: the same code, inputs and
+environment give nearly the same count each run. The bot runs under ``valgrind --tool=callgrind``
+(some 50 times slower, so the counts are small), answers bursts of each command from the fake
+Discord, and ``callgrind_control`` zeroes the counters before each command's bursts and dumps them
+after. Start-up and a warm-up burst of every command are left out.
+
+    python -m benchmarks.instructions            # 300 of each command, twice (about 4 minutes)
+    python -m benchmarks.instructions --count 100 --rounds 1
+
+Needs valgrind (Debian's ``valgrind`` package, which brings ``callgrind_control``). Prints
+instructions per answer and /vram's ratios, and writes them as JSON (``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from benchmarks.interactions import COMMANDS, CPU_TARGET, PROJECT, STAGES_ENV, Bench, compile_bytecode
+from tests.fake_discord import FakeDiscord
+
+BURST = 100  # interactions at once: enough to batch like the CPU benchmark, few enough for valgrind
+SETTLE_S = 1.0  # after a burst, before dumping: the last replies are still being read
+_TOTAL = re.compile(r"^summary:\s*(\d+)", re.MULTILINE)
+
+
+def _control(*args: str) -> None:
+    subprocess.run(["callgrind_control", *args], check=True, capture_output=True)  # noqa: S603, S607
+
+
+async def run(count: int, rounds: int, folder: Path) -> dict[str, list[float]]:
+    """Instructions per answer of each command, one figure per round."""
+    fake = FakeDiscord()
+    await fake.start()
+    per_answer: dict[str, list[float]] = {f"/{command}": [] for command in COMMANDS}
+    try:
+        config = folder / "config.toml"
+        config.write_text(
+            f'api_base_url = "{fake.api_base}"\ngateway_url = "{fake.gateway_url}"\n'
+            'log_level = "WARNING"\nextra_extensions = ["benchmarks.ping_cog"]\n',
+            encoding="utf-8",
+        )
+        env = {k: v for k, v in os.environ.items() if k not in ("VRAM_BOT_CONFIG", STAGES_ENV)}
+        env |= {"DISCORD_TOKEN": fake.token, "PYTHONPATH": str(PROJECT)}
+        dumps = folder / "callgrind.out"
+        bot = await asyncio.create_subprocess_exec(
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={dumps}.%p",
+            "--dump-instr=no",
+            sys.executable,
+            "-m",
+            "bot",
+            "--config",
+            str(config),
+            env=env,
+            cwd=folder,
+            stderr=subprocess.DEVNULL,
+        )
+        await fake.wait_identified(timeout=600)
+        await asyncio.sleep(5)  # the guilds' wait after READY, and the Hub modules' warm-up
+        bench = Bench(fake, bot.pid)
+        for command in COMMANDS:  # warm every path first
+            await bench.all_at_once(command, BURST)
+        for round_number in range(rounds):
+            for command in COMMANDS:
+                await asyncio.sleep(SETTLE_S)
+                _control("--zero", str(bot.pid))
+                for _ in range(count // BURST):
+                    await bench.all_at_once(command, BURST)
+                await asyncio.sleep(SETTLE_S)
+                name = f"{command}-{round_number}"
+                _control(f"--dump={name}", str(bot.pid))
+                per_answer[f"/{command}"].append(_instructions(folder, name) / count)
+        bot.send_signal(2)
+        await asyncio.wait_for(bot.wait(), 120)
+    finally:
+        await fake.stop()
+    return per_answer
+
+
+def _instructions(folder: Path, name: str) -> int:
+    """The instruction total of the dump named ``name`` (callgrind writes one file per dump)."""
+    for path in folder.glob("callgrind.out.*"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        trigger = re.search(r"^desc: Trigger: (.*)$", text, re.MULTILINE)
+        found = _TOTAL.search(text)
+        if trigger and found and trigger.group(1).split()[-1] == name:  # "dump vram-0"
+            return int(found.group(1))
+    raise RuntimeError(f"no callgrind dump named {name}")
+
+
+def report(per_answer: dict[str, list[float]], count: int) -> dict[str, Any]:
+    def ratio(baseline: str) -> list[float]:
+        return [v / b for v, b in zip(per_answer["/vram"], per_answer[baseline], strict=True)]
+
+    return {
+        "command": "python -m benchmarks.instructions",
+        "answers_per_round": count,
+        "instructions_per_answer": per_answer,
+        "vram_vs_ping": ratio("/ping"),
+        "vram_vs_ping_embed": ratio("/ping_embed"),
+        "target": CPU_TARGET,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.instructions", description=__doc__)
+    parser.add_argument("--count", type=int, default=300, help="answers per command and round")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of the three commands")
+    parser.add_argument("--out", type=Path, default=PROJECT / "benchmarks" / "instructions.json")
+    args = parser.parse_args(argv)
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        print("instructions: valgrind is needed (apt-get install valgrind)", file=sys.stderr)
+        return 2
+    compile_bytecode()
+    with tempfile.TemporaryDirectory() as folder:
+        per_answer = asyncio.run(run(args.count, args.rounds, Path(folder)))
+    result = report(per_answer, args.count)
+    for command, counts in per_answer.items():
+        print(f"{command:12} " + "  ".join(f"{c / 1e6:.3f} M" for c in counts) + " instructions per answer")
+    for key in ("vram_vs_ping", "vram_vs_ping_embed"):
+        print(f"{key}: " + "  ".join(f"{r:.2f}×" for r in result[key]))
+    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
