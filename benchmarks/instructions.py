@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -29,7 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from benchmarks.interactions import COMMANDS, CPU_TARGET, PROJECT, STAGES_ENV, Bench, compile_bytecode
+from benchmarks.interactions import COMMANDS, CPU_TARGET, PROJECT, Bench, bot_setup, compile_bytecode
 from tests.fake_discord import FakeDiscord
 
 BURST = 100  # interactions at once: enough to batch like the CPU benchmark, few enough for valgrind
@@ -47,14 +46,7 @@ async def run(count: int, rounds: int, folder: Path) -> dict[str, list[float]]:
     await fake.start()
     per_answer: dict[str, list[float]] = {f"/{command}": [] for command in COMMANDS}
     try:
-        config = folder / "config.toml"
-        config.write_text(
-            f'api_base_url = "{fake.api_base}"\ngateway_url = "{fake.gateway_url}"\n'
-            'log_level = "WARNING"\nextra_extensions = ["benchmarks.ping_cog"]\n',
-            encoding="utf-8",
-        )
-        env = {k: v for k, v in os.environ.items() if k not in ("VRAM_BOT_CONFIG", STAGES_ENV)}
-        env |= {"DISCORD_TOKEN": fake.token, "PYTHONPATH": str(PROJECT)}
+        config, env = bot_setup(fake, folder)
         dumps = folder / "callgrind.out"
         bot = await asyncio.create_subprocess_exec(
             "valgrind",

@@ -196,12 +196,9 @@ class Bench:
         return answered
 
 
-async def start_bot(
-    fake: FakeDiscord, folder: Path, settle: float, *, stages: bool = False
-) -> tuple[asyncio.subprocess.Process, float]:
-    """Start ``python -m bot``; returns the process and its cold start: seconds from starting the
-    process until the fake Discord has sent READY (imports, settings, login, extensions, command
-    sync, gateway connection and IDENTIFY)."""
+def bot_setup(fake: FakeDiscord, folder: Path) -> tuple[Path, dict[str, str]]:
+    """The config file (in ``folder``) and environment of a bot process logged in to ``fake`` with
+    the benchmark's commands loaded."""
     config = folder / "config.toml"
     config.write_text(
         f'api_base_url = "{fake.api_base}"\ngateway_url = "{fake.gateway_url}"\n'
@@ -210,6 +207,16 @@ async def start_bot(
     )
     env = {k: v for k, v in os.environ.items() if k not in ("VRAM_BOT_CONFIG", STAGES_ENV)}
     env |= {"DISCORD_TOKEN": fake.token, "PYTHONPATH": str(PROJECT)}
+    return config, env
+
+
+async def start_bot(
+    fake: FakeDiscord, folder: Path, settle: float, *, stages: bool = False
+) -> tuple[asyncio.subprocess.Process, float]:
+    """Start ``python -m bot``; returns the process and its cold start: seconds from starting the
+    process until the fake Discord has sent READY (imports, settings, login, extensions, command
+    sync, gateway connection and IDENTIFY)."""
+    config, env = bot_setup(fake, folder)
     if stages:
         env[STAGES_ENV] = "1"
     sessions = fake.sessions
