@@ -227,3 +227,16 @@ def test_compare_says_when_a_preset_has_no_activations_counted() -> None:
     assert "Activations not counted (add `seq_len`)" in str(compare["description"])
     estimated = render_compare(estimate(parse_request(model="deepseek-v3", seq_len=4096)))
     assert "not counted" not in str(estimated["description"])
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_the_peak_on_several_cards_says_it_is_one_card_holding_everything(language: Language) -> None:
+    """The step's peak is that of one process holding the whole model: with gpus > 1 Details says
+    so, since ZeRO would divide part of it; on one card it says nothing of the kind."""
+    options = {"model": "llama-3.1-70b", "batch_size": 1, "seq_len": 4096}
+    marker = {Language.EN: "one card holding the whole model", Language.DE: "das ganze Modell hält"}[language]
+    sharded = embed_to_text(render_details(estimate(parse_request(**options, gpus=8)), language))
+    single = embed_to_text(render_details(estimate(parse_request(**options)), language))
+    assert marker in sharded
+    assert " 8 " in sharded.split(marker)[1].splitlines()[0]  # names the cards
+    assert marker not in single

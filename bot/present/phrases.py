@@ -238,9 +238,15 @@ def peak_text(estimate: Estimate, w: Words) -> str | None:
         "card": card_name(estimate, w),
     }
     if peak.fits:
-        return w("peak.fits", **values)
-    line = w("peak.over", over=w.gb(peak.peak_gb - estimate.single_gpu.capacity_gb), **values)
-    return f"{line}\n{w('peak.warning')}" if estimate.single_gpu.fits else line
+        line = w("peak.fits", **values)
+    else:
+        line = w("peak.over", over=w.gb(peak.peak_gb - estimate.single_gpu.capacity_gb), **values)
+        if estimate.single_gpu.fits:
+            line = f"{line}\n{w('peak.warning')}"
+    if estimate.request.gpus > 1:
+        # The peak is measured on one process holding everything; sharded, a card holds less.
+        line = f"{line}\n{w('peak.unsharded', gpus=w.plain(estimate.request.gpus))}"
+    return line
 
 
 def peak_warning(estimate: Estimate, w: Words) -> str | None:
