@@ -151,6 +151,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
             "num_experts_per_tok": 1,
             "vocab_size": 202048,
             "tie_word_embeddings": False,
+            "use_qk_norm": True,  # an L2 norm without weights: no parameters (transformers 5.24)
         },
         "vision_config": {"model_type": "llama4_vision_model"},
     },

@@ -254,7 +254,9 @@ def architecture_from_config(
         # on o (Llama, Mistral, Qwen3, gpt-oss: transformers passes bias=attention_bias to o_proj).
         "qkv_bias": family == "qwen2" or attention_bias,
         "o_bias": attention_bias and family not in ("glm4_moe", "qwen2"),
-        "qk_norm": family in _QK_NORM or read.flag("use_qk_norm"),
+        # use_qk_norm: RMSNorm weights on q and k in GLM-4.5; Llama 4's is an L2 norm without weights
+        # (transformers' Llama4TextL2Norm), so it adds no parameters there.
+        "qk_norm": family in _QK_NORM or (read.flag("use_qk_norm") and not family.startswith("llama4")),
         "attention_sinks": family == "gpt_oss",
         "norms_per_layer": 4 if family in _FOUR_NORMS else 2,
         "fused_qkv": family in _FUSED_PROJECTIONS,
