@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import struct
-import subprocess
-import sys
-from pathlib import Path
 
 from bot.estimate.core import estimate
 from bot.estimate.request import parse_request
 from bot.present.chart import WIDTH, bars, compare_png
 from bot.present.i18n import Language
 from bot.present.words import Words
-
-PROJECT = Path(__file__).resolve().parents[1]
+from tests.fresh_python import run_fresh
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -73,7 +69,5 @@ def test_the_default_answer_never_loads_the_plotting_library() -> None:
         "loaded = sorted(m for m in sys.modules if m == 'PIL' or m.startswith('PIL.'))\n"
         "assert not loaded, loaded\n"
     )
-    finished = subprocess.run(  # noqa: S603 (our own interpreter)
-        [sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=60, check=False
-    )
+    finished = run_fresh(script)
     assert finished.returncode == 0, finished.stderr

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import ast
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bot.present.i18n import Language, catalogue
+from tests.fresh_python import run_fresh
 
 PROJECT = Path(__file__).resolve().parents[1]
 SOURCES = sorted([*(PROJECT / "bot").rglob("*.py"), *(PROJECT / "cogs").rglob("*.py")])
@@ -75,9 +74,7 @@ def test_the_offline_preview_runs_without_discord_loaded() -> None:
         "loaded = sorted(m for m in sys.modules if m == 'discord' or m.startswith('discord.'))\n"
         "assert not loaded, loaded\n"
     )
-    finished = subprocess.run(  # noqa: S603 (our own interpreter)
-        [sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=60, check=False
-    )
+    finished = run_fresh(script)
     assert finished.returncode == 0, finished.stderr
     assert "/vram params:7 optimizer:sgd" in finished.stdout
 
@@ -131,7 +128,5 @@ def test_the_bot_starts_without_importing_huggingface_hub() -> None:
         "asyncio.run(warm_up())\n"
         "assert 'huggingface_hub' in hub() and 'bot.hub_lookup' in sys.modules, hub()\n"
     )
-    finished = subprocess.run(  # noqa: S603 (our own interpreter)
-        [sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, timeout=60, check=False
-    )
+    finished = run_fresh(script)
     assert finished.returncode == 0, finished.stderr

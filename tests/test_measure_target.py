@@ -4,8 +4,6 @@ fake Hub), a file or a family, and the refusals, all without torch (the step its
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ from bot.measure.configs import (
 )
 from bot.measure.types import Setup
 from tests.fake_hub import FakeHub, running_in_thread
+from tests.fresh_python import run_fresh
 from tests.hub_configs import CONFIGS
 
 TINY_LLAMA: dict[str, Any] = {
@@ -355,13 +354,6 @@ def test_a_preset_refused_for_its_size_loads_neither_torch_nor_the_hub_client() 
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in heavy)\n"
         "assert not loaded, loaded\n"
     )
-    finished = subprocess.run(  # noqa: S603 (our own interpreter)
-        [sys.executable, "-c", script],
-        cwd=Path(__file__).resolve().parents[1],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    finished = run_fresh(script)
     assert finished.returncode == 0, finished.stderr
     assert "needs about" in finished.stderr
