@@ -88,6 +88,17 @@ class PrebuiltControls(discord.ui.View):
         return self._components
 
 
+# Discord's message flag for "only the user who interacted sees it", as discord.py writes it.
+EPHEMERAL_FLAG = discord.MessageFlags(ephemeral=True).value
+
+
+def _response_type(update: bool) -> discord.InteractionResponseType:
+    """UPDATE_MESSAGE edits the clicked message; CHANNEL_MESSAGE_WITH_SOURCE answers with a new one."""
+    if update:
+        return discord.InteractionResponseType.message_update
+    return discord.InteractionResponseType.channel_message
+
+
 def callback_body(
     embed: dict[str, Any],
     components: list[dict[str, Any]],
@@ -110,16 +121,7 @@ def callback_body(
     data["allowed_mentions"] = allowed_mentions
     if update:
         data["attachments"] = []  # a message update without files drops the message's files
-    kind = (
-        discord.InteractionResponseType.message_update
-        if update
-        else discord.InteractionResponseType.channel_message
-    )
-    return {"type": kind.value, "data": data}
-
-
-# Discord's message flag for "only the user who interacted sees it" (MessageFlags.ephemeral).
-EPHEMERAL_FLAG = 1 << 6
+    return {"type": _response_type(update).value, "data": data}
 
 
 async def respond(
@@ -142,9 +144,8 @@ async def respond(
     response = interaction.response
     if response.is_done():
         raise discord.InteractionResponded(interaction)
+    kind = _response_type(update)
     previous = interaction.client.allowed_mentions
-    merged = previous.merge(allowed_mentions) if previous is not None else allowed_mentions
-    mentions = cast(dict[str, Any], merged.to_dict())
     route = Route(
         "POST",
         "/interactions/{webhook_id}/{webhook_token}/callback",
@@ -155,13 +156,15 @@ async def respond(
     request = async_context.get().request
     session = interaction._session  # discord.py's session for interaction webhooks
     if not files:
+        merged = previous.merge(allowed_mentions) if previous is not None else allowed_mentions
+        mentions = cast(dict[str, Any], merged.to_dict())
         body = callback_body(
             embed, components, update=update, ephemeral=ephemeral, content=content, allowed_mentions=mentions
         )
         await request(route, session=session, proxy=http.proxy, proxy_auth=http.proxy_auth, payload=body)
     else:  # multipart, as discord.py builds it
         params = interaction_message_response_params(
-            type=4 if not update else 7,
+            type=kind.value,
             content=discord.utils.MISSING if content is None else content,
             embed=PrebuiltEmbed(wire_embed(embed)),
             view=PrebuiltControls(components),
@@ -182,8 +185,4 @@ async def respond(
                 files=params.files,
             )
     # What discord.py's send_message / edit_message record once the answer is sent.
-    response._response_type = (
-        discord.InteractionResponseType.message_update
-        if update
-        else discord.InteractionResponseType.channel_message
-    )
+    response._response_type = kind
