@@ -221,18 +221,16 @@ class EstimateRequest(BaseModel):
         """The options as a user would type them (a preset by its key, a choice by its value), by name,
         leaving out those at their default; :func:`parse_request` turns this back into the request."""
         values: dict[str, object] = {}
-        for name, default in _names_and_defaults():
-            value = getattr(self, name)
-            if value is None or value == default:
+        for spec in request_options():
+            value = getattr(self, spec.name)
+            if value is None or value == spec.default:
                 continue
-            if type(value) in (float, int, bool):  # most options: as they are (checked first, cheaply)
-                pass
-            elif isinstance(value, Architecture):
+            if isinstance(value, Architecture):
                 # A Hub model travels by its repo ID, which the validator finds again in the registry.
                 value = value.hub_id if value.source == "hub" else value.key
             elif isinstance(value, StrEnum):
                 value = value.value
-            values[name] = value
+            values[spec.name] = value
         return values
 
 
@@ -255,12 +253,6 @@ def request_options() -> tuple[OptionSpec, ...]:
         OptionSpec(name=name, default=field.default, option=_option_of(hints[name]))
         for name, field in EstimateRequest.model_fields.items()
     )
-
-
-@cache
-def _names_and_defaults() -> tuple[tuple[str, object], ...]:
-    """(name, default) of every option, in table order: what :meth:`EstimateRequest.given` walks."""
-    return tuple((spec.name, spec.default) for spec in request_options())
 
 
 # The one option that shapes only the reply: who sees it. It is not part of the estimate, so it is

@@ -10,7 +10,6 @@ which holds it exactly. Either way the request meets the same validation as type
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Final
 
 from bot.estimate.options import OptionSpec
@@ -51,12 +50,6 @@ def share_id(view: str, state: str) -> str:
     return custom_id if len(custom_id) <= CUSTOM_ID_MAX else f"{PREFIX}:{SHARE}:{view}:{FROM_MESSAGE}"
 
 
-@cache
-def _packed_keys() -> tuple[tuple[str, str], ...]:
-    """(name, packed key) of every option that travels in a custom_id, in table order."""
-    return tuple((spec.name, spec.option.packed_key) for spec in request_options() if spec.option.packed_key)
-
-
 def _packed(value: object) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
@@ -66,7 +59,11 @@ def _packed(value: object) -> str:
 def pack(request: EstimateRequest) -> str:
     """The request's state for its controls' custom_ids: exact, or :data:`FROM_MESSAGE`."""
     given = request.given()
-    pairs = [f"{key}={_packed(given[name])}" for name, key in _packed_keys() if name in given]
+    pairs = [
+        f"{spec.option.packed_key}={_packed(given[spec.name])}"
+        for spec in request_options()
+        if spec.name in given
+    ]
     packed = ";".join(pairs)
     return packed if len(packed) <= STATE_ROOM else FROM_MESSAGE
 

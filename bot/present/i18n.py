@@ -11,7 +11,7 @@ from __future__ import annotations
 import string
 import tomllib
 from enum import StrEnum
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -26,25 +26,18 @@ DEFAULT_LANGUAGE = Language.EN
 
 def language_for(locale: object) -> Language:
     """The catalogue for a Discord locale (``de``, ``en-US``): by its language code, else English."""
-    code = str(locale or "")
-    language = _BY_LOCALE.get(code)
-    if language is None:
-        language = _language_of_code(code.lower())
-        if len(_BY_LOCALE) < _LOCALES_KEPT:  # Discord has some 30 locales; a crafted one is not kept
-            _BY_LOCALE[code] = language
-    return language
+    return _language_of_code(str(locale or ""))
 
 
+# Every answer asks for its user's language: matched once per locale (Discord has some 30), not per
+# answer; the bound keeps crafted locales from growing it.
+@lru_cache(maxsize=64)
 def _language_of_code(code: str) -> Language:
+    code = code.lower()
     for language in Language:
         if code == language.value or code.startswith(f"{language.value}-"):
             return language
     return DEFAULT_LANGUAGE
-
-
-# Every answer asks for its user's language: looked up once per locale rather than matched each time.
-_BY_LOCALE: dict[str, Language] = {}
-_LOCALES_KEPT = 100
 
 
 def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, str]:

@@ -90,10 +90,7 @@ class Words:
         """A figure in GB without its unit, where the unit is written once at the end of a sum."""
         size = abs(value)
         if size >= 1:
-            # Most figures: formatted here rather than through num(), since a fixed-point format
-            # never has an exponent (an answer formats some twenty of these).
-            text = format(value, ",.1f")
-            return text if self._english_digits else localize_digits(text, self.language)
+            return self.num(value, ",.1f")
         if value == 0:
             return "0"
         if size < SMALLEST_GB:
