@@ -416,13 +416,17 @@ def estimate(request: EstimateRequest) -> Estimate:
     model_states = n * bytes_per_param
     total = model_states + activations
     card = request.card
+    fits = total <= card.memory_gb
     verdict = GpuVerdict(
         gpu=card,
         named=request.gpu is not None,
         capacity_gb=card.memory_gb,
-        fits=total <= card.memory_gb,
+        fits=fits,
         headroom_gb=card.memory_gb - total,
-        sharded_gpus=gpus_needed_sharded(
+        # The framework's ZeRO-3 figures only where one card is not enough.
+        sharded_gpus=1
+        if fits
+        else gpus_needed_sharded(
             model_states, activations, card.memory_gb, per_gpu=_zero_three(request, parts, n)
         ),
     )
