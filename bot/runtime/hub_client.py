@@ -14,9 +14,9 @@ import importlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from bot.estimate.hub import HubFailure, is_repo_id, register
 from bot.estimate.models import Architecture
@@ -40,6 +40,22 @@ def _cached_architecture(repo: str, settings: HubSettings) -> Architecture | Non
     from bot.hub_lookup import cached_architecture
 
     return cached_architecture(repo, settings)
+
+
+def _single_flight(
+    running: dict[str, asyncio.Task[T]], key: str, start: Callable[[], Coroutine[Any, Any, T]]
+) -> asyncio.Task[T]:
+    """The task running for ``key``, or a new one from ``start``: concurrent asks share one, and it
+    leaves ``running`` when it ends."""
+    task = running.get(key)
+    if task is None:
+        task = asyncio.create_task(start())
+        running[key] = task
+        # Whoever awaits first retrieves an error; if every asker gave up, this does, so asyncio
+        # never logs "exception was never retrieved".
+        task.add_done_callback(lambda done: None if done.cancelled() else done.exception())
+        task.add_done_callback(lambda _: running.pop(key, None))
+    return task
 
 
 async def warm_up() -> None:
@@ -139,14 +155,7 @@ class HubClient:
         failed = self._failures.fresh(key, self._clock())
         if failed is not None:
             raise HubFailure(failed.kind, repo, failed.fields)
-        task = self._inflight.get(key)
-        if task is None:
-            task = asyncio.create_task(self._lookup(repo))
-            self._inflight[key] = task
-            # Whoever awaits first retrieves an error; if every asker gave up, this does, so asyncio
-            # never logs "exception was never retrieved".
-            task.add_done_callback(lambda done: None if done.cancelled() else done.exception())
-            task.add_done_callback(lambda _: self._inflight.pop(key, None))
+        task = _single_flight(self._inflight, key, lambda: self._lookup(repo))
         try:
             # shield: an asker that goes away (its interaction expired) must not cancel the others'.
             return Resolved(await asyncio.shield(task))
@@ -210,12 +219,7 @@ class HubClient:
         if found is not None:
             return found
         key = query.lower()
-        task = self._searches.get(key)
-        if task is None:
-            task = asyncio.create_task(self._search(query))
-            self._searches[key] = task
-            task.add_done_callback(lambda done: None if done.cancelled() else done.exception())
-            task.add_done_callback(lambda _: self._searches.pop(key, None))
+        task = _single_flight(self._searches, key, lambda: self._search(query))
         try:
             return await asyncio.wait_for(asyncio.shield(task), timeout_s)
         except (TimeoutError, HubFailure):
