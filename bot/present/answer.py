@@ -66,6 +66,10 @@ class Glance:
     per_card_gb: float
     strategy: Strategy | None  # None: the verdict is for one card
 
+    @property
+    def colour(self) -> int:
+        return FITS_COLOUR if self.fits else DOES_NOT_FIT_COLOUR
+
 
 def glance(estimate: Estimate) -> Glance:
     cluster = estimate.cluster
@@ -77,7 +81,7 @@ def glance(estimate: Estimate) -> Glance:
 
 
 def colour(estimate: Estimate) -> int:
-    return FITS_COLOUR if glance(estimate).fits else DOES_NOT_FIT_COLOUR
+    return glance(estimate).colour
 
 
 def title(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> str:
@@ -295,6 +299,6 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     return {
         "title": _title(estimate, seen, w),
         "description": "\n".join(description),
-        "color": FITS_COLOUR if seen.fits else DOES_NOT_FIT_COLOUR,
+        "color": seen.colour,
         "footer": {"text": w("glance.footer")},
     }
