@@ -32,12 +32,11 @@ and the 32-bit logits of the loss 4sbv.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from bot.estimate.models import Architecture
+from bot.estimate.value_type import value_type
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class ActivationEstimate:
     batch_size: int
     seq_len: int

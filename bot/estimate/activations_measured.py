@@ -41,10 +41,10 @@ LM head's bf16 input copy 2h more), the fp32 log-softmax of the loss 4v, int64 t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from bot.estimate.models import Architecture
+from bot.estimate.value_type import value_type
 
 AttentionImpl = Literal["sdpa", "eager"]
 Precision = Literal["mixed", "amp", "bf16"]
@@ -52,7 +52,7 @@ NormStyle = Literal["llama", "gemma", "fp32"]
 OptimizerKind = Literal["adamw", "adamw_fused", "sgd", "adam8bit"]
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class FamilyTraits:
     """What the Architecture fields do not say but the saved bytes depend on."""
 
@@ -106,7 +106,7 @@ def traits_for(arch: Architecture) -> FamilyTraits:
     )
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class MeasuredActivations:
     """Saved bytes of one step and the transients on top of them, in bytes."""
 
@@ -555,7 +555,7 @@ def _mlp_and_o_params(arch: Architecture, *, moe_layer: bool) -> int:
     return sum(i * o for _, i, o in arch.dense_mlp_linears()) + o_proj
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class StepPeak:
     """The live bytes at each moment that can hold a step's peak, and the highest of them."""
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Literal
 
 from bot.estimate.activations import ActivationEstimate
@@ -35,6 +34,7 @@ from bot.estimate.sharding import (
     deepspeed_strategies,
     zero_three,
 )
+from bot.estimate.value_type import value_type
 
 # Usual card sizes, smallest first, for "the smallest card it fits" in the LoRA hint
 # (RTX 4090 / 3090, L40S / RTX 6000 Ada / A6000, H100 / A100 80 GB).
@@ -53,7 +53,7 @@ LORA_BASE_BYTES_PER_PARAM = 2.0
 QLORA_BASE_BYTES_PER_PARAM = 0.52
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class GpuVerdict:
     """Whether the total fits one card, and how many cards hold it with the model states sharded."""
 
@@ -71,7 +71,7 @@ class GpuVerdict:
         return max(0.0, -self.headroom_gb)
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class LargestBatch:
     """The most sequences per GPU whose training step fits the card at the request's sequence
     length, with and without full checkpointing; None where not even one sequence fits."""
@@ -97,7 +97,7 @@ _STEP_OPTIMIZERS: dict[Optimizer, OptimizerKind] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class PeakEstimate:
     """The most memory one training step holds at once: V plus its transients (the loss's logits and
     their gradients, a layer rebuilt under checkpointing, the optimizer step's temporaries) plus the
@@ -112,7 +112,7 @@ class PeakEstimate:
 ShardingSource = Literal["deepspeed", "paper"]
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class ClusterVerdict:
     """Per-GPU memory on ``gpus`` data-parallel cards for each strategy, and the least that fits.
 
@@ -133,7 +133,7 @@ class ClusterVerdict:
         return next((row.strategy for row in self.rows if row.fits), None)
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class AdapterHint:
     """LoRA or QLoRA: frozen base plus trainable adapters plus activations."""
 
@@ -148,7 +148,7 @@ class AdapterHint:
     smallest_card_gb: float | None  # None: larger than every usual card
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Estimate:
     """The full answer: breakdown, totals, the verdicts and the LoRA hint."""
 

@@ -6,14 +6,15 @@ parameter, 8-bit Adam about 12, SGD with momentum about 8.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
+
+from bot.estimate.value_type import value_type
 
 PartKind = Literal["weights", "gradients", "optimizer"]
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Part:
     """One line of the breakdown: what is stored for every parameter, and what it costs.
 

@@ -9,7 +9,6 @@ Pure Python and pydantic; nothing here knows Discord or words.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import cache
 from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
 
@@ -20,7 +19,7 @@ from bot.estimate.hardware import DEFAULT_GPU, Gpu
 from bot.estimate.hub import is_repo_id, looks_like_repo_id, registered
 from bot.estimate.models import Architecture, close_matches, find_preset
 from bot.estimate.optimizers import Optimizer, Precision
-from bot.estimate.options import Limit, Option, OptionSpec
+from bot.estimate.options import Kind, Limit, Option, OptionSpec
 
 # Without a batch size or a sequence length, an activation estimate assumes these.
 DEFAULT_BATCH_SIZE = 1
@@ -220,18 +219,28 @@ class EstimateRequest(BaseModel):
     def given(self) -> dict[str, object]:
         """The options as a user would type them (a preset by its key, a choice by its value), by name,
         leaving out those at their default; :func:`parse_request` turns this back into the request."""
+        global _last_given
+        # Every answer asks twice (its command line, its controls' custom_id): the request is frozen,
+        # so the last one's options are kept by identity, and handed out as a copy.
+        last = _last_given  # one read: another thread may replace it meanwhile
+        if last is not None and last[0] is self:
+            return dict(last[1])
         values: dict[str, object] = {}
-        for spec in request_options():
-            value = getattr(self, spec.name)
-            if value is None or value == spec.default:
+        # Only the fields set at validation can differ from their defaults.
+        set_fields = self.model_fields_set
+        for name, default, kind in _given_table():
+            if name not in set_fields:
                 continue
-            if isinstance(value, Architecture):
-                # A Hub model travels by its repo ID, which the validator finds again in the registry.
+            value = getattr(self, name)
+            if value is None or value == default:
+                continue
+            if kind == "text":  # the model: a preset by its key, a Hub repo by its ID
                 value = value.hub_id if value.source == "hub" else value.key
-            elif isinstance(value, StrEnum):
-                value = value.value
-            values[spec.name] = value
-        return values
+            elif kind == "choice":
+                value = str(value)  # a StrEnum's str() is its value
+            values[name] = value
+        _last_given = (self, values)
+        return dict(values)
 
 
 def _option_of(annotation: Any) -> Option:
@@ -253,6 +262,15 @@ def request_options() -> tuple[OptionSpec, ...]:
         OptionSpec(name=name, default=field.default, option=_option_of(hints[name]))
         for name, field in EstimateRequest.model_fields.items()
     )
+
+
+_last_given: tuple[EstimateRequest, dict[str, object]] | None = None
+
+
+@cache
+def _given_table() -> tuple[tuple[str, object, Kind], ...]:
+    """The option table as :meth:`EstimateRequest.given` walks it: name, default and kind."""
+    return tuple((spec.name, spec.default, spec.kind) for spec in request_options())
 
 
 # The one option that shapes only the reply: who sees it. It is not part of the estimate, so it is

@@ -20,14 +20,15 @@ the largest module, which it gathers whole. :func:`deepspeed_per_gpu_gb` follows
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from bot.estimate.value_type import value_type
 
 Strategy = Literal["data parallel", "ZeRO-1", "ZeRO-2", "ZeRO-3"]
 STRATEGIES: tuple[Strategy, ...] = ("data parallel", "ZeRO-1", "ZeRO-2", "ZeRO-3")
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class PerGpu:
     strategy: Strategy
     gb: float
@@ -72,7 +73,7 @@ def deepspeed_per_gpu_gb(
     return three.gathered_gb + three.sharded_gb / gpus
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class ZeroThree:
     """DeepSpeed ZeRO-3 on one GPU: the largest module gathered whole, plus a share of the rest."""
 

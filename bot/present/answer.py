@@ -11,15 +11,16 @@ activation estimate's assumptions) is in Details.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from bot.estimate.core import AdapterHint, Estimate
 from bot.estimate.hardware import DEFAULT_GPU
 from bot.estimate.optimizers import PartKind
 from bot.estimate.sharding import Strategy, per_gpu_gb
+from bot.estimate.value_type import value_type
 from bot.present.command_line import command_line
-from bot.present.i18n import DEFAULT_LANGUAGE, Language
+from bot.present.i18n import DEFAULT_LANGUAGE, Language, catalogue
 from bot.present.phrases import (
     DOES_NOT_FIT_COLOUR,
     FITS_COLOUR,
@@ -53,7 +54,7 @@ _PART_KEYS: dict[PartKind, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Glance:
     """What the title, colour and bar agree on: fits or not, and the memory on one card.
 
@@ -86,46 +87,49 @@ def colour(estimate: Estimate) -> int:
 
 def title(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> str:
     """The verdict and the figure: "✅ 7B · SGD: 56.0 GB fits one H100 80 GB"."""
-    return _title(estimate, glance(estimate), Words(language))
+    w = Words(language)
+    return _title(estimate, glance(estimate), w, w.gb(estimate.total_gb))
 
 
-def _title(estimate: Estimate, seen: Glance, w: Words) -> str:
-    values = {
-        "subject": short_subject(estimate, w),
-        "method": short_method_name(estimate, w),
-        "card": short_card_name(estimate.single_gpu.gpu),
-    }
+def _title(estimate: Estimate, seen: Glance, w: Words, total: str) -> str:
+    """``total`` is V as the formula shows it, formatted once for both."""
+    subject = short_subject(estimate, w)
+    method = short_method_name(estimate, w)
+    card = short_card_name(estimate.single_gpu.gpu)
     if seen.strategy is not None and seen.fits:
         return w(
             "glance.cluster_fits",
             gb=w.gb(seen.per_card_gb),
             gpus=w.plain(estimate.request.gpus),
             strategy=strategy_name(seen.strategy, w),
-            **values,
+            subject=subject,
+            method=method,
+            card=card,
         )
     if seen.fits:
-        return w("glance.fits", gb=w.gb(estimate.total_gb), **values)
+        return w("glance.fits", gb=total, subject=subject, method=method, card=card)
     needed = estimate.single_gpu.sharded_gpus
     if needed is None:
-        return w("glance.activations_fill", gb=w.gb(estimate.total_gb), **values)
-    return w("glance.sharded", gb=w.gb(estimate.total_gb), gpus=w.plain(needed), **values)
+        return w("glance.activations_fill", gb=total, subject=subject, method=method, card=card)
+    return w("glance.sharded", gb=total, gpus=w.plain(needed), subject=subject, method=method, card=card)
 
 
-def formula(estimate: Estimate, w: Words) -> str:
-    """M = N × B and V = M + A with the numbers filled in."""
-    model_states = w(
+def formula(estimate: Estimate, w: Words, total: str | None = None) -> str:
+    """M = N × B and V = M + A with the numbers filled in (``total``: V, if formatted already)."""
+    model_states = w.amount(estimate.model_states_gb)  # M in both lines: formatted once
+    first = w(
         "formula.model_states",
         n=w.short(estimate.params_billion),
         b=w.num(estimate.bytes_per_param),
-        m=w.gb(estimate.model_states_gb),
+        m=f"{model_states} GB",
     )
-    total = w(
+    second = w(
         "formula.total",
-        m=w.amount(estimate.model_states_gb),
+        m=model_states,
         a=w.amount(estimate.activations_gb),
-        v=w.gb(estimate.total_gb),
+        v=w.gb(estimate.total_gb) if total is None else total,
     )
-    return f"{model_states}\n{total}"
+    return f"{first}\n{second}"
 
 
 def part_sizes(estimate: Estimate) -> list[tuple[str, float]]:
@@ -160,36 +164,45 @@ def _per_card_parts(
     return [(kind, gb * shares[kind]) for kind, gb in parts]
 
 
-def short_gb(value: float, w: Words) -> str:
+def short_gb(value: float, w: Words, space: str = " ") -> str:
     """GB as the breakdown and the LoRA line show them: whole from 100 GB on (1,342 GB), where a tenth
-    says nothing and costs a phone's columns; the formulas above keep the exact figures."""
-    return f"{w.num(value, ',.0f')} GB" if abs(value) >= 100 else w.gb(value)
+    says nothing and costs a phone's columns; the formulas above keep the exact figures. ``space``
+    goes between the number and "GB"."""
+    number = w.num(value, ",.0f") if abs(value) >= 100 else w.amount(value)
+    return f"{number}{space}GB"
 
 
-def _item(square: str, text: str) -> str:
-    """One part of the breakdown, with no-break spaces after its square and before "GB": a phone may
-    wrap between its words, but never strands a square or a unit (the screenshots showed "14.0" and
-    "GB" on two lines)."""
-    return f"{square}\u00a0{text}".replace(" GB", "\u00a0GB")
+# The breakdown keeps each part in one piece on a phone: a no-break space after its square and before
+# "GB", so a narrow screen may wrap between the parts' words, but never strands a square or a unit
+# (the screenshots showed "14.0" and "GB" on two lines).
+NBSP = "\u00a0"
+
+
+@cache
+def _item_template(language: Language, key: str, kind: str) -> str:
+    """The catalogue's ``key`` as one part of the breakdown: after its square, no-break spaces."""
+    return f"{SQUARES[kind]}{NBSP}{catalogue(language)[key]}".replace(" GB", f"{NBSP}GB")
 
 
 def _breakdown(estimate: Estimate, w: Words, parts: list[tuple[str, float]]) -> str:
     """The parts (:func:`part_sizes`) with their GB, each after its colour in the bar: the bar's legend."""
+    language = w.language
     items = []
     for kind, gb in parts:
         if kind == "activations":
             continue
         key = "glance.custom" if estimate.custom_bytes else _PART_KEYS[kind]  # type: ignore[index]
-        items.append(_item(SQUARES[kind], w(key, gb=short_gb(gb, w))))
-    activations = short_gb(estimate.activations_gb, w)
+        items.append(_item_template(language, key, kind).format(gb=short_gb(gb, w, NBSP)))
     if estimate.activation_estimate is not None:
-        items.append(_item(SQUARES["activations"], w("glance.activations_estimated", gb=activations)))
+        key = "glance.activations_estimated"
     elif estimate.request.model is not None and estimate.request.activations is None:
         # A preset without batch or sequence length: A = 0 would read as "no activations", so say
         # that they are left out and how to have them estimated.
-        items.append(_item(SQUARES["activations"], w("glance.activations_not_counted")))
+        key = "glance.activations_not_counted"
     else:
-        items.append(_item(SQUARES["activations"], w("glance.activations", gb=activations)))
+        key = "glance.activations"
+    activations = short_gb(estimate.activations_gb, w, NBSP)
+    items.append(_item_template(language, key, "activations").format(gb=activations))
     # No separators: the coloured squares divide the parts, and every column counts on a phone.
     return " ".join(items)
 
@@ -225,20 +238,24 @@ def usage_bar(
 
 def _usage_bar(parts: list[tuple[str, float]], capacity_gb: float, w: Words) -> str:
     total = sum(gb for _, gb in parts)
+    capacity = w.num(capacity_gb)
     if total <= capacity_gb:
         used = round(total / capacity_gb * BAR_CELLS)
         cells = "".join(_cells(parts, used, capacity_gb / BAR_CELLS)) if used else ""
         percent = w.num(total / capacity_gb * 100, ",.0f")
-        caption = w("bar.share", percent=percent, capacity=w.num(capacity_gb))
-        return f"{cells}{FREE_SQUARE * (BAR_CELLS - used)} {_unbroken(caption)}"
+        caption = _caption_template(w.language, "bar.share").format(percent=percent, capacity=capacity)
+        return f"{cells}{FREE_SQUARE * (BAR_CELLS - used)} {caption}"
     cells = "".join(_cells(parts, BAR_CELLS, total / BAR_CELLS))
-    caption = w("bar.multiple", multiple=multiple(total / capacity_gb, w), capacity=w.num(capacity_gb))
-    return f"{cells} {_unbroken(caption)}"
+    times = multiple(total / capacity_gb, w)
+    caption = _caption_template(w.language, "bar.multiple").format(multiple=times, capacity=capacity)
+    return f"{cells} {caption}"
 
 
-def _unbroken(caption: str) -> str:
-    """The bar's caption in one piece: should a narrow screen wrap the line, the caption moves whole."""
-    return caption.replace(" ", "\u00a0")
+@cache
+def _caption_template(language: Language, key: str) -> str:
+    """The bar's caption with no-break spaces: should a narrow screen wrap the line, the caption moves
+    whole (the numbers filled in have no spaces)."""
+    return catalogue(language)[key].replace(" ", NBSP)
 
 
 def bar_line(estimate: Estimate, w: Words, seen: Glance, parts: list[tuple[str, float]]) -> str:
@@ -249,9 +266,16 @@ def bar_line(estimate: Estimate, w: Words, seen: Glance, parts: list[tuple[str, 
 
 def _adapter_card(hint: AdapterHint, w: Words) -> str:
     """The smallest usual card the adapter set-up fits, in the fewest words."""
-    if hint.smallest_card_gb is None:
+    return _adapter_card_text(w.language, hint.smallest_card_gb)
+
+
+@cache
+def _adapter_card_text(language: Language, card_gb: float | None) -> str:
+    # One of the few usual card sizes, so worded once per language and size.
+    w = Words(language)
+    if card_gb is None:
         return w("glance.adapter_none")
-    return w("glance.adapter_fits", gb=w.num(hint.smallest_card_gb))
+    return w("glance.adapter_fits", gb=w.num(card_gb))
 
 
 def lora_line(estimate: Estimate, w: Words) -> str:
@@ -286,19 +310,25 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     """The answer as a Discord embed object (the JSON shape Discord documents)."""
     w = Words(language)
     seen = glance(estimate)  # the title, the colour and the bar agree on it
+    total = w.gb(estimate.total_gb)  # V, in the title and the formula
     description = [f"`{command_line(estimate.request)}`"]
     preset = preset_line(estimate, w)
     if preset:
         description.append(preset)
     parts = part_sizes(estimate)  # the breakdown is the bar's legend: the same parts for both
-    description += [formula(estimate, w), _breakdown(estimate, w, parts)]
+    description += [formula(estimate, w, total), _breakdown(estimate, w, parts)]
     # Rare, and worth the lines: the sequence is longer than the model's context, or V fits the card
     # but the step's peak does not (Details has the full peak and the largest batch).
     description += [line for line in (context_warning(estimate, w), peak_warning(estimate, w)) if line]
     description += [lora_line(estimate, w), bar_line(estimate, w, seen, parts)]
     return {
-        "title": _title(estimate, seen, w),
+        "title": _title(estimate, seen, w, total),
         "description": "\n".join(description),
         "color": seen.colour,
-        "footer": {"text": w("glance.footer")},
+        "footer": {"text": _footer(language)},
     }
+
+
+@cache
+def _footer(language: Language) -> str:
+    return catalogue(language)["glance.footer"]

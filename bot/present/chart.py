@@ -15,12 +15,12 @@ of the answer's emoji squares (🟦 🟩 🟨 🟪), so the two views read alike
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from bot.estimate.core import AdapterHint, Estimate, compare_methods, estimate
 from bot.estimate.request import EstimateRequest
+from bot.estimate.value_type import value_type
 from bot.present.answer import part_sizes
 from bot.present.i18n import Language
 from bot.present.phrases import short_card_name, short_method_name
@@ -57,7 +57,7 @@ LEGEND_KEYS = {
 ADAPTER_KEYS = {"LoRA": "compare.lora", "QLoRA": "compare.qlora"}
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Bar:
     name: str
     parts: list[tuple[str, float]]  # (kind, GB), in the legend's order

@@ -60,6 +60,15 @@ def catalogue(language: Language) -> dict[str, str]:
     return _flatten(tomllib.loads(source.read_text(encoding="utf-8")))
 
 
+@cache
+def fixed_strings(language: Language) -> dict[str, str]:
+    """The strings of one language that have no placeholders, as shown (``{{`` already ``{``): most
+    of an answer's words, looked up rather than formatted every time."""
+    return {
+        key: template.format() for key, template in catalogue(language).items() if not placeholders(template)
+    }
+
+
 def text(language: Language, key: str, /, **values: object) -> str:
     """The catalogue string ``key`` in ``language``, with its placeholders filled in."""
     return catalogue(language)[key].format(**values)
@@ -77,16 +86,22 @@ def placeholders(template: str) -> set[str]:
 # -- numbers ---------------------------------------------------------------------------------------
 
 # English groups thousands with "," and writes "." before decimals; German the other way round
-# (DIN 5008 / Duden: 1.000,5).
-_SEPARATORS = {Language.EN: (",", "."), Language.DE: (".", ",")}
+# (DIN 5008 / Duden: 1.000,5). None: Python's own (English) separators.
+_DIGIT_SWAPS: dict[Language, dict[int, str] | None] = {
+    Language.EN: None,
+    Language.DE: str.maketrans({",": ".", ".": ","}),
+}
+
+
+def digit_swaps(language: Language) -> dict[int, str] | None:
+    """The ``str.translate`` table that turns Python's English separators into ``language``'s, or None."""
+    return _DIGIT_SWAPS[language]
 
 
 def localize_digits(formatted: str, language: Language) -> str:
     """Turn a number Python formatted the English way (``1,234.5``) into ``language``'s way."""
-    group, decimal = _SEPARATORS[language]
-    if (group, decimal) == (",", "."):
-        return formatted
-    return formatted.replace(",", "\0").replace(".", decimal).replace("\0", group)
+    swaps = _DIGIT_SWAPS[language]
+    return formatted if swaps is None else formatted.translate(swaps)
 
 
 def number(value: float, spec: str, language: Language) -> str:

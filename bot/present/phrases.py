@@ -66,11 +66,17 @@ def short_method_name(estimate: Estimate, w: Words) -> str:
 def short_card_name(gpu: Gpu) -> str:
     """ "H100 80 GB" for "NVIDIA H100 80 GB": the card named without its vendor, for titles. The memory
     stays in the name: "2 × A100" would not say whether 40 GB or 80 GB cards are meant."""
-    name = gpu.display_name
+    return _SHORT_CARD_NAMES[gpu]
+
+
+def _without_vendor(name: str) -> str:
     for prefix in _VENDOR_PREFIXES:
         if name.startswith(prefix):
             return name.removeprefix(prefix)
     return name
+
+
+_SHORT_CARD_NAMES = {gpu: _without_vendor(gpu.display_name) for gpu in Gpu}
 
 
 def card_name(estimate: Estimate, w: Words) -> str:

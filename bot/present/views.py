@@ -7,11 +7,11 @@ it shows), shared by the runtime and the terminal preview so that both show the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from bot.estimate.core import Estimate, estimate
 from bot.estimate.request import EstimateRequest
+from bot.estimate.value_type import value_type
 from bot.present.answer import render_embed
 from bot.present.compare import CHART_NAME, render_compare
 from bot.present.controls import render_controls
@@ -28,7 +28,7 @@ RENDERERS: dict[str, Renderer] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Message:
     """One view as it is sent. The chart itself is drawn by :func:`bot.present.chart.compare_png`
     only where it is sent or written, so that building a message never loads the plotting library."""

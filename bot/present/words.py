@@ -10,7 +10,7 @@ import re
 
 from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.sharding import Strategy
-from bot.present.i18n import DEFAULT_LANGUAGE, Language, catalogue, localize_digits
+from bot.present.i18n import DEFAULT_LANGUAGE, Language, catalogue, digit_swaps, fixed_strings
 
 # The catalogue keys of names that come from the estimate.
 OPTIMIZER_NAME_KEYS: dict[Optimizer, str] = {
@@ -56,15 +56,18 @@ def _fixed(value: float) -> str:
 class Words:
     """The catalogue and number formats of one language, bound for short call sites: ``w("key")``."""
 
-    __slots__ = ("_english_digits", "_strings", "language")
+    __slots__ = ("_digits", "_fixed", "_strings", "language")
 
     def __init__(self, language: Language = DEFAULT_LANGUAGE) -> None:
         self.language = language
         self._strings = catalogue(language)  # bound once: an embed looks up some 30 strings
+        self._fixed = fixed_strings(language)
         # Python formats numbers the English way; other languages swap the separators afterwards.
-        self._english_digits = language is Language.EN
+        self._digits = digit_swaps(language)
 
     def __call__(self, key: str, /, **values: object) -> str:
+        if not values:
+            return self._fixed[key]  # a KeyError, like a template missing its values
         return self._strings[key].format_map(values)
 
     def num(self, value: float, spec: str = "g") -> str:
@@ -73,7 +76,7 @@ class Words:
         text = format(value, spec)
         if "e" in text or "E" in text:
             text = _fixed(value)
-        return text if self._english_digits else localize_digits(text, self.language)
+        return text if self._digits is None else text.translate(self._digits)
 
     def short(self, value: float) -> str:
         """Short, exact-looking numbers: 7, 0.5, 70.6, 405, 1,234,567."""
@@ -88,12 +91,13 @@ class Words:
 
     def amount(self, value: float) -> str:
         """A figure in GB without its unit, where the unit is written once at the end of a sum."""
-        size = abs(value)
-        if size >= 1:
-            return self.num(value, ",.1f")
+        if value >= 1 or value <= -1:
+            # Nearly every figure, so the shortest path: a fixed-point format never has an exponent.
+            text = format(value, ",.1f")
+            return text if self._digits is None else text.translate(self._digits)
         if value == 0:
             return "0"
-        if size < SMALLEST_GB:
+        if abs(value) < SMALLEST_GB:
             return f"< {self.num(SMALLEST_GB)}"
         return self.num(value, ".2g")
 
