@@ -8,6 +8,7 @@ from typing import Any
 import discord
 import pytest
 from discord import app_commands
+from discord.http import Route
 from discord.webhook.async_ import interaction_message_response_params
 
 from bot.estimate.core import estimate
@@ -17,7 +18,15 @@ from bot.present.i18n import Language
 from bot.present.views import RENDERERS
 from bot.runtime.replies import NO_PINGS
 from bot.runtime.runner import VramBot
-from bot.runtime.send import PrebuiltControls, PrebuiltEmbed, callback_body, respond, wire_embed
+from bot.runtime.send import (
+    CALLBACK_PATH,
+    PrebuiltControls,
+    PrebuiltEmbed,
+    callback_body,
+    callback_route,
+    respond,
+    wire_embed,
+)
 from tests.fake_discord import FakeDiscord
 
 REQUESTS: list[dict[str, Any]] = [
@@ -153,3 +162,19 @@ async def test_after_respond_an_error_is_answered_by_a_follow_up(fake: FakeDisco
     assert seen == {"done": True, "type": discord.InteractionResponseType.channel_message}
     assert [kind for kind, _ in calls] == ["followup"]
     assert calls[0][1]["flags"] == 64  # the apology is ephemeral
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "aW50ZXJhY3Rpb246MTIwMDAwMDAwMDAwMDAwMDAwMDpBQkNkZWYtXzEyMy5-",  # unreserved characters only
+        "needs/quoting+here=",  # quoted by discord.py's own Route
+        "",
+    ],
+)
+def test_the_callback_route_is_the_one_discord_py_builds(token: str) -> None:
+    ours = callback_route(1200000000000000042, token)
+    theirs = Route("POST", CALLBACK_PATH, webhook_id=1200000000000000042, webhook_token=token)
+    assert type(ours) is Route
+    assert vars(ours) == vars(theirs)
+    assert ours.key == theirs.key

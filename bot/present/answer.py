@@ -210,12 +210,23 @@ def _breakdown(estimate: Estimate, w: Words, parts: list[tuple[str, float]]) -> 
 def _cells(parts: list[tuple[str, float]], cells: int, gb_per_cell: float) -> list[str]:
     """``cells`` squares split between the parts by largest remainder, so that the colours add up to
     the bar's length exactly and a part of at least half a cell shows."""
-    exact = [(kind, gb / gb_per_cell) for kind, gb in parts]
-    counts = {kind: math.floor(x) for kind, x in exact}
-    by_remainder = sorted(exact, key=lambda item: item[1] - math.floor(item[1]), reverse=True)
-    for index in range(max(0, cells - sum(counts.values()))):
-        counts[by_remainder[index % len(by_remainder)][0]] += 1
-    return [SQUARES[kind] * counts[kind] for kind, _ in parts]
+    counts: list[int] = []
+    behind: list[float] = []  # each part's whole cells minus its exact share: most behind first
+    missing = cells
+    for _, gb in parts:
+        exact = gb / gb_per_cell
+        whole = math.floor(exact)
+        counts.append(whole)
+        behind.append(whole - exact)
+        missing -= whole
+    if missing > 0:
+        order = sorted(range(len(parts)), key=behind.__getitem__)  # stable: ties in the parts' order
+        for index in range(missing):
+            counts[order[index % len(order)]] += 1
+    squares = []
+    for (kind, _), count in zip(parts, counts):  # noqa: B905 (the same length by construction)
+        squares.append(SQUARES[kind] * count)
+    return squares
 
 
 def multiple(ratio: float, w: Words) -> str:

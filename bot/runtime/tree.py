@@ -140,10 +140,12 @@ async def _no_suggestions(interaction: discord.Interaction, error: Exception) ->
         log.warning("Could not answer autocomplete %s: %s", interaction.id, exc)
 
 
+_CHECKED_KINDS = (discord.InteractionType.application_command, discord.InteractionType.autocomplete)
+
+
 class VramCommandTree(app_commands.CommandTree[discord.Client]):
     async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
-        kinds = (discord.InteractionType.application_command, discord.InteractionType.autocomplete)
-        if interaction.type not in kinds:
+        if interaction.type not in _CHECKED_KINDS:
             return True
         data: Any = interaction.data or {}
         options = data.get("options", [])
