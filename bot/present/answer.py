@@ -47,6 +47,7 @@ SQUARES: dict[str, str] = {
     "activations": "🟪",
 }
 FREE_SQUARE = "⬛"
+ACTIVATION_KEYS = ("glance.activations", "glance.activations_estimated", "glance.activations_not_counted")
 _PART_KEYS: dict[PartKind, str] = {
     "weights": "glance.weights",
     "gradients": "glance.gradients",
@@ -179,20 +180,26 @@ NBSP = "\u00a0"
 
 
 @cache
-def _item_template(language: Language, key: str, kind: str) -> str:
-    """The catalogue's ``key`` as one part of the breakdown: after its square, no-break spaces."""
-    return f"{SQUARES[kind]}{NBSP}{catalogue(language)[key]}".replace(" GB", f"{NBSP}GB")
+def _item_templates(language: Language, custom: bool) -> dict[str, str]:
+    """The breakdown's parts by kind, each after its square, with no-break spaces; a custom B is one
+    part in the optimizer's colour."""
+    strings = catalogue(language)
+    keys = {"optimizer": "glance.custom"} if custom else dict(_PART_KEYS)
+    return {
+        kind: f"{SQUARES[kind]}{NBSP}{strings[key]}".replace(" GB", f"{NBSP}GB") for kind, key in keys.items()
+    } | {
+        key: f"{SQUARES['activations']}{NBSP}{strings[key]}".replace(" GB", f"{NBSP}GB")
+        for key in ACTIVATION_KEYS
+    }
 
 
 def _breakdown(estimate: Estimate, w: Words, parts: list[tuple[str, float]]) -> str:
     """The parts (:func:`part_sizes`) with their GB, each after its colour in the bar: the bar's legend."""
-    language = w.language
+    templates = _item_templates(w.language, estimate.custom_bytes)
     items = []
     for kind, gb in parts:
-        if kind == "activations":
-            continue
-        key = "glance.custom" if estimate.custom_bytes else _PART_KEYS[kind]  # type: ignore[index]
-        items.append(_item_template(language, key, kind).format(gb=short_gb(gb, w, NBSP)))
+        if kind != "activations":
+            items.append(templates[kind].format(gb=short_gb(gb, w, NBSP)))
     if estimate.activation_estimate is not None:
         key = "glance.activations_estimated"
     elif estimate.request.model is not None and estimate.request.activations is None:
@@ -201,8 +208,7 @@ def _breakdown(estimate: Estimate, w: Words, parts: list[tuple[str, float]]) -> 
         key = "glance.activations_not_counted"
     else:
         key = "glance.activations"
-    activations = short_gb(estimate.activations_gb, w, NBSP)
-    items.append(_item_template(language, key, "activations").format(gb=activations))
+    items.append(templates[key].format(gb=short_gb(estimate.activations_gb, w, NBSP)))
     # No separators: the coloured squares divide the parts, and every column counts on a phone.
     return " ".join(items)
 

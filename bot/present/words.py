@@ -92,8 +92,9 @@ class Words:
     def amount(self, value: float) -> str:
         """A figure in GB without its unit, where the unit is written once at the end of a sum."""
         if value >= 1 or value <= -1:
-            # Nearly every figure, so the shortest path: a fixed-point format never has an exponent.
-            text = format(value, ",.1f")
+            # Nearly every figure, so the shortest path: a fixed-point format never has an exponent,
+            # and below 999 there are no thousands to group (grouping costs a third of the format).
+            text = format(value, ".1f" if -999 < value < 999 else ",.1f")
             return text if self._digits is None else text.translate(self._digits)
         if value == 0:
             return "0"
