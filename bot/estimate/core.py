@@ -207,7 +207,10 @@ def gpus_needed_sharded(
 
 
 def smallest_card(total_gb: float) -> float | None:
-    return next((card for card in USUAL_CARDS_GB if total_gb <= card), None)
+    for card in USUAL_CARDS_GB:
+        if total_gb <= card:
+            return card
+    return None
 
 
 def _adapter_hint(
@@ -416,19 +419,18 @@ def estimate(request: EstimateRequest) -> Estimate:
     model_states = n * bytes_per_param
     total = model_states + activations
     card = request.card
-    fits = total <= card.memory_gb
+    capacity = card.memory_gb
+    fits = total <= capacity
     verdict = GpuVerdict(
         gpu=card,
         named=request.gpu is not None,
-        capacity_gb=card.memory_gb,
+        capacity_gb=capacity,
         fits=fits,
-        headroom_gb=card.memory_gb - total,
+        headroom_gb=capacity - total,
         # The framework's ZeRO-3 figures only where one card is not enough.
         sharded_gpus=1
         if fits
-        else gpus_needed_sharded(
-            model_states, activations, card.memory_gb, per_gpu=_zero_three(request, parts, n)
-        ),
+        else gpus_needed_sharded(model_states, activations, capacity, per_gpu=_zero_three(request, parts, n)),
     )
     cluster = _cluster(request, parts, n, activations) if request.gpus > 1 else None
     # On several cards, the room per card follows the leanest strategy's model states.

@@ -255,24 +255,23 @@ def usage_bar(
 
 def _usage_bar(parts: list[tuple[str, float]], capacity_gb: float, w: Words) -> str:
     total = sum(gb for _, gb in parts)
-    capacity = w.num(capacity_gb)
     if total <= capacity_gb:
         used = round(total / capacity_gb * BAR_CELLS)
         cells = "".join(_cells(parts, used, capacity_gb / BAR_CELLS)) if used else ""
-        percent = w.num(total / capacity_gb * 100, ",.0f")
-        caption = _caption_template(w.language, "bar.share").format(percent=percent, capacity=capacity)
+        percent = w.num(total / capacity_gb * 100, ".0f")  # at most 100: no thousands to group
+        caption = _caption_template(w.language, "bar.share", capacity_gb).format(percent=percent)
         return f"{cells}{FREE_SQUARE * (BAR_CELLS - used)} {caption}"
     cells = "".join(_cells(parts, BAR_CELLS, total / BAR_CELLS))
     times = multiple(total / capacity_gb, w)
-    caption = _caption_template(w.language, "bar.multiple").format(multiple=times, capacity=capacity)
-    return f"{cells} {caption}"
+    return f"{cells} {_caption_template(w.language, 'bar.multiple', capacity_gb).format(multiple=times)}"
 
 
 @cache
-def _caption_template(language: Language, key: str) -> str:
-    """The bar's caption with no-break spaces: should a narrow screen wrap the line, the caption moves
-    whole (the numbers filled in have no spaces)."""
-    return catalogue(language)[key].replace(" ", NBSP)
+def _caption_template(language: Language, key: str, capacity_gb: float) -> str:
+    """The bar's caption for one card size, with no-break spaces: should a narrow screen wrap the
+    line, the caption moves whole (the numbers filled in have no spaces)."""
+    capacity = Words(language).num(capacity_gb)
+    return catalogue(language)[key].replace("{capacity}", capacity).replace(" ", NBSP)
 
 
 def bar_line(estimate: Estimate, w: Words, seen: Glance, parts: list[tuple[str, float]]) -> str:

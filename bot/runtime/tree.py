@@ -79,7 +79,6 @@ def malformed_options(options: list[Any]) -> list[Problem]:
             problems.append(Problem("wrong_type", "options"))
             continue
         option_type = option.get("type")
-        name = str(option.get("name", "?"))[:100]
         if option_type in (_SUB_COMMAND, _SUB_COMMAND_GROUP):
             problems += malformed_options(option.get("options", []))
         elif option.get("focused") is True and isinstance(option.get("value"), str):
@@ -89,7 +88,7 @@ def malformed_options(options: list[Any]) -> list[Problem]:
             or isinstance(option_type, bool)
             or ("value" in option and not _value_has_its_type(option_type, option["value"]))
         ):
-            problems.append(Problem("wrong_type", name))
+            problems.append(Problem("wrong_type", str(option.get("name", "?"))[:100]))
     return problems
 
 
