@@ -14,7 +14,7 @@ import math
 from functools import cache
 from typing import Any
 
-from bot.estimate.core import AdapterHint, Estimate
+from bot.estimate.core import Estimate
 from bot.estimate.hardware import DEFAULT_GPU
 from bot.estimate.optimizers import PartKind
 from bot.estimate.sharding import Strategy, per_gpu_gb
@@ -31,7 +31,7 @@ from bot.present.phrases import (
     short_method_name,
     short_subject,
 )
-from bot.present.words import Words, strategy_name
+from bot.present.words import Words, strategy_name, words_for
 
 # Eight cells (10 GB each on an 80 GB card): coloured squares are emoji, some 22 px wide on a phone,
 # and with ten the caption wrapped onto a second line at 360 px in the screenshots; eight and the
@@ -89,12 +89,12 @@ def colour(estimate: Estimate) -> int:
 def title(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> str:
     """The verdict and the figure: "✅ 7B · SGD: 56.0 GB fits one H100 80 GB"."""
     w = Words(language)
-    return _title(estimate, glance(estimate), w, w.gb(estimate.total_gb))
+    return _title(estimate, glance(estimate), w, w.gb(estimate.total_gb), w.short(estimate.params_billion))
 
 
-def _title(estimate: Estimate, seen: Glance, w: Words, total: str) -> str:
-    """``total`` is V as the formula shows it, formatted once for both."""
-    subject = short_subject(estimate, w)
+def _title(estimate: Estimate, seen: Glance, w: Words, total: str, size: str) -> str:
+    """``total`` (V) and ``size`` (N) as the formula shows them, formatted once for both."""
+    subject = short_subject(estimate, w, size)
     method = short_method_name(estimate, w)
     card = short_card_name(estimate.single_gpu.gpu)
     if seen.strategy is not None and seen.fits:
@@ -115,12 +115,13 @@ def _title(estimate: Estimate, seen: Glance, w: Words, total: str) -> str:
     return w("glance.sharded", gb=total, gpus=w.plain(needed), subject=subject, method=method, card=card)
 
 
-def formula(estimate: Estimate, w: Words, total: str | None = None) -> str:
-    """M = N × B and V = M + A with the numbers filled in (``total``: V, if formatted already)."""
+def formula(estimate: Estimate, w: Words, total: str | None = None, size: str | None = None) -> str:
+    """M = N × B and V = M + A with the numbers filled in (``total``: V and ``size``: N, if formatted
+    already)."""
     model_states = w.amount(estimate.model_states_gb)  # M in both lines: formatted once
     first = w(
         "formula.model_states",
-        n=w.short(estimate.params_billion),
+        n=w.short(estimate.params_billion) if size is None else size,
         b=w.num(estimate.bytes_per_param),
         m=f"{model_states} GB",
     )
@@ -280,14 +281,10 @@ def bar_line(estimate: Estimate, w: Words, seen: Glance, parts: list[tuple[str, 
     return _usage_bar(_per_card_parts(estimate, seen, parts), estimate.single_gpu.capacity_gb, w)
 
 
-def _adapter_card(hint: AdapterHint, w: Words) -> str:
-    """The smallest usual card the adapter set-up fits, in the fewest words."""
-    return _adapter_card_text(w.language, hint.smallest_card_gb)
-
-
 @cache
 def _adapter_card_text(language: Language, card_gb: float | None) -> str:
-    # One of the few usual card sizes, so worded once per language and size.
+    """The smallest usual card the adapter set-up fits, in the fewest words: one of a few card
+    sizes, so worded once per language and size."""
     w = Words(language)
     if card_gb is None:
         return w("glance.adapter_none")
@@ -295,12 +292,13 @@ def _adapter_card_text(language: Language, card_gb: float | None) -> str:
 
 
 def lora_line(estimate: Estimate, w: Words) -> str:
+    lora, qlora, language = estimate.lora, estimate.qlora, w.language
     return w(
         "glance.lora",
-        lora=short_gb(estimate.lora.total_gb, w),
-        lora_fit=_adapter_card(estimate.lora, w),
-        qlora=short_gb(estimate.qlora.total_gb, w),
-        qlora_fit=_adapter_card(estimate.qlora, w),
+        lora=short_gb(lora.total_gb, w),
+        lora_fit=_adapter_card_text(language, lora.smallest_card_gb),
+        qlora=short_gb(qlora.total_gb, w),
+        qlora_fit=_adapter_card_text(language, qlora.smallest_card_gb),
     )
 
 
@@ -324,21 +322,22 @@ def preset_line(estimate: Estimate, w: Words) -> str | None:
 
 def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
     """The answer as a Discord embed object (the JSON shape Discord documents)."""
-    w = Words(language)
+    w = words_for(language)
     seen = glance(estimate)  # the title, the colour and the bar agree on it
-    total = w.gb(estimate.total_gb)  # V, in the title and the formula
+    total = w.gb(estimate.total_gb)  # V and N, in the title and the formula
+    size = w.short(estimate.params_billion)
     description = [f"`{command_line(estimate.request)}`"]
     preset = preset_line(estimate, w)
     if preset:
         description.append(preset)
     parts = part_sizes(estimate)  # the breakdown is the bar's legend: the same parts for both
-    description += [formula(estimate, w, total), _breakdown(estimate, w, parts)]
+    description += [formula(estimate, w, total, size), _breakdown(estimate, w, parts)]
     # Rare, and worth the lines: the sequence is longer than the model's context, or V fits the card
     # but the step's peak does not (Details has the full peak and the largest batch).
     description += [line for line in (context_warning(estimate, w), peak_warning(estimate, w)) if line]
     description += [lora_line(estimate, w), bar_line(estimate, w, seen, parts)]
     return {
-        "title": _title(estimate, seen, w, total),
+        "title": _title(estimate, seen, w, total, size),
         "description": "\n".join(description),
         "color": seen.colour,
         "footer": {"text": _footer(language)},

@@ -7,6 +7,7 @@ catalogue key is spelled out where it is used, and every number is formatted for
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.sharding import Strategy
@@ -121,6 +122,12 @@ class Words:
         if count >= 1e6:
             return self("count.million", n=self.num(count / 1e6, ",.3g"))
         return self.num(count, ",.0f")
+
+
+@cache
+def words_for(language: Language) -> Words:
+    """One shared :class:`Words` per language, for the answer, which every ``/vram`` renders."""
+    return Words(language)
 
 
 def _an_before(formatted: str) -> bool:
