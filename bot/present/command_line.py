@@ -9,6 +9,7 @@ description starts with it, which is also how a control finds a request too long
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import cache
 
 from bot.estimate.options import OptionSpec
 from bot.estimate.request import (
@@ -75,12 +76,19 @@ def command_line(request: EstimateRequest) -> str:
     """``/vram params:7 optimizer:adam8bit``: the options that differ from their defaults."""
     given = request.given()
     words = [COMMAND]
-    for spec in request_options():
-        if spec.name in given:
-            words.append(f"{spec.name}:{value_text(given[spec.name])}")
-        elif spec.option.always_shown:
-            words.append(f"{spec.name}:{value_text(getattr(request, spec.name))}")
+    for name, always_shown in _shown():
+        if name in given:
+            words.append(f"{name}:{value_text(given[name])}")
+        elif always_shown:
+            words.append(f"{name}:{value_text(getattr(request, name))}")
     return " ".join(words)
+
+
+@cache
+def _shown() -> tuple[tuple[str, bool], ...]:
+    """The option table as the command line walks it (every answer does): name, and whether the
+    line shows it even at its default."""
+    return tuple((spec.name, spec.option.always_shown) for spec in request_options())
 
 
 def parse_command_line(line: str) -> EstimateRequest:

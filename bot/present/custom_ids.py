@@ -10,6 +10,7 @@ which holds it exactly. Either way the request meets the same validation as type
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Final
 
 from bot.estimate.options import OptionSpec
@@ -58,14 +59,16 @@ def _packed(value: object) -> str:
 
 def pack(request: EstimateRequest) -> str:
     """The request's state for its controls' custom_ids: exact, or :data:`FROM_MESSAGE`."""
-    given = request.given()
-    pairs = [
-        f"{spec.option.packed_key}={_packed(given[spec.name])}"
-        for spec in request_options()
-        if spec.name in given
-    ]
-    packed = ";".join(pairs)
+    keys = _packed_keys()
+    # given() lists the options in the table's order, which is the order they are packed in.
+    packed = ";".join([f"{keys[name]}={_packed(value)}" for name, value in request.given().items()])
     return packed if len(packed) <= STATE_ROOM else FROM_MESSAGE
+
+
+@cache
+def _packed_keys() -> dict[str, str]:
+    """Each option's key in the packed state, by the option's name."""
+    return {spec.name: spec.option.packed_key for spec in request_options() if spec.option.packed_key}
 
 
 def _by_key() -> dict[str, OptionSpec]:
