@@ -34,8 +34,14 @@ from tests.test_presets_2025 import TRANSFORMERS_COUNT
 
 pytestmark = pytest.mark.accuracy
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
+
+@pytest.fixture(autouse=True, scope="module")
+def _torch_and_transformers() -> None:
+    """Skip where they are not installed. Imported here, not at the module's top: collecting this
+    module for the default run (which deselects it) would otherwise load torch, some 2.6 s."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+
 
 TINY: dict[str, Any] = {
     "model_type": "llama",
@@ -171,6 +177,7 @@ def _state_dict_count(model: Any) -> int:
 
 @pytest.mark.parametrize("key", sorted(presets()))
 def test_transformers_builds_every_presets_config_with_the_presets_count(key: str) -> None:
+    import torch
     import transformers
 
     fields = dict(config_for(presets()[key]))
