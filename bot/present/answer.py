@@ -182,8 +182,9 @@ NBSP = "\u00a0"
 
 @cache
 def _item_templates(language: Language, custom: bool) -> dict[str, str]:
-    """The breakdown's parts by kind, each after its square, with no-break spaces; a custom B is one
-    part in the optimizer's colour."""
+    """The breakdown's templates, each after its square and with no-break spaces: the model states'
+    parts by kind (a custom B is one part, in the optimizer's colour), and the activations' three
+    wordings by their catalogue key."""
     strings = catalogue(language)
     keys = {"optimizer": "glance.custom"} if custom else dict(_PART_KEYS)
     return {
