@@ -21,8 +21,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp import web
 
 
@@ -207,3 +209,18 @@ def running_in_thread(hub: FakeHub) -> Iterator[FakeHub]:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()
+
+
+def point_hub_client_at(
+    hub: FakeHub, home: Path, monkeypatch: pytest.MonkeyPatch, *, token: str | None = None
+) -> None:
+    """HF_ENDPOINT and HF_HOME as an operator would set them: the fake, a fresh cache, online, and a
+    token only when ``token`` is given (for the tests of code that runs in the test's own process)."""
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    monkeypatch.setenv("HF_HOME", str(home))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    if token is None:
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+    else:
+        monkeypatch.setenv("HF_TOKEN", token)

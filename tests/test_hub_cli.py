@@ -9,7 +9,7 @@ import pytest
 
 from bot.cli import main
 from bot.estimate.hub import forget_all
-from tests.fake_hub import FakeHub, running_in_thread
+from tests.fake_hub import FakeHub, point_hub_client_at, running_in_thread
 from tests.hub_configs import CONFIGS
 
 
@@ -27,11 +27,7 @@ def hub() -> Iterator[FakeHub]:
 @pytest.fixture
 def hub_env(hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeHub:
     """HF_ENDPOINT and HF_HOME as an operator would set them, pointing at the fake and a fresh cache."""
-    monkeypatch.setenv("HF_ENDPOINT", hub.url)
-    monkeypatch.setenv("HF_HOME", str(tmp_path))
-    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    point_hub_client_at(hub, tmp_path, monkeypatch)
     forget_all()
     return hub
 

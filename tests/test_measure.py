@@ -29,7 +29,7 @@ from bot.measure.configs import config_for
 from bot.measure.families import EXTRA_FAMILIES as FAMILIES_EXTRA
 from bot.measure.families import FAMILIES, architecture
 from bot.measure.types import Setup
-from tests.fake_hub import FakeHub, running_in_thread
+from tests.fake_hub import FakeHub, point_hub_client_at, running_in_thread
 from tests.test_presets_2025 import TRANSFORMERS_COUNT
 
 pytestmark = pytest.mark.accuracy
@@ -222,9 +222,7 @@ def test_vram_bot_measure_runs_a_repo_from_the_fake_hub(
 ) -> None:
     from bot.cli import main
 
-    monkeypatch.setenv("HF_ENDPOINT", hub.url)
-    monkeypatch.setenv("HF_HOME", str(tmp_path))
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    point_hub_client_at(hub, tmp_path, monkeypatch)
     assert main(["measure", repo, "--seq", "32", "--batch", "2"]) == 0
     printed = dict(line.split(maxsplit=1) for line in capsys.readouterr().out.splitlines())
     assert printed["model"].startswith(f"{repo} (Hugging Face at ")
@@ -238,9 +236,7 @@ def test_a_causal_lm_transformers_does_not_know_is_refused_in_one_line(
 ) -> None:
     from bot.cli import main
 
-    monkeypatch.setenv("HF_ENDPOINT", hub.url)
-    monkeypatch.setenv("HF_HOME", str(tmp_path))
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    point_hub_client_at(hub, tmp_path, monkeypatch)
     assert main(["measure", "acme/Fancy"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("measure: transformers ")

@@ -24,7 +24,7 @@ from bot.measure.configs import (
     preset_target,
 )
 from bot.measure.types import Setup
-from tests.fake_hub import FakeHub, running_in_thread
+from tests.fake_hub import FakeHub, point_hub_client_at, running_in_thread
 from tests.fresh_python import run_fresh
 from tests.hub_configs import CONFIGS
 
@@ -274,11 +274,7 @@ def hub() -> Iterator[FakeHub]:
 
 @pytest.fixture
 def hub_env(hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeHub:
-    monkeypatch.setenv("HF_ENDPOINT", hub.url)
-    monkeypatch.setenv("HF_HOME", str(tmp_path))
-    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
-    monkeypatch.setenv("HF_TOKEN", "hf_not_a_real_token_but_secret")
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    point_hub_client_at(hub, tmp_path, monkeypatch, token="hf_not_a_real_token_but_secret")
     hub.requests.clear()
     return hub
 
