@@ -88,7 +88,7 @@ def colour(estimate: Estimate) -> int:
 
 def title(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> str:
     """The verdict and the figure: "✅ 7B · SGD: 56.0 GB fits one H100 80 GB"."""
-    w = Words(language)
+    w = words_for(language)
     return _title(estimate, glance(estimate), w, w.gb(estimate.total_gb), w.short(estimate.params_billion))
 
 
@@ -252,7 +252,7 @@ def usage_bar(
     """The bar for ``parts`` (kind, GB) on one card: within the card, each part's share of the card
     and ``⬛`` for what is free; beyond it, the parts' shares of the total, and the multiple of the
     card in the caption."""
-    return _usage_bar(parts, capacity_gb, Words(language))
+    return _usage_bar(parts, capacity_gb, words_for(language))
 
 
 def _usage_bar(parts: list[tuple[str, float]], capacity_gb: float, w: Words) -> str:
@@ -272,7 +272,7 @@ def _usage_bar(parts: list[tuple[str, float]], capacity_gb: float, w: Words) -> 
 def _caption_template(language: Language, key: str, capacity_gb: float) -> str:
     """The bar's caption for one card size, with no-break spaces: should a narrow screen wrap the
     line, the caption moves whole (the numbers filled in have no spaces)."""
-    capacity = Words(language).num(capacity_gb)
+    capacity = words_for(language).num(capacity_gb)
     return catalogue(language)[key].replace("{capacity}", capacity).replace(" ", NBSP)
 
 
@@ -286,7 +286,7 @@ def bar_line(estimate: Estimate, w: Words, seen: Glance, parts: list[tuple[str, 
 def _adapter_card_text(language: Language, card_gb: float | None) -> str:
     """The smallest usual card the adapter set-up fits, in the fewest words: one of a few card
     sizes, so worded once per language and size."""
-    w = Words(language)
+    w = words_for(language)
     if card_gb is None:
         return w("glance.adapter_none")
     return w("glance.adapter_fits", gb=w.num(card_gb))
