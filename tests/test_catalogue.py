@@ -16,7 +16,16 @@ from bot.estimate.request import command_options, parse_request
 from bot.present.answer import render_embed
 from bot.present.compare import render_compare
 from bot.present.details import render_details
-from bot.present.i18n import Language, catalogue, language_for, number, placeholders
+from bot.present.i18n import (
+    Language,
+    Template,
+    catalogue,
+    language_for,
+    number,
+    placeholders,
+    substituted,
+    templates,
+)
 from bot.present.option_docs import discord_description
 from bot.present.phrases import gpu_choice_name, optimizer_choice_name
 from bot.runtime.translator import LOCALES, CatalogueTranslator
@@ -38,6 +47,40 @@ def test_placeholders_match_and_no_string_is_empty(key: str) -> None:
     assert placeholders(english) == placeholders(german)
     assert english.strip()
     assert german.strip()
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_every_string_fills_as_str_format_fills_it(language: Language) -> None:
+    # Values with the characters the two syntaxes treat specially: "%" and braces.
+    for key, source in catalogue(language).items():
+        values = {name: f"<{name} 50 % {{x}} %s>" for name in placeholders(source)}
+        assert templates(language)[key].fill(values) == source.format_map(values), key
+
+
+def test_a_template_fills_repeated_placeholders_numbers_and_literal_braces_as_format_does() -> None:
+    source = "{a} of {b}: {a} is 100 % {{sure}}"
+    template = Template(source)
+    values = {"a": 1.5, "b": 7, "unused": "x"}
+    assert template.fill(values) == "1.5 of 7: 1.5 is 100 % {sure}" == source.format_map(values)
+    # One placeholder takes its value as it is, even a tuple, as format does.
+    assert Template("{gb} to spare").fill({"gb": (1, 2)}) == "(1, 2) to spare"
+    assert Template("100 % {{sure}}").fill({}) == "100 % {sure}"
+    with pytest.raises(KeyError):
+        template.fill({"a": 1})
+
+
+@pytest.mark.parametrize("source", ["{gb:.1f}", "{gb!r}", "{0}", "{}", "{a.b}", "{a[0]}"])
+def test_a_template_refuses_placeholders_the_catalogue_never_uses(source: str) -> None:
+    with pytest.raises(ValueError, match="only plain named placeholders"):
+        Template(source)
+
+
+def test_substituted_puts_template_text_in_place_of_a_placeholder_and_keeps_literal_braces() -> None:
+    joined = substituted("{{gb}} weights {gb} of {total}", {"gb": "{gb_weights} GB"})
+    assert joined == "{{gb}} weights {gb_weights} GB of {total}"
+    assert joined.format(gb_weights=3, total=9) == "{gb} weights 3 GB of 9"
+    with pytest.raises(ValueError, match="format spec"):
+        substituted("{gb:.1f}", {"gb": "{x}"})
 
 
 def test_german_uses_the_terms_of_the_field() -> None:

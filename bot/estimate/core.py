@@ -254,10 +254,10 @@ def _shard_split(request: EstimateRequest, parts: tuple[Part, ...]) -> tuple[flo
         weights = gradients = min(2.0, total / 2)
         return weights, gradients, total - weights - gradients
 
-    def of_kind(kind: PartKind) -> float:
-        return sum(p.bytes_per_param for p in parts if p.kind == kind)
-
-    return of_kind("weights"), of_kind("gradients"), of_kind("optimizer")
+    by_kind: dict[PartKind, float] = {"weights": 0.0, "gradients": 0.0, "optimizer": 0.0}
+    for part in parts:
+        by_kind[part.kind] += part.bytes_per_param
+    return by_kind["weights"], by_kind["gradients"], by_kind["optimizer"]
 
 
 def _saved(request: EstimateRequest, model: Architecture, batch_size: int) -> MeasuredActivations:
@@ -370,7 +370,10 @@ def _largest_batch(request: EstimateRequest, states_per_gpu_gb: float) -> Larges
 def _uses_deepspeed(request: EstimateRequest) -> bool:
     """DeepSpeed runs the seed's mixed precision (16-bit weights, fp32 master); a custom B says
     nothing about how it is kept, and amp / bf16 runs are FSDP's, which follows the paper."""
-    return request.precision is Precision.MIXED and request.bytes_per_param is None
+    return request.precision is _MIXED and request.bytes_per_param is None
+
+
+_MIXED = Precision.MIXED  # read on every estimate that does not fit: a module constant is quicker
 
 
 def _largest_module_billion(request: EstimateRequest) -> float | None:
@@ -382,8 +385,13 @@ def _zero_three(request: EstimateRequest, parts: tuple[Part, ...], params_billio
     """What DeepSpeed's ZeRO-3 keeps per GPU, where DeepSpeed is the framework (else None)."""
     if not _uses_deepspeed(request):
         return None
-    weights, _, optimizer = (params_billion * b for b in _shard_split(request, parts))
-    return zero_three(weights, optimizer, params_billion, _largest_module_billion(request) or 0.0)
+    weights, _, optimizer = _shard_split(request, parts)
+    return zero_three(
+        params_billion * weights,
+        params_billion * optimizer,
+        params_billion,
+        _largest_module_billion(request) or 0.0,
+    )
 
 
 def _cluster(

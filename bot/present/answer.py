@@ -14,22 +14,22 @@ import math
 from functools import cache
 from typing import Any
 
-from bot.estimate.core import Estimate
+from bot.estimate.core import USUAL_CARDS_GB, Estimate
 from bot.estimate.hardware import DEFAULT_GPU
 from bot.estimate.optimizers import PartKind
 from bot.estimate.sharding import Strategy, per_gpu_gb
 from bot.estimate.value_type import value_type
 from bot.present.command_line import command_line
-from bot.present.i18n import DEFAULT_LANGUAGE, Language, catalogue
+from bot.present.i18n import DEFAULT_LANGUAGE, Language, Template, catalogue, substituted
 from bot.present.phrases import (
     DOES_NOT_FIT_COLOUR,
     FITS_COLOUR,
+    SHORT_METHOD_KEYS,
     architecture_notes,
     context_warning,
     peak_warning,
     short_card_name,
     short_method_name,
-    short_subject,
 )
 from bot.present.words import Words, strategy_name, words_for
 
@@ -88,50 +88,44 @@ def colour(estimate: Estimate) -> int:
 
 def title(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> str:
     """The verdict and the figure: "✅ 7B · SGD: 56.0 GB fits one H100 80 GB"."""
-    w = words_for(language)
-    return _title(estimate, glance(estimate), w, w.gb(estimate.total_gb), w.short(estimate.params_billion))
+    wording = _wording(language)
+    w = wording.words
+    total, size = w.gb(estimate.total_gb), w.short(estimate.params_billion)
+    return _title(estimate, glance(estimate), wording, total, size)
 
 
-def _title(estimate: Estimate, seen: Glance, w: Words, total: str, size: str) -> str:
+# The title's wordings: fits one card, fits the cards asked for, needs this many, cannot fit at all.
+_TITLE_KEYS = ("glance.fits", "glance.cluster_fits", "glance.sharded", "glance.activations_fill")
+
+
+def _title(estimate: Estimate, seen: Glance, wording: _Wording, total: str, size: str) -> str:
     """``total`` (V) and ``size`` (N) as the formula shows them, formatted once for both."""
-    subject = short_subject(estimate, w, size)
-    method = short_method_name(estimate, w)
-    card = short_card_name(estimate.single_gpu.gpu)
+    w = wording.words
+    request = estimate.request
+    # A preset's name, else the size, which the template words ("7B").
+    subject = request.model.name if request.model is not None and request.params is None else None
+    values = {
+        "subject": subject,
+        "size": size,
+        "gb": total,
+        "method": wording.short_methods.get(request.optimizer) if request.bytes_per_param is None else None,
+        "card": short_card_name(estimate.single_gpu.gpu),
+    }
+    if values["method"] is None:
+        values["method"] = short_method_name(estimate, w)  # "Custom 10 B/param"
     if seen.strategy is not None and seen.fits:
-        return w(
-            "glance.cluster_fits",
-            gb=w.gb(seen.per_card_gb),
-            gpus=w.plain(estimate.request.gpus),
-            strategy=strategy_name(seen.strategy, w),
-            subject=subject,
-            method=method,
-            card=card,
-        )
-    if seen.fits:
-        return w("glance.fits", gb=total, subject=subject, method=method, card=card)
-    needed = estimate.single_gpu.sharded_gpus
-    if needed is None:
-        return w("glance.activations_fill", gb=total, subject=subject, method=method, card=card)
-    return w("glance.sharded", gb=total, gpus=w.plain(needed), subject=subject, method=method, card=card)
-
-
-def formula(estimate: Estimate, w: Words, total: str | None = None, size: str | None = None) -> str:
-    """M = N × B and V = M + A with the numbers filled in (``total``: V and ``size``: N, if formatted
-    already)."""
-    model_states = w.amount(estimate.model_states_gb)  # M in both lines: formatted once
-    first = w(
-        "formula.model_states",
-        n=w.short(estimate.params_billion) if size is None else size,
-        b=w.num(estimate.bytes_per_param),
-        m=f"{model_states} GB",
-    )
-    second = w(
-        "formula.total",
-        m=model_states,
-        a=w.amount(estimate.activations_gb),
-        v=w.gb(estimate.total_gb) if total is None else total,
-    )
-    return f"{first}\n{second}"
+        key = "glance.cluster_fits"
+        values["gb"] = w.gb(seen.per_card_gb)
+        values["gpus"] = w.plain(request.gpus)
+        values["strategy"] = strategy_name(seen.strategy, w)
+    elif seen.fits:
+        key = "glance.fits"
+    elif estimate.single_gpu.sharded_gpus is None:
+        key = "glance.activations_fill"
+    else:
+        key = "glance.sharded"
+        values["gpus"] = w.plain(estimate.single_gpu.sharded_gpus)
+    return wording.titles[key, subject is not None].fill(values)
 
 
 def part_sizes(estimate: Estimate) -> list[tuple[str, float]]:
@@ -170,52 +164,137 @@ def short_gb(value: float, w: Words, space: str = " ") -> str:
     """GB as the breakdown and the LoRA line show them: whole from 100 GB on (1,342 GB), where a tenth
     says nothing and costs a phone's columns; the formulas above keep the exact figures. ``space``
     goes between the number and "GB"."""
-    number = w.num(value, ",.0f") if abs(value) >= 100 else w.amount(value)
-    return f"{number}{space}GB"
+    return f"{w.short_amount(value)}{space}GB"
 
 
 # The breakdown keeps each part in one piece on a phone: a no-break space after its square and before
 # "GB", so a narrow screen may wrap between the parts' words, but never strands a square or a unit
 # (the screenshots showed "14.0" and "GB" on two lines).
 NBSP = "\u00a0"
+# The placeholder of each part's GB in the lines' template.
+_GB_FIELDS = {kind: f"gb_{kind}" for kind in SQUARES}
+
+
+class _Wording:
+    """What the answer words the same way every time in one language, worded once: one template for
+    its middle lines (the formulas, the breakdown, any warnings and the LoRA line), the LoRA line's
+    card words, the bar's captions by card size, the footer.
+
+    Filling one template (:class:`~bot.present.i18n.Template`) is one call; a helper and a format
+    per line and per part cost as much again as the numbers themselves, on every ``/vram``.
+    """
+
+    __slots__ = (
+        "adapter_cards",
+        "captions",
+        "footer",
+        "language",
+        "lines",
+        "short_methods",
+        "titles",
+        "words",
+    )
+
+    def __init__(self, language: Language) -> None:
+        strings = catalogue(language)
+        w = words_for(language)
+        self.language = language
+        self.words = w
+        self.footer = w("glance.footer")
+        # By (custom B, the activations' catalogue key): the breakdown's parts and wording.
+        self.lines = {
+            (custom, key): Template(_lines_template(strings, custom, key))
+            for custom in (False, True)
+            for key in ACTIVATION_KEYS
+        }
+        # The smallest usual card the adapter set-up fits, in the fewest words (None: none of them).
+        self.adapter_cards: dict[float | None, str] = {
+            card: w("glance.adapter_fits", gb=w.num(card)) for card in USUAL_CARDS_GB
+        }
+        self.adapter_cards[None] = w("glance.adapter_none")
+        self.captions: dict[tuple[str, float], Template] = {}
+        # By (wording, whether the subject is a preset's name): a size's subject ("7B") worded in.
+        size_subject = {"subject": strings["glance.subject"]}
+        self.titles = {
+            (key, named): Template(strings[key] if named else substituted(strings[key], size_subject))
+            for key in _TITLE_KEYS
+            for named in (False, True)
+        }
+        self.short_methods = {optimizer: w(key) for optimizer, key in SHORT_METHOD_KEYS.items()}
+
+    def caption(self, key: str, capacity_gb: float) -> Template:
+        """The bar's caption for one card size, with no-break spaces: should a narrow screen wrap
+        the line, the caption moves whole (the numbers filled in have no spaces)."""
+        template = self.captions.get((key, capacity_gb))
+        if template is None:
+            capacity = {"capacity": self.words.num(capacity_gb)}
+            text = substituted(catalogue(self.language)[key], capacity).replace(" ", NBSP)
+            template = self.captions[key, capacity_gb] = Template(text)
+        return template
 
 
 @cache
-def _item_templates(language: Language, custom: bool) -> dict[str, str]:
-    """The breakdown's templates, each after its square and with no-break spaces: the model states'
-    parts by kind (a custom B is one part, in the optimizer's colour), and the activations' three
-    wordings by their catalogue key."""
-    strings = catalogue(language)
-    keys = {"optimizer": "glance.custom"} if custom else dict(_PART_KEYS)
-    return {
-        kind: f"{SQUARES[kind]}{NBSP}{strings[key]}".replace(" GB", f"{NBSP}GB") for kind, key in keys.items()
-    } | {
-        key: f"{SQUARES['activations']}{NBSP}{strings[key]}".replace(" GB", f"{NBSP}GB")
-        for key in ACTIVATION_KEYS
-    }
+def _wording(language: Language) -> _Wording:
+    return _Wording(language)
 
 
-def _breakdown(estimate: Estimate, w: Words, parts: list[tuple[str, float]]) -> str:
-    """The parts (:func:`part_sizes`) with their GB, each after its colour in the bar: the bar's legend."""
-    templates = _item_templates(w.language, estimate.custom_bytes)
-    items = []
-    for kind, gb in parts:
-        if kind != "activations":
-            items.append(templates[kind].format(gb=short_gb(gb, w, NBSP)))
+def _lines_template(strings: dict[str, str], custom: bool, activations_key: str) -> str:
+    """M = N × B and V = M + A, the breakdown (each part after its square, the bar's legend; a custom
+    B is one part, in the optimizer's colour), ``{warnings}`` and the LoRA line, as one template."""
+    model_states = substituted(strings["formula.model_states"], {"m": "{m} GB"})  # M with its unit here
+    kinds = {"optimizer": "glance.custom"} if custom else _PART_KEYS
+    items = [_item_template(kind, strings[key]) for kind, key in kinds.items()]
+    items.append(_item_template("activations", strings[activations_key]))
+    # No separators between the parts: the coloured squares divide them, and every column counts on a phone.
+    breakdown = " ".join(items)
+    return f"{model_states}\n{strings['formula.total']}\n{breakdown}{{warnings}}\n{strings['glance.lora']}"
+
+
+def _item_template(kind: str, template: str) -> str:
+    named = substituted(template, {"gb": f"{{{_GB_FIELDS[kind]}}}"}).replace(" GB", f"{NBSP}GB")
+    return f"{SQUARES[kind]}{NBSP}{named}"
+
+
+def _activations_key(estimate: Estimate) -> str:
     if estimate.activation_estimate is not None:
-        key = "glance.activations_estimated"
-    elif estimate.request.model is not None and estimate.request.activations is None:
+        return "glance.activations_estimated"
+    if estimate.request.model is not None and estimate.request.activations is None:
         # A preset without batch or sequence length: A = 0 would read as "no activations", so say
         # that they are left out and how to have them estimated.
-        key = "glance.activations_not_counted"
-    else:
-        key = "glance.activations"
-    items.append(templates[key].format(gb=short_gb(estimate.activations_gb, w, NBSP)))
-    # No separators: the coloured squares divide the parts, and every column counts on a phone.
-    return " ".join(items)
+        return "glance.activations_not_counted"
+    return "glance.activations"
 
 
-def _cells(parts: list[tuple[str, float]], cells: int, gb_per_cell: float) -> list[str]:
+def _lines(
+    estimate: Estimate, wording: _Wording, parts: list[tuple[str, float]], total: str, size: str
+) -> str:
+    """The answer's middle lines filled in (``total``: V and ``size``: N, as the title shows them)."""
+    w = wording.words
+    model_states = w.amount(estimate.model_states_gb)  # M in both formulas: formatted once
+    lora, qlora = estimate.lora, estimate.qlora
+    values = {
+        "n": size,
+        "b": w.num(estimate.bytes_per_param),
+        "m": model_states,
+        "a": w.amount(estimate.activations_gb),
+        "v": total,
+        "lora": short_gb(lora.total_gb, w),
+        "lora_fit": wording.adapter_cards[lora.smallest_card_gb],
+        "qlora": short_gb(qlora.total_gb, w),
+        "qlora_fit": wording.adapter_cards[qlora.smallest_card_gb],
+        "warnings": "",
+    }
+    for kind, gb in parts:
+        values[_GB_FIELDS[kind]] = f"{w.short_amount(gb)}{NBSP}GB"
+    # Rare, and worth the lines: the sequence is longer than the model's context, or V fits the card
+    # but the step's peak does not (Details has the full peak and the largest batch).
+    for warning in (context_warning(estimate, w), peak_warning(estimate, w)):
+        if warning:
+            values["warnings"] += f"\n{warning}"
+    return wording.lines[estimate.custom_bytes, _activations_key(estimate)].fill(values)
+
+
+def _cells(parts: list[tuple[str, float]], cells: int, gb_per_cell: float) -> str:
     """``cells`` squares split between the parts by largest remainder, so that the colours add up to
     the bar's length exactly and a part of at least half a cell shows."""
     counts: list[int] = []
@@ -231,10 +310,8 @@ def _cells(parts: list[tuple[str, float]], cells: int, gb_per_cell: float) -> li
         order = sorted(range(len(parts)), key=behind.__getitem__)  # stable: ties in the parts' order
         for index in range(missing):
             counts[order[index % len(order)]] += 1
-    squares = []
-    for (kind, _), count in zip(parts, counts):  # noqa: B905 (the same length by construction)
-        squares.append(SQUARES[kind] * count)
-    return squares
+    # zip without strict=True: the same length by construction.
+    return "".join([SQUARES[kind] * count for (kind, _), count in zip(parts, counts)])  # noqa: B905
 
 
 def multiple(ratio: float, w: Words) -> str:
@@ -252,55 +329,28 @@ def usage_bar(
     """The bar for ``parts`` (kind, GB) on one card: within the card, each part's share of the card
     and ``⬛`` for what is free; beyond it, the parts' shares of the total, and the multiple of the
     card in the caption."""
-    return _usage_bar(parts, capacity_gb, words_for(language))
+    return _usage_bar(parts, capacity_gb, _wording(language))
 
 
-def _usage_bar(parts: list[tuple[str, float]], capacity_gb: float, w: Words) -> str:
+def _usage_bar(parts: list[tuple[str, float]], capacity_gb: float, wording: _Wording) -> str:
+    w = wording.words
     total = sum(gb for _, gb in parts)
     if total <= capacity_gb:
         used = round(total / capacity_gb * BAR_CELLS)
-        cells = "".join(_cells(parts, used, capacity_gb / BAR_CELLS)) if used else ""
-        percent = w.num(total / capacity_gb * 100, ".0f")  # at most 100: no thousands to group
-        caption = _caption_template(w.language, "bar.share", capacity_gb).format(percent=percent)
+        cells = _cells(parts, used, capacity_gb / BAR_CELLS) if used else ""
+        # At most 100 and whole: no separators to localize, and never an exponent.
+        percent = format(total / capacity_gb * 100, ".0f")
+        caption = wording.caption("bar.share", capacity_gb).fill({"percent": percent})
         return f"{cells}{FREE_SQUARE * (BAR_CELLS - used)} {caption}"
-    cells = "".join(_cells(parts, BAR_CELLS, total / BAR_CELLS))
+    cells = _cells(parts, BAR_CELLS, total / BAR_CELLS)
     times = multiple(total / capacity_gb, w)
-    return f"{cells} {_caption_template(w.language, 'bar.multiple', capacity_gb).format(multiple=times)}"
+    return f"{cells} {wording.caption('bar.multiple', capacity_gb).fill({'multiple': times})}"
 
 
-@cache
-def _caption_template(language: Language, key: str, capacity_gb: float) -> str:
-    """The bar's caption for one card size, with no-break spaces: should a narrow screen wrap the
-    line, the caption moves whole (the numbers filled in have no spaces)."""
-    capacity = words_for(language).num(capacity_gb)
-    return catalogue(language)[key].replace("{capacity}", capacity).replace(" ", NBSP)
-
-
-def bar_line(estimate: Estimate, w: Words, seen: Glance, parts: list[tuple[str, float]]) -> str:
+def bar_line(estimate: Estimate, wording: _Wording, seen: Glance, parts: list[tuple[str, float]]) -> str:
     # With several cards the bar is one card's share; the title says which strategy and that it is
     # per GPU, so the caption stays short enough for the bar's line.
-    return _usage_bar(_per_card_parts(estimate, seen, parts), estimate.single_gpu.capacity_gb, w)
-
-
-@cache
-def _adapter_card_text(language: Language, card_gb: float | None) -> str:
-    """The smallest usual card the adapter set-up fits, in the fewest words: one of a few card
-    sizes, so worded once per language and size."""
-    w = words_for(language)
-    if card_gb is None:
-        return w("glance.adapter_none")
-    return w("glance.adapter_fits", gb=w.num(card_gb))
-
-
-def lora_line(estimate: Estimate, w: Words) -> str:
-    lora, qlora, language = estimate.lora, estimate.qlora, w.language
-    return w(
-        "glance.lora",
-        lora=short_gb(lora.total_gb, w),
-        lora_fit=_adapter_card_text(language, lora.smallest_card_gb),
-        qlora=short_gb(qlora.total_gb, w),
-        qlora_fit=_adapter_card_text(language, qlora.smallest_card_gb),
-    )
+    return _usage_bar(_per_card_parts(estimate, seen, parts), estimate.single_gpu.capacity_gb, wording)
 
 
 def preset_line(estimate: Estimate, w: Words) -> str | None:
@@ -323,28 +373,23 @@ def preset_line(estimate: Estimate, w: Words) -> str | None:
 
 def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
     """The answer as a Discord embed object (the JSON shape Discord documents)."""
-    w = words_for(language)
+    wording = _wording(language)
+    w = wording.words
     seen = glance(estimate)  # the title, the colour and the bar agree on it
     total = w.gb(estimate.total_gb)  # V and N, in the title and the formula
     size = w.short(estimate.params_billion)
-    description = [f"`{command_line(estimate.request)}`"]
+    parts = part_sizes(estimate)  # the breakdown is the bar's legend: the same parts for both
+    # The copyable command line first (controls read a request too long for their custom_id from it).
+    head = f"`{command_line(estimate.request)}`\n"
     preset = preset_line(estimate, w)
     if preset:
-        description.append(preset)
-    parts = part_sizes(estimate)  # the breakdown is the bar's legend: the same parts for both
-    description += [formula(estimate, w, total, size), _breakdown(estimate, w, parts)]
-    # Rare, and worth the lines: the sequence is longer than the model's context, or V fits the card
-    # but the step's peak does not (Details has the full peak and the largest batch).
-    description += [line for line in (context_warning(estimate, w), peak_warning(estimate, w)) if line]
-    description += [lora_line(estimate, w), bar_line(estimate, w, seen, parts)]
+        head += f"{preset}\n"
     return {
-        "title": _title(estimate, seen, w, total, size),
-        "description": "\n".join(description),
+        "title": _title(estimate, seen, wording, total, size),
+        "description": (
+            f"{head}{_lines(estimate, wording, parts, total, size)}\n"
+            f"{bar_line(estimate, wording, seen, parts)}"
+        ),
         "color": seen.colour,
-        "footer": {"text": _footer(language)},
+        "footer": {"text": wording.footer},
     }
-
-
-@cache
-def _footer(language: Language) -> str:
-    return catalogue(language)["glance.footer"]

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import string
 import tomllib
+from collections.abc import Mapping
 from enum import StrEnum
 from functools import cache, lru_cache
 from importlib import resources
+from operator import itemgetter
 from typing import Any
 
 
@@ -60,18 +62,56 @@ def catalogue(language: Language) -> dict[str, str]:
     return _flatten(tomllib.loads(source.read_text(encoding="utf-8")))
 
 
+class Template:
+    """A catalogue string made quick to fill: ``Template("{gb} to spare").fill({"gb": "4.0 GB"})``.
+
+    ``str.format_map`` parses the text and looks each placeholder up by name on every call, about
+    2,000 instructions per placeholder (callgrind); an answer fills a few dozen. Parsed once here, the
+    text keeps printf-style ``%s`` slots, and one ``itemgetter`` call takes the values in order, for
+    half the cost. Only plain named placeholders (``{gb}``) are allowed, as in every catalogue string.
+    """
+
+    __slots__ = ("_pick", "_text", "names")
+
+    def __init__(self, source: str) -> None:
+        literals: list[str] = []
+        slots: list[str] = []
+        names: list[str] = []
+        for literal, name, spec, conversion in string.Formatter().parse(source):
+            literals.append(literal)
+            slots.append(literal.replace("%", "%%"))
+            if name is None:
+                continue
+            if not name.isidentifier() or spec or conversion:
+                raise ValueError(f"{source!r}: only plain named placeholders such as {{gb}}")
+            slots.append("%s")
+            names.append(name)
+        self.names = tuple(names)
+        # Without placeholders the text is final; with them, "%" is escaped for the slots.
+        self._text = "".join(slots) if names else "".join(literals)
+        # itemgetter of two names or more gives a tuple; of one, the bare value (see fill()).
+        self._pick = itemgetter(*names) if len(names) > 1 else None
+
+    def fill(self, values: Mapping[str, object]) -> str:
+        """The text with each placeholder's value (``str()`` of it, as ``format`` gives for the
+        numbers and words filled in); a KeyError names a missing one, and extra values are ignored."""
+        if self._pick is not None:
+            filled: str = self._text % self._pick(values)  # (typeshed: itemgetter gives Any)
+            return filled
+        if self.names:
+            return self._text % (values[self.names[0]],)
+        return self._text
+
+
 @cache
-def fixed_strings(language: Language) -> dict[str, str]:
-    """The strings of one language that have no placeholders, as shown (``{{`` already ``{``): most
-    of an answer's words, looked up rather than formatted every time."""
-    return {
-        key: template.format() for key, template in catalogue(language).items() if not placeholders(template)
-    }
+def templates(language: Language) -> dict[str, Template]:
+    """All strings of one language, ready to fill (:class:`Template`), keyed by their dotted name."""
+    return {key: Template(source) for key, source in catalogue(language).items()}
 
 
 def text(language: Language, key: str, /, **values: object) -> str:
     """The catalogue string ``key`` in ``language``, with its placeholders filled in."""
-    return catalogue(language)[key].format(**values)
+    return templates(language)[key].fill(values)
 
 
 def has_text(language: Language, key: str) -> bool:
@@ -81,6 +121,26 @@ def has_text(language: Language, key: str) -> bool:
 def placeholders(template: str) -> set[str]:
     """The names a catalogue string expects, e.g. ``{"gb"}`` for ``"{gb} to spare"``."""
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def substituted(template: str, replacements: dict[str, str]) -> str:
+    """``template`` with each placeholder named in ``replacements`` replaced by that template text,
+    its literal braces still escaped, so that catalogue strings can be joined into one template and
+    filled in one ``format_map``: ``substituted("weights {gb}", {"gb": "{gb_weights}"})`` is
+    ``"weights {gb_weights}"``. A replaced placeholder has no format spec (none in the catalogue has)."""
+    pieces: list[str] = []
+    for literal, name, spec, conversion in string.Formatter().parse(template):
+        pieces.append(literal.replace("{", "{{").replace("}", "}}"))
+        if name is None:
+            continue
+        if name in replacements:
+            if spec or conversion:
+                raise ValueError(f"{{{name}}} has a format spec: it cannot be replaced by text")
+            pieces.append(replacements[name])
+        else:
+            field = name + (f"!{conversion}" if conversion else "")
+            pieces.append(f"{{{field}:{spec}}}" if spec else f"{{{field}}}")
+    return "".join(pieces)
 
 
 # -- numbers ---------------------------------------------------------------------------------------

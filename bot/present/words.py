@@ -11,7 +11,7 @@ from functools import cache
 
 from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.sharding import Strategy
-from bot.present.i18n import DEFAULT_LANGUAGE, Language, catalogue, digit_swaps, fixed_strings
+from bot.present.i18n import DEFAULT_LANGUAGE, Language, digit_swaps, templates
 
 # The catalogue keys of names that come from the estimate.
 OPTIMIZER_NAME_KEYS: dict[Optimizer, str] = {
@@ -57,19 +57,16 @@ def _fixed(value: float) -> str:
 class Words:
     """The catalogue and number formats of one language, bound for short call sites: ``w("key")``."""
 
-    __slots__ = ("_digits", "_fixed", "_strings", "language")
+    __slots__ = ("_digits", "_templates", "language")
 
     def __init__(self, language: Language = DEFAULT_LANGUAGE) -> None:
         self.language = language
-        self._strings = catalogue(language)  # bound once: an embed looks up some 30 strings
-        self._fixed = fixed_strings(language)
+        self._templates = templates(language)  # bound once: an embed looks up some 30 strings
         # Python formats numbers the English way; other languages swap the separators afterwards.
         self._digits = digit_swaps(language)
 
     def __call__(self, key: str, /, **values: object) -> str:
-        if not values:
-            return self._fixed[key]  # a KeyError, like a template missing its values
-        return self._strings[key].format_map(values)
+        return self._templates[key].fill(values)
 
     def num(self, value: float, spec: str = "g") -> str:
         """``value`` formatted by ``spec`` for the language, and never with an exponent: a reader
@@ -102,6 +99,17 @@ class Words:
         if abs(value) < SMALLEST_GB:
             return f"< {self.num(SMALLEST_GB)}"
         return self.num(value, ".2g")
+
+    def short_amount(self, value: float) -> str:
+        """:meth:`amount`, but whole from 100 on (1,342), where a tenth says nothing and costs a
+        phone's columns."""
+        if value >= 100 or value <= -100:
+            text = format(value, ",.0f")  # fixed-point: never an exponent
+        elif value >= 1 or value <= -1:
+            text = format(value, ".1f")  # as amount(), without the second call
+        else:
+            return self.amount(value)
+        return text if self._digits is None else text.translate(self._digits)
 
     def a(self, formatted: str) -> str:
         """A formatted number with the English article its sound needs: "a 7", "an 8", "an 80", "an 11".
