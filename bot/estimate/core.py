@@ -213,20 +213,23 @@ def smallest_card(total_gb: float) -> float | None:
     return None
 
 
+def _adapters(request: EstimateRequest, params_billion: float) -> tuple[int | None, float]:
+    """The LoRA rank and the adapters' parameters in billions: counted from a preset's layers at
+    ``lora_rank``, else the usual fraction of the model (no layers to count, so no rank)."""
+    if request.model is not None and request.params is None:
+        return request.lora_rank, request.model.lora_adapter_params(request.lora_rank) / 1e9
+    return None, params_billion * LORA_TRAINABLE_FRACTION
+
+
 def _adapter_hint(
     method: Literal["LoRA", "QLoRA"],
     base_bytes: float,
-    request: EstimateRequest,
+    adapters: tuple[int | None, float],
     params_billion: float,
     bytes_per_param: float,
     activations_gb: float,
 ) -> AdapterHint:
-    if request.model is not None and request.params is None:
-        rank: int | None = request.lora_rank
-        adapter_params = request.model.lora_adapter_params(request.lora_rank) / 1e9
-    else:
-        rank = None
-        adapter_params = params_billion * LORA_TRAINABLE_FRACTION
+    rank, adapter_params = adapters
     base_gb = params_billion * base_bytes
     adapters_gb = adapter_params * bytes_per_param
     total = base_gb + adapters_gb + activations_gb
@@ -444,6 +447,7 @@ def estimate(request: EstimateRequest) -> Estimate:
     # On several cards, the room per card follows the leanest strategy's model states.
     states_per_gpu = min((row.gb for row in cluster.rows), default=0.0) - activations if cluster else 0.0
     largest_batch = _largest_batch(request, states_per_gpu if cluster else model_states)
+    adapters = _adapters(request, n)  # the same for LoRA and QLoRA
     return Estimate(
         request=request,
         bytes_per_param=bytes_per_param,
@@ -457,8 +461,8 @@ def estimate(request: EstimateRequest) -> Estimate:
         largest_batch=largest_batch,
         peak=_peak(request, total),
         beyond_context=_beyond_context(request),
-        lora=_adapter_hint("LoRA", LORA_BASE_BYTES_PER_PARAM, request, n, bytes_per_param, activations),
-        qlora=_adapter_hint("QLoRA", QLORA_BASE_BYTES_PER_PARAM, request, n, bytes_per_param, activations),
+        lora=_adapter_hint("LoRA", LORA_BASE_BYTES_PER_PARAM, adapters, n, bytes_per_param, activations),
+        qlora=_adapter_hint("QLoRA", QLORA_BASE_BYTES_PER_PARAM, adapters, n, bytes_per_param, activations),
     )
 
 

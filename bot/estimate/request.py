@@ -219,12 +219,6 @@ class EstimateRequest(BaseModel):
     def given(self) -> dict[str, object]:
         """The options as a user would type them (a preset by its key, a choice by its value), by name,
         leaving out those at their default; :func:`parse_request` turns this back into the request."""
-        global _last_given
-        # Every answer asks twice (its command line, its controls' custom_id): the request is frozen,
-        # so the last one's options are kept by identity, and handed out as a copy.
-        last = _last_given  # one read: another thread may replace it meanwhile
-        if last is not None and last[0] is self:
-            return dict(last[1])
         values: dict[str, object] = {}
         # Only the fields set at validation can differ from their defaults.
         set_fields = self.model_fields_set
@@ -239,8 +233,7 @@ class EstimateRequest(BaseModel):
             elif kind == "choice":
                 value = str(value)  # a StrEnum's str() is its value
             values[name] = value
-        _last_given = (self, values)
-        return dict(values)
+        return values
 
 
 def _option_of(annotation: Any) -> Option:
@@ -262,9 +255,6 @@ def request_options() -> tuple[OptionSpec, ...]:
         OptionSpec(name=name, default=field.default, option=_option_of(hints[name]))
         for name, field in EstimateRequest.model_fields.items()
     )
-
-
-_last_given: tuple[EstimateRequest, dict[str, object]] | None = None
 
 
 @cache

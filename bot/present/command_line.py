@@ -19,6 +19,7 @@ from bot.estimate.request import (
     parse_request,
     request_options,
 )
+from bot.estimate.value_type import value_type
 
 COMMAND = "/vram"
 
@@ -74,14 +75,40 @@ def read_value(spec: OptionSpec, text: str) -> object:
 
 def command_line(request: EstimateRequest) -> str:
     """``/vram params:7 optimizer:adam8bit``: the options that differ from their defaults."""
+    return typed(request).line
+
+
+@value_type
+class Typed:
+    """A request as typed: what its command line and its controls' custom_id are written from."""
+
+    given: tuple[tuple[str, object, str], ...]  # (name, value, text) of each option not at its default
+    line: str  # the command line: those, and the options it always shows, in the table's order
+
+
+# Every answer writes both its command line and its controls' custom_id: the request is frozen, so
+# the last one's typed form is kept by identity.
+_last_typed: tuple[EstimateRequest, Typed] | None = None
+
+
+def typed(request: EstimateRequest) -> Typed:
+    """The options of ``request`` as typed (numbers in :func:`plain_number`'s form)."""
+    global _last_typed
+    last = _last_typed  # one read: another thread may replace it meanwhile
+    if last is not None and last[0] is request:
+        return last[1]
     given = request.given()
+    texts = {name: value_text(value) for name, value in given.items()}
     words = [COMMAND]
     for name, always_shown in _shown():
-        if name in given:
-            words.append(f"{name}:{value_text(given[name])}")
-        elif always_shown:
-            words.append(f"{name}:{value_text(getattr(request, name))}")
-    return " ".join(words)
+        text = texts.get(name)
+        if text is None and always_shown:
+            text = value_text(getattr(request, name))
+        if text is not None:
+            words.append(f"{name}:{text}")
+    found = Typed(tuple((name, value, texts[name]) for name, value in given.items()), " ".join(words))
+    _last_typed = (request, found)
+    return found
 
 
 @cache

@@ -18,9 +18,9 @@ from bot.present.custom_ids import (
     COMPARE,
     DETAILS,
     ESTIMATE,
+    ID_PREFIXES,
     SELECT_VIEW,
     SHARE,
-    control_id,
     pack,
     share_id,
 )
@@ -72,7 +72,7 @@ def render_controls(
     chosen = request.optimizer if request.bytes_per_param is None else None
     select = {
         "type": STRING_SELECT,
-        "custom_id": control_id(SELECT_VIEW, state),
+        "custom_id": ID_PREFIXES[SELECT_VIEW] + state,  # control_id(), inline: four per answer
         "placeholder": labels[SELECT_VIEW],
         "min_values": 1,
         "max_values": 1,
@@ -81,7 +81,7 @@ def render_controls(
     buttons = [
         {
             "type": BUTTON,
-            "custom_id": control_id(view, state),
+            "custom_id": ID_PREFIXES[view] + state,
             "label": labels[view],
             "style": PRIMARY if view == COMPARE else SECONDARY,
             "disabled": view == current,

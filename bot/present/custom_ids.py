@@ -15,7 +15,7 @@ from typing import Final
 
 from bot.estimate.options import OptionSpec
 from bot.estimate.request import EstimateRequest, InvalidRequest, parse_request, request_options
-from bot.present.command_line import UnreadableCommand, read_value, value_text
+from bot.present.command_line import UnreadableCommand, read_value, typed
 
 CUSTOM_ID_MAX: Final = 100
 
@@ -41,8 +41,12 @@ class UnreadableState(ValueError):
     """The packed text is not something :func:`pack` wrote (malformed, tampered or out of range)."""
 
 
+# Each view's custom_id up to its state: "vram:cmp:".
+ID_PREFIXES: Final = {view: f"{PREFIX}:{view}:" for view in VIEWS}
+
+
 def control_id(view: str, state: str) -> str:
-    return f"{PREFIX}:{view}:{state}"
+    return ID_PREFIXES[view] + state
 
 
 def share_id(view: str, state: str) -> str:
@@ -51,17 +55,17 @@ def share_id(view: str, state: str) -> str:
     return custom_id if len(custom_id) <= CUSTOM_ID_MAX else f"{PREFIX}:{SHARE}:{view}:{FROM_MESSAGE}"
 
 
-def _packed(value: object) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    return value_text(value)
-
-
 def pack(request: EstimateRequest) -> str:
     """The request's state for its controls' custom_ids: exact, or :data:`FROM_MESSAGE`."""
     keys = _packed_keys()
-    # given() lists the options in the table's order, which is the order they are packed in.
-    packed = ";".join([f"{keys[name]}={_packed(value)}" for name, value in request.given().items()])
+    pairs = []
+    # The options as the command line types them, in the table's order, which is the packed order;
+    # a boolean is packed as 1 or 0.
+    for name, value, text in typed(request).given:
+        if value is True or value is False:
+            text = "1" if value else "0"
+        pairs.append(f"{keys[name]}={text}")
+    packed = ";".join(pairs)
     return packed if len(packed) <= STATE_ROOM else FROM_MESSAGE
 
 

@@ -78,6 +78,11 @@ class Words:
 
     def short(self, value: float) -> str:
         """Short, exact-looking numbers: 7, 0.5, 70.6, 405, 1,234,567."""
+        if 0.001 <= value < 999.99:
+            # Most sizes, so the shortest path: six digits in this range have no exponent and no
+            # thousands to group (grouping costs a third of the format).
+            text = format(value, ".6g")
+            return text if self._digits is None else text.translate(self._digits)
         return self.num(value, ",.6g" if abs(value) < 1e6 else ",.0f")
 
     def plain(self, value: float) -> str:
