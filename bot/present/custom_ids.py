@@ -41,12 +41,13 @@ class UnreadableState(ValueError):
     """The packed text is not something :func:`pack` wrote (malformed, tampered or out of range)."""
 
 
-# Each view's custom_id up to its state: "vram:cmp:".
-ID_PREFIXES: Final = {view: f"{PREFIX}:{view}:" for view in VIEWS}
-
-
 def control_id(view: str, state: str) -> str:
-    return ID_PREFIXES[view] + state
+    """``vram:<view>:<state>``, for any view: a click's custom_id may name one we do not have."""
+    return f"{PREFIX}:{view}:{state}"
+
+
+# Each view's custom_id up to its state ("vram:cmp:"), for writing the controls of every answer.
+ID_PREFIXES: Final = {view: control_id(view, "") for view in VIEWS}
 
 
 def share_id(view: str, state: str) -> str:
