@@ -263,6 +263,12 @@ def _given_table() -> tuple[tuple[str, object, Kind], ...]:
     return tuple((spec.name, spec.default, spec.kind) for spec in request_options())
 
 
+@cache
+def option_positions() -> dict[str, int]:
+    """Each option's place in the option table, by name."""
+    return {spec.name: position for position, spec in enumerate(request_options())}
+
+
 # The one option that shapes only the reply: who sees it. It is not part of the estimate, so it is
 # neither packed into controls nor shown in the command line.
 PRIVATE = OptionSpec(

@@ -16,6 +16,7 @@ from bot.estimate.request import (
     EstimateRequest,
     InvalidRequest,
     command_options,
+    option_positions,
     parse_request,
     request_options,
 )
@@ -97,25 +98,21 @@ def typed(request: EstimateRequest) -> Typed:
     last = _last_typed  # one read: another thread may replace it meanwhile
     if last is not None and last[0] is request:
         return last[1]
-    given = request.given()
-    texts = {name: value_text(value) for name, value in given.items()}
-    words = [COMMAND]
-    for name, always_shown in _shown():
-        text = texts.get(name)
-        if text is None and always_shown:
-            text = value_text(getattr(request, name))
-        if text is not None:
-            words.append(f"{name}:{text}")
-    found = Typed(tuple((name, value, texts[name]) for name, value in given.items()), " ".join(words))
+    given = [(name, value, value_text(value)) for name, value in request.given().items()]
+    texts = {name: text for name, _, text in given}
+    for name in _always_shown():
+        if name not in texts:  # at its default: added, and put back in the table's order
+            texts[name] = value_text(getattr(request, name))
+            texts = {other: texts[other] for other in sorted(texts, key=option_positions().__getitem__)}
+    found = Typed(tuple(given), " ".join([COMMAND, *[f"{name}:{text}" for name, text in texts.items()]]))
     _last_typed = (request, found)
     return found
 
 
 @cache
-def _shown() -> tuple[tuple[str, bool], ...]:
-    """The option table as the command line walks it (every answer does): name, and whether the
-    line shows it even at its default."""
-    return tuple((spec.name, spec.option.always_shown) for spec in request_options())
+def _always_shown() -> tuple[str, ...]:
+    """The options the command line shows even at their default."""
+    return tuple(spec.name for spec in request_options() if spec.option.always_shown)
 
 
 def parse_command_line(line: str) -> EstimateRequest:
