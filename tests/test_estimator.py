@@ -43,7 +43,7 @@ def test_every_optimizer(optimizer: str, bytes_per_param: float, total_7b: float
     assert result.bytes_per_param == bytes_per_param
     assert Optimizer(optimizer).bytes_per_param == bytes_per_param
     assert result.total_gb == total_7b
-    assert sum(part.gb for part in result.parts) == pytest.approx(total_7b)
+    assert sum(result.part_gb(part) for part in result.parts) == pytest.approx(total_7b)
     assert [p.bytes_per_param for p in result.parts][:2] == [2, 2]  # 16-bit weights and gradients
 
 
@@ -63,7 +63,7 @@ def test_custom_bytes_per_param_overrides_the_optimizer_with_one_line() -> None:
     result = run(params=7, optimizer="sgd", bytes_per_param=10)
     assert result.bytes_per_param == 10
     assert len(result.parts) == 1
-    assert result.parts[0].gb == 70
+    assert result.part_gb(result.parts[0]) == 70
     assert result.total_gb == 70
     assert result.custom_bytes
     assert title(result) == "✅ 7B · Custom 10 B/param: 70.0 GB fits one H100 80 GB"

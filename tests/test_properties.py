@@ -38,7 +38,7 @@ def test_valid_input_gives_a_consistent_estimate(
         )
     )
     assert math.isfinite(result.total_gb)
-    assert result.total_gb == pytest.approx(sum(p.gb for p in result.parts) + a)
+    assert result.total_gb == pytest.approx(sum(result.part_gb(p) for p in result.parts) + a)
     assert result.model_states_gb == pytest.approx(n * result.bytes_per_param)
     assert result.single_gpu.fits is (result.total_gb <= 80)
     for language in Language:

@@ -16,7 +16,8 @@ PartKind = Literal["weights", "gradients", "optimizer"]
 
 @value_type
 class Part:
-    """One line of the breakdown: what is stored for every parameter, and what it costs.
+    """One line of the breakdown: what is stored for every parameter (what it costs for a model is
+    :meth:`bot.estimate.core.Estimate.part_gb`).
 
     ``key`` is the part's catalogue key, which holds its wording.
     """
@@ -24,7 +25,6 @@ class Part:
     key: str
     kind: PartKind
     bytes_per_param: float
-    gb: float = 0.0
 
 
 class Optimizer(StrEnum):

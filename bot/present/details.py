@@ -77,7 +77,12 @@ def _lora(estimate: Estimate, w: Words) -> str:
 
 def _breakdown(estimate: Estimate, w: Words) -> str:
     lines = [
-        w("breakdown.line", part=w(part.key), bytes=w.num(part.bytes_per_param), gb=w.gb(part.gb))
+        w(
+            "breakdown.line",
+            part=w(part.key),
+            bytes=w.num(part.bytes_per_param),
+            gb=w.gb(estimate.part_gb(part)),
+        )
         for part in estimate.parts
     ]
     if len(estimate.parts) > 1:

@@ -83,7 +83,12 @@ def figures(estimate: Estimate) -> dict[str, Any]:
         },
         "bytes_per_param": estimate.bytes_per_param,
         "parts": [
-            {"key": part.key, "kind": part.kind, "bytes_per_param": part.bytes_per_param, "gb": part.gb}
+            {
+                "key": part.key,
+                "kind": part.kind,
+                "bytes_per_param": part.bytes_per_param,
+                "gb": estimate.part_gb(part),
+            }
             for part in estimate.parts
         ],
         "model_states_gb": estimate.model_states_gb,

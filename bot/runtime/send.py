@@ -115,11 +115,19 @@ def callback_route(interaction_id: int, token: str) -> Route:
     return route
 
 
+# By whether the answer updates the clicked message: UPDATE_MESSAGE edits it; CHANNEL_MESSAGE_WITH_SOURCE
+# answers with a new one. With its JSON value, which every answer writes.
+_RESPONSE_TYPES = {
+    update: (kind, kind.value)
+    for update, kind in (
+        (True, discord.InteractionResponseType.message_update),
+        (False, discord.InteractionResponseType.channel_message),
+    )
+}
+
+
 def _response_type(update: bool) -> discord.InteractionResponseType:
-    """UPDATE_MESSAGE edits the clicked message; CHANNEL_MESSAGE_WITH_SOURCE answers with a new one."""
-    if update:
-        return discord.InteractionResponseType.message_update
-    return discord.InteractionResponseType.channel_message
+    return _RESPONSE_TYPES[update][0]
 
 
 def callback_body(
@@ -144,7 +152,7 @@ def callback_body(
     data["allowed_mentions"] = allowed_mentions
     if update:
         data["attachments"] = []  # a message update without files drops the message's files
-    return {"type": _response_type(update).value, "data": data}
+    return {"type": _RESPONSE_TYPES[update][1], "data": data}
 
 
 async def respond(

@@ -57,17 +57,22 @@ class ControlError(app_commands.AppCommandError):
         self.original = original
 
 
+# The JSON types each option type's value may have, as decoded (exact types: a boolean is not a
+# number, although Python's bool is an int).
+_VALUE_TYPES: dict[int, tuple[type, ...]] = {
+    _STRING: (str,),
+    _BOOLEAN: (bool,),
+    _INTEGER: (int,),
+    _NUMBER: (int, float),
+}
+
+
 def _value_has_its_type(option_type: int, value: Any) -> bool:
-    if option_type == _STRING:
-        return isinstance(value, str)
-    if option_type == _BOOLEAN:
-        return isinstance(value, bool)
-    if option_type == _INTEGER:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if option_type == _NUMBER:
-        return isinstance(value, int | float) and not isinstance(value, bool)
+    allowed = _VALUE_TYPES.get(option_type)
+    if allowed is not None:
+        return type(value) in allowed
     if option_type in _SNOWFLAKE_TYPES:
-        return isinstance(value, str | int) and str(value).isdigit()
+        return type(value) in (str, int) and str(value).isdigit()
     return True  # a type this code does not know: leave it to discord.py
 
 
