@@ -3,10 +3,11 @@
 The bot runs as its own process (``python -m bot``, as an operator starts it) so that its CPU time
 and resident memory are its own; the fake Discord runs in this process. Two no-op commands
 (``benchmarks/ping_cog.py``) answer in the same runs: ``/ping`` a plain message, ``/ping_embed`` a
-prebuilt answer of ``/vram``'s size. The headline is the bot's CPU time per answer, read from
-``/proc`` (user + system of the bot process) around bursts of each command, as a ratio to
-``/ping``'s in the same round: unlike throughput or latency, it does not move with whatever else the
-machine runs. Also measured:
+prebuilt answer of ``/vram``'s size. The headline is the bot's CPU time per answer (user + system
+of the bot process, from the kernel's clock for it), read around bursts of each command, as a ratio
+to ``/ping``'s in the same round, the median of 15 rounds: throughput and latency move with whatever
+else the machine runs, CPU time much less (its rounds still differ by ±30 % on a shared VM, hence
+the rounds). Also measured:
 
 - latency one at a time, from the moment an INTERACTION_CREATE is written to the gateway until the
   bot's callback arrives, with an idle gap before each so no answer pays for the previous one's
@@ -88,10 +89,19 @@ def rss_mb(pid: int) -> float:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time a process has used, from /proc (Linux; in clock ticks, 10 ms here,
-    so a measurement spans hundreds of milliseconds of the bot's CPU to be within a few per cent)."""
-    fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """The CPU time a process has used, all its threads, user and system: to the nanosecond from the
+    kernel's clock for that process (Linux), else from /proc in clock ticks (10 ms here)."""
+    try:
+        return time.clock_gettime(_process_cpu_clock(pid))
+    except OSError:
+        fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _process_cpu_clock(pid: int) -> int:
+    """The clock id of another process's CPU time, as glibc's clock_getcpuclockid(3) makes it (Linux's
+    MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)), which Python's time module does not offer."""
+    return ((~pid) << 3) | 2
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -274,7 +284,7 @@ async def stop_bot(process: asyncio.subprocess.Process) -> None:
 async def measure_stages(bench: Bench, args: argparse.Namespace) -> dict[str, Any]:
     """Where the CPU of an answer goes, one command at a time, in a bot whose stages are timed.
 
-    Per command: the bot's CPU per answer from /proc (everything: discord.py reading the gateway
+    Per command: the bot's CPU per answer from its CPU clock (everything: discord.py reading the gateway
     frame, building the Interaction, dispatching the command, our work, sending, reading the reply)
     and the timed stages within it; what the stages do not cover is discord.py's and the loop's.
     """
@@ -349,9 +359,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 await bench.all_at_once(command, args.warmup)
             for _ in range(args.rounds):
                 latencies += await bench.one_at_a_time(COMMANDS, args.count)
-            for _ in range(args.cpu_rounds):  # alternate, so drift affects every command alike
+            for index in range(args.cpu_rounds):
+                # Alternate, so drift affects every command alike, and rotate each round's order, so
+                # no command is always the one run first or last.
                 burst: dict[str, float] = {}
-                for command in COMMANDS:
+                for command in COMMANDS[index % len(COMMANDS) :] + COMMANDS[: index % len(COMMANDS)]:
                     row = await bench.all_at_once(command, args.burst)
                     latencies.append(row)
                     burst[row.command] = row.bot_cpu_ms or 0.0
@@ -522,8 +534,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--count", type=int, default=500, help="interactions one at a time, per round")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the one-at-a-time run")
-    parser.add_argument("--burst", type=int, default=1000, help="interactions sent at once")
-    parser.add_argument("--cpu-rounds", type=int, default=5, help="rounds of bursts (the CPU headline)")
+    parser.add_argument("--burst", type=int, default=500, help="interactions sent at once")
+    parser.add_argument("--cpu-rounds", type=int, default=15, help="rounds of bursts (the CPU headline)")
     parser.add_argument(
         "--stage-count", type=int, default=1000, help="interactions per command, timed stages"
     )
