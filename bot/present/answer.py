@@ -104,15 +104,17 @@ def _title(estimate: Estimate, seen: Glance, wording: _Wording, total: str, size
     request = estimate.request
     # A preset's name, else the size, which the template words ("7B").
     subject = request.model.name if request.model is not None and request.params is None else None
+    if request.bytes_per_param is None:
+        method = wording.short_methods[request.optimizer]
+    else:
+        method = short_method_name(estimate, w)  # "Custom 10 B/param"
     values = {
         "subject": subject,
         "size": size,
         "gb": total,
-        "method": wording.short_methods.get(request.optimizer) if request.bytes_per_param is None else None,
+        "method": method,
         "card": short_card_name(estimate.single_gpu.gpu),
     }
-    if values["method"] is None:
-        values["method"] = short_method_name(estimate, w)  # "Custom 10 B/param"
     if seen.strategy is not None and seen.fits:
         key = "glance.cluster_fits"
         values["gb"] = w.gb(seen.per_card_gb)
@@ -286,7 +288,7 @@ def _lines(
         "warnings": "",
     }
     for kind, gb in parts:
-        values[_GB_FIELDS[kind]] = f"{w.short_amount(gb)}{NBSP}GB"
+        values[_GB_FIELDS[kind]] = short_gb(gb, w, NBSP)
     # Rare, and worth the lines: the sequence is longer than the model's context, or V fits the card
     # but the step's peak does not (Details has the full peak and the largest batch).
     for warning in (context_warning(estimate, w), peak_warning(estimate, w)):
