@@ -12,7 +12,6 @@ from bot.estimate.request import InvalidRequest, parse_request
 from bot.estimate.sharding import STRATEGIES, per_gpu_gb
 from bot.present.answer import render_embed
 from bot.present.details import render_details
-from bot.present.i18n import Language
 from bot.present.problems import describe_problem
 
 # Published totals (the safetensors parameter counts on each model's Hugging Face page).
@@ -281,26 +280,6 @@ def test_no_batch_fits_when_the_model_states_fill_the_card() -> None:
     assert (found.batch, found.checkpointed_batch) == (None, None)
     assert estimate(parse_request(model="llama-3.1-8b", activations=10)).largest_batch is None
     assert estimate(parse_request(params=8)).largest_batch is None
-
-
-@pytest.mark.parametrize(
-    ("language", "one_card", "sharded"),
-    [
-        (Language.EN, "shard the model states or use a larger card", "over 8 GPUs (ZeRO-3)"),
-        (Language.DE, "Modellzustände verteilen oder", "auf 8 GPUs verteilt (ZeRO-3)"),
-    ],
-)
-def test_when_no_batch_fits_sharded_cards_are_not_told_to_shard(
-    language: Language, one_card: str, sharded: str
-) -> None:
-    # 671B: even ZeRO-3 over 8 cards leaves over 1 TB of model states on each, so no batch fits.
-    alone = render_details(estimate(parse_request(model="deepseek-v3", seq_len=4096)), language)
-    on_eight = render_details(estimate(parse_request(model="deepseek-v3", seq_len=4096, gpus=8)), language)
-    alone_text, eight_text = str(alone["fields"]), str(on_eight["fields"])
-    assert one_card in alone_text
-    assert sharded not in alone_text
-    assert sharded in eight_text
-    assert one_card not in eight_text
 
 
 def test_the_step_peak_of_llama_3_1_8b_matches_the_measured_rates() -> None:

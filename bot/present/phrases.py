@@ -176,8 +176,6 @@ def largest_batch_text(estimate: Estimate, w: Words) -> str | None:
     card = card_name(estimate, w)
     seq_len = w.plain(found.seq_len)
     if found.checkpointed_batch is None:
-        if request.gpus > 1:  # the largest batch already counts the model states as ZeRO-3 shards them
-            return w("batch.none_sharded", seq_len=seq_len, card=card, gpus=w.plain(request.gpus))
         return w("batch.none", seq_len=seq_len, card=card)
     if found.batch is None:
         return w(
