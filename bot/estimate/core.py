@@ -24,7 +24,15 @@ from bot.estimate.activations_measured import (
 )
 from bot.estimate.hardware import Gpu
 from bot.estimate.models import Architecture
-from bot.estimate.optimizers import CUSTOM_PART_KEY, Optimizer, Part, PartKind, Precision, parts_for
+from bot.estimate.optimizers import (
+    CUSTOM_PART_KEY,
+    Optimizer,
+    Part,
+    PartKind,
+    Precision,
+    bytes_per_param_for,
+    parts_for,
+)
 from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
 from bot.estimate.sharding import (
     PerGpu,
@@ -417,12 +425,13 @@ def estimate(request: EstimateRequest) -> Estimate:
     """Apply M = N × B and V = M + A, then judge the result against the chosen card(s)."""
     n = request.params_billion
     if request.bytes_per_param is not None:
+        bytes_per_param = request.bytes_per_param
         parts: tuple[Part, ...] = (
-            Part(key=CUSTOM_PART_KEY, kind="optimizer", bytes_per_param=request.bytes_per_param),
+            Part(key=CUSTOM_PART_KEY, kind="optimizer", bytes_per_param=bytes_per_param),
         )
     else:
+        bytes_per_param = bytes_per_param_for(request.optimizer, request.precision)
         parts = parts_for(request.optimizer, request.precision)
-    bytes_per_param = sum(part.bytes_per_param for part in parts)
 
     activations, activation_estimate = _activations(request)
     model_states = n * bytes_per_param
@@ -444,7 +453,11 @@ def estimate(request: EstimateRequest) -> Estimate:
     cluster = _cluster(request, parts, n, activations) if request.gpus > 1 else None
     # On several cards, the room per card follows the leanest strategy's model states.
     states_per_gpu = min((row.gb for row in cluster.rows), default=0.0) - activations if cluster else 0.0
-    largest_batch = _largest_batch(request, states_per_gpu if cluster else model_states)
+    if request.model is None:  # without an architecture: no batch, step peak or context to judge
+        largest_batch, peak, beyond_context = None, None, None
+    else:
+        largest_batch = _largest_batch(request, states_per_gpu if cluster else model_states)
+        peak, beyond_context = _peak(request, total), _beyond_context(request)
     adapters = _adapters(request, n)  # the same for LoRA and QLoRA
     return Estimate(
         request=request,
@@ -458,8 +471,8 @@ def estimate(request: EstimateRequest) -> Estimate:
         single_gpu=verdict,
         cluster=cluster,
         largest_batch=largest_batch,
-        peak=_peak(request, total),
-        beyond_context=_beyond_context(request),
+        peak=peak,
+        beyond_context=beyond_context,
         lora=_adapter_hint("LoRA", LORA_BASE_BYTES_PER_PARAM, adapters, n, bytes_per_param, activations),
         qlora=_adapter_hint("QLoRA", QLORA_BASE_BYTES_PER_PARAM, adapters, n, bytes_per_param, activations),
     )

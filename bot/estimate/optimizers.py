@@ -103,5 +103,14 @@ def parts_for(optimizer: Optimizer, precision: Precision) -> tuple[Part, ...]:
     return _PARTS[(optimizer, precision)]
 
 
+# B of each setup: the sum of its parts, added up once rather than on every estimate.
+_BYTES_PER_PARAM = {setup: sum(part.bytes_per_param for part in parts) for setup, parts in _PARTS.items()}
+
+
+def bytes_per_param_for(optimizer: Optimizer, precision: Precision) -> float:
+    """B: the bytes per parameter of :func:`parts_for`'s parts together."""
+    return _BYTES_PER_PARAM[(optimizer, precision)]
+
+
 # A custom bytes-per-parameter figure replaces the optimizer's breakdown with this one part.
 CUSTOM_PART_KEY = "part.custom"

@@ -163,13 +163,6 @@ def _per_card_parts(
     return [(kind, gb * shares[kind]) for kind, gb in parts]
 
 
-def short_gb(value: float, w: Words, space: str = " ") -> str:
-    """GB as the breakdown and the LoRA line show them: whole from 100 GB on (1,342 GB), where a tenth
-    says nothing and costs a phone's columns; the formulas above keep the exact figures. ``space``
-    goes between the number and "GB"."""
-    return f"{w.short_amount(value)}{space}GB"
-
-
 # The breakdown keeps each part in one piece on a phone: a no-break space after its square and before
 # "GB", so a narrow screen may wrap between the parts' words, but never strands a square or a unit
 # (the screenshots showed "14.0" and "GB" on two lines).
@@ -281,19 +274,20 @@ def _lines(
         "m": model_states,
         "a": w.amount(estimate.activations_gb),
         "v": total,
-        "lora": short_gb(lora.total_gb, w),
+        "lora": w.short_gb(lora.total_gb),
         "lora_fit": wording.adapter_cards[lora.smallest_card_gb],
-        "qlora": short_gb(qlora.total_gb, w),
+        "qlora": w.short_gb(qlora.total_gb),
         "qlora_fit": wording.adapter_cards[qlora.smallest_card_gb],
         "warnings": "",
     }
     for kind, gb in parts:
-        values[_GB_FIELDS[kind]] = short_gb(gb, w, NBSP)
+        values[_GB_FIELDS[kind]] = w.short_gb(gb, NBSP)
     # Rare, and worth the lines: the sequence is longer than the model's context, or V fits the card
     # but the step's peak does not (Details has the full peak and the largest batch).
-    for warning in (context_warning(estimate, w), peak_warning(estimate, w)):
-        if warning:
-            values["warnings"] += f"\n{warning}"
+    if estimate.beyond_context is not None or estimate.peak is not None:
+        for warning in (context_warning(estimate, w), peak_warning(estimate, w)):
+            if warning:
+                values["warnings"] += f"\n{warning}"
     return wording.lines[estimate.custom_bytes, _activations_key(estimate)].fill(values)
 
 
@@ -337,7 +331,9 @@ def usage_bar(
 
 def _usage_bar(parts: list[tuple[str, float]], capacity_gb: float, wording: _Wording) -> str:
     w = wording.words
-    total = sum(gb for _, gb in parts)
+    total = 0.0
+    for _, gb in parts:  # a loop: a generator costs more than the four additions
+        total += gb
     if total <= capacity_gb:
         used = round(total / capacity_gb * BAR_CELLS)
         cells = _cells(parts, used, capacity_gb / BAR_CELLS) if used else ""

@@ -105,16 +105,17 @@ class Words:
             return f"< {self.num(SMALLEST_GB)}"
         return self.num(value, ".2g")
 
-    def short_amount(self, value: float) -> str:
-        """:meth:`amount`, but whole from 100 on (1,342), where a tenth says nothing and costs a
-        phone's columns."""
+    def short_gb(self, value: float, space: str = " ") -> str:
+        """GB as the answer's breakdown and LoRA line show them: as :meth:`amount`, but whole from
+        100 GB on (1,342 GB), where a tenth says nothing and costs a phone's columns. ``space`` goes
+        between the number and "GB"."""
         if value >= 100 or value <= -100:
             text = format(value, ",.0f")  # fixed-point: never an exponent
         elif value >= 1 or value <= -1:
             text = format(value, ".1f")  # as amount(), without the second call
         else:
-            return self.amount(value)
-        return text if self._digits is None else text.translate(self._digits)
+            return f"{self.amount(value)}{space}GB"
+        return f"{text if self._digits is None else text.translate(self._digits)}{space}GB"
 
     def a(self, formatted: str) -> str:
         """A formatted number with the English article its sound needs: "a 7", "an 8", "an 80", "an 11".
