@@ -41,7 +41,7 @@ class Optimizer(StrEnum):
 
     @property
     def bytes_per_param(self) -> float:
-        return sum(part.bytes_per_param for part in self.parts)
+        return bytes_per_param_for(self, Precision.MIXED)
 
 
 class Precision(StrEnum):

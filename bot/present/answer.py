@@ -134,9 +134,8 @@ def part_sizes(estimate: Estimate) -> list[tuple[str, float]]:
     """The memory by colour of the bar: weights, gradients, optimizer state (a custom B is one part,
     shown in the optimizer's colour, since it has no breakdown), and activations."""
     sizes: dict[str, float] = {}
-    n = estimate.params_billion
     for part in estimate.parts:
-        sizes[part.kind] = sizes.get(part.kind, 0.0) + n * part.bytes_per_param  # Estimate.part_gb
+        sizes[part.kind] = sizes.get(part.kind, 0.0) + estimate.part_gb(part)
     sizes["activations"] = estimate.activations_gb
     return list(sizes.items())
 

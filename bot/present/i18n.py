@@ -126,7 +126,7 @@ def placeholders(template: str) -> set[str]:
 def substituted(template: str, replacements: dict[str, str]) -> str:
     """``template`` with each placeholder named in ``replacements`` replaced by that template text,
     its literal braces still escaped, so that catalogue strings can be joined into one template and
-    filled in one ``format_map``: ``substituted("weights {gb}", {"gb": "{gb_weights}"})`` is
+    filled in one go (:class:`Template`): ``substituted("weights {gb}", {"gb": "{gb_weights}"})`` is
     ``"weights {gb_weights}"``. A replaced placeholder has no format spec (none in the catalogue has)."""
     pieces: list[str] = []
     for literal, name, spec, conversion in string.Formatter().parse(template):

@@ -48,14 +48,6 @@ SHORT_METHOD_KEYS: dict[Optimizer, str] = {
 _VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA ", "AMD Instinct ", "AMD ")
 
 
-def short_subject(estimate: Estimate, w: Words, size: str | None = None) -> str:
-    """The subject in a title: the preset's name, or "7B" (``size``: N, if formatted already)."""
-    request = estimate.request
-    if request.model is not None and request.params is None:
-        return request.model.name
-    return w("glance.subject", size=w.short(estimate.params_billion) if size is None else size)
-
-
 def short_method_name(estimate: Estimate, w: Words) -> str:
     """ "Adam", "8-bit Adam", "SGD" or "10 B/param": the method in a title that has to fit a phone."""
     if estimate.request.bytes_per_param is not None:
