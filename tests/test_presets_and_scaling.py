@@ -274,6 +274,45 @@ def test_the_largest_batch_is_the_last_whose_step_fits(options: dict[str, object
         assert not beyond.fits
 
 
+@pytest.mark.parametrize("key", ["qwen2.5-14b", "phi-4", "gpt-oss-20b", "gemma-3-12b"])
+def test_on_several_cards_the_largest_batch_is_the_last_whose_cards_peak_fits(key: str) -> None:
+    """With ZeRO-3 the verdict's strategy on 8 cards (only it fits), one card's peak at the largest
+    batch fits, and at one more sequence it does not: the batch and the per-card peak agree."""
+    options: dict[str, object] = {"model": key, "gpus": 8, "seq_len": 2048}
+    found = estimate(parse_request(**options)).largest_batch
+    assert found is not None
+    assert found.strategy == "ZeRO-3"
+    assert found.checkpointed_batch is not None
+    for batch, checkpointing in ((found.batch, False), (found.checkpointed_batch, True)):
+        assert batch is not None
+        at = estimate(parse_request(**options, batch_size=batch, checkpointing=checkpointing)).peak
+        beyond = estimate(parse_request(**options, batch_size=batch + 1, checkpointing=checkpointing)).peak
+        assert at is not None
+        assert beyond is not None
+        assert at.per_card is not None
+        assert beyond.per_card is not None
+        assert (at.per_card.strategy, beyond.per_card.strategy) == ("ZeRO-3", "ZeRO-3")
+        assert at.per_card.fits
+        assert not beyond.per_card.fits
+
+
+def test_one_card_of_eight_steps_its_own_shard() -> None:
+    """Llama 3.1 8B, mixed-precision AdamW on 8 cards: one card's optimizer step holds its DeepSpeed
+    model states and an eighth of the step's 8 B/param temporaries (ZeRO-1: 2 + 2 B/param whole,
+    12 + 4 B/param of the fp32 master, states and gradient partition divided by 8)."""
+    result = estimate(parse_request(model="llama-3.1-8b", gpus=8, seq_len=2048))
+    n = result.params_billion
+    assert result.peak is not None
+    card = result.peak.per_card
+    assert card is not None
+    assert (card.strategy, card.moment) == ("ZeRO-1", "optimizer step")
+    assert card.peak_gb == pytest.approx(4 * n + 16 * n / 8 + 8 * n / 8 + 0.5)
+    assert card.fits
+    one_card = estimate(parse_request(model="llama-3.1-8b", seq_len=2048)).peak
+    assert one_card is not None
+    assert one_card.per_card is None
+
+
 def test_no_batch_fits_when_the_model_states_fill_the_card() -> None:
     found = estimate(parse_request(model="llama-3.1-70b", seq_len=4096)).largest_batch
     assert found is not None

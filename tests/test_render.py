@@ -232,7 +232,8 @@ def test_compare_says_when_a_preset_has_no_activations_counted() -> None:
 @pytest.mark.parametrize("language", list(Language))
 def test_the_peak_on_several_cards_says_it_is_one_card_holding_everything(language: Language) -> None:
     """The step's peak is that of one process holding the whole model: with gpus > 1 Details says
-    so, since ZeRO would divide part of it; on one card it says nothing of the kind."""
+    so, and gives one card's peak under the strategy the verdict follows; on one card it says
+    nothing of the kind."""
     options = {"model": "llama-3.1-70b", "batch_size": 1, "seq_len": 4096}
     marker = {Language.EN: "one card holding the whole model", Language.DE: "das ganze Modell hält"}[language]
     sharded = embed_to_text(render_details(estimate(parse_request(**options, gpus=8)), language))
@@ -240,3 +241,46 @@ def test_the_peak_on_several_cards_says_it_is_one_card_holding_everything(langua
     assert marker in sharded
     assert " 8 " in sharded.split(marker)[1].splitlines()[0]  # names the cards
     assert marker not in single
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_details_give_one_cards_peak_and_batch_under_zero(language: Language) -> None:
+    """Llama 3.1 8B on 8 cards at 2,048 tokens (the README's example): ZeRO-1 fits (the title's
+    strategy), and so does one card's peak under it; under ZeRO-3, which leaves the most room, a card
+    takes 3 sequences (16 checkpointed). It used to say that not even one sequence fits, from one
+    card's whole optimizer step added to a ZeRO-3 card's states."""
+    result = estimate(parse_request(model="llama-3.1-8b", gpus=8, seq_len=2048))
+    text = embed_to_text(render_details(result, language))
+    per_gpu, batch = {
+        Language.EN: (
+            "With ZeRO-1 across the 8 cards, each card holds its share of the model states and of the "
+            "optimizer step's temporaries: ≈ 56.7 GB per GPU at the optimizer step, which fits.",
+            "holds a micro-batch of up to 3 sequences (16 with full activation checkpointing). That "
+            "is per GPU, with ZeRO-3 across the 8 cards",
+        ),
+        Language.DE: (
+            "Mit ZeRO-1 über die 8 Karten hält jede Karte ihren Anteil an den Modellzuständen und an den "
+            "Zwischenspeichern des Optimizer-Schritts: ≈ 56,7 GB je GPU bei dem Optimizer-Schritt; "
+            "das passt.",
+            "einen Micro-Batch von bis zu 3 Sequenzen (16 mit vollem Activation-Checkpointing). Das "
+            "gilt je GPU, mit ZeRO-3 über die 8 Karten",
+        ),
+    }[language]
+    assert per_gpu in text
+    assert batch in text
+    none = embed_to_text(
+        render_details(estimate(parse_request(model="llama-3.1-8b", gpus=2, seq_len=2048)), language)
+    )
+    advice = {Language.EN: "use more cards or larger ones", Language.DE: "mehr oder größere Karten nehmen"}
+    assert advice[language] in none  # already sharded by ZeRO-3: more cards, not "shard"
+
+
+def test_under_data_parallel_the_peak_is_each_cards_own() -> None:
+    """Phi-3 mini fits 8 cards with plain data parallel, where every card holds the whole model:
+    the peak's line is each card's, and no per-GPU line repeats it."""
+    result = estimate(parse_request(model="phi-3-mini", gpus=8, seq_len=2048))
+    assert result.cluster is not None
+    assert result.cluster.followed.strategy == "data parallel"
+    assert result.peak is not None
+    assert result.peak.per_card is None
+    assert "per GPU at" not in embed_to_text(render_details(result))

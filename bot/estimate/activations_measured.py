@@ -44,6 +44,7 @@ from __future__ import annotations
 from typing import Literal
 
 from bot.estimate.models import Architecture
+from bot.estimate.sharding import WHOLE_MODEL, CardShare
 from bot.estimate.value_type import value_type
 
 AttentionImpl = Literal["sdpa", "eager"]
@@ -616,8 +617,10 @@ def step_peak(
     optimizer: OptimizerKind = "adamw",
     checkpointing: bool = False,
     traits: FamilyTraits | None = None,
+    share: CardShare = WHOLE_MODEL,
 ) -> StepPeak:
-    """The highest live bytes of one steady-state step (gradients freed before it, set_to_none).
+    """The highest live bytes of one steady-state step (gradients freed before it, set_to_none), on
+    one card holding ``share`` of the model states.
 
     The largest of:
     - the loss in forward: states without gradients + saved activations (+ weight copies, held
@@ -631,6 +634,12 @@ def step_peak(
       ids + the layer recomputed in full (+ its weight copies under autocast) + its backward's working
       set;
     - the optimizer step: the model states with gradients + the step's temporaries.
+
+    Measured on one process holding the whole model. Sharded by ZeRO (``share``), a card holds its
+    fraction of the weights, gradients and optimizer state (Rajbhandari et al. 2020, section 5), and
+    steps only its own shard, so the temporaries follow the optimizer state's fraction; what backward
+    makes of one layer (its working set, eager attention's last-layer gradients) and all activations
+    stay whole on every card.
     """
     t = traits or traits_for(arch)
     acts = measured_activations(
@@ -645,8 +654,19 @@ def step_peak(
     sb, h, v = seq_len * batch_size, arch.hidden_size, arch.vocab_size
     n = parameters
     grad_bytes = gradient_bytes_per_param(precision)
-    states = model_state_bytes_per_param(precision, optimizer) * n
-    without_grads = states - grad_bytes * n
+    weight_bytes = weight_bytes_per_param(precision)
+    state_bytes = model_state_bytes_per_param(precision, optimizer)
+    optimizer_bytes = state_bytes - weight_bytes - grad_bytes  # the fp32 master copy and the states
+    whole_states = state_bytes * n
+    # What the other cards hold instead of this one (nothing for the whole model: exactly as measured).
+    elsewhere = (
+        weight_bytes * (1 - share.weights)
+        + grad_bytes * (1 - share.gradients)
+        + optimizer_bytes * (1 - share.optimizer)
+    ) * n
+    states = whole_states - elsewhere
+    card_grad_bytes = grad_bytes * share.gradients  # per parameter of the model, on this card
+    without_grads = states - card_grad_bytes * n
     base = without_grads + acts.saved_bytes + acts.weight_copy_bytes + acts.held_bytes
     # The first layer's kind (dense under first_k_dense_replace) for the recompute, the last one's for
     # eager attention's backward.
@@ -664,7 +684,7 @@ def step_peak(
     moments = {
         "loss forward": base + acts.loss_forward_bytes,
         "loss backward": base + acts.loss_backward_bytes,
-        "optimizer step": states + step_temporary_bytes_per_param(precision, optimizer) * n,
+        "optimizer step": states + step_temporary_bytes_per_param(precision, optimizer) * share.optimizer * n,
     }
     if checkpointing:
         compute_bytes = 4 if precision == "amp" else 2
@@ -676,7 +696,7 @@ def step_peak(
         )
         moments["recompute"] = (
             without_grads
-            + grad_bytes * (n - v * h)
+            + card_grad_bytes * (n - v * h)
             + compute_bytes * sb * h
             + acts.held_bytes
             + 16 * sb

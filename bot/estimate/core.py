@@ -35,10 +35,13 @@ from bot.estimate.optimizers import (
 )
 from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
 from bot.estimate.sharding import (
+    WHOLE_MODEL,
+    CardShare,
     PerGpu,
     Strategy,
     ZeroThree,
     all_strategies,
+    card_share,
     deepspeed_strategies,
     zero_three,
 )
@@ -85,6 +88,9 @@ class LargestBatch:
     length, with and without full checkpointing; None where not even one sequence fits."""
 
     seq_len: int
+    # On several cards, the strategy that leaves each card the most room, whose share of the model
+    # states (and of the optimizer step's temporaries) a card holds; None: one card holds them all.
+    strategy: Strategy | None
     batch: int | None
     checkpointed_batch: int | None  # the same with full activation checkpointing
     per_sequence_gb: float
@@ -115,6 +121,19 @@ class PeakEstimate:
     transients_gb: float
     moment: str
     fits: bool
+    # On several cards under ZeRO: one card's peak with the strategy the verdict follows.
+    per_card: CardPeak | None
+
+
+@value_type
+class CardPeak:
+    """One card's step peak on several cards: its model states under ``strategy`` (as the framework
+    holds them), its share of the step's transients, the activations and the CUDA context."""
+
+    strategy: Strategy
+    peak_gb: float
+    moment: str
+    fits: bool
 
 
 ShardingSource = Literal["deepspeed", "paper"]
@@ -139,6 +158,13 @@ class ClusterVerdict:
     @property
     def smallest_fitting(self) -> Strategy | None:
         return next((row.strategy for row in self.rows if row.fits), None)
+
+    @property
+    def followed(self) -> PerGpu:
+        """The row the verdict follows: the smallest strategy that fits, else ZeRO-3, which needs
+        the least."""
+        wanted = self.smallest_fitting or "ZeRO-3"
+        return next(row for row in self.rows if row.strategy == wanted)
 
 
 @value_type
@@ -303,7 +329,9 @@ def _activations(request: EstimateRequest) -> tuple[float, ActivationEstimate | 
     return 0.0, None
 
 
-def _step_peak_bytes(request: EstimateRequest, model: Architecture, batch_size: int) -> StepPeak:
+def _step_peak_bytes(
+    request: EstimateRequest, model: Architecture, batch_size: int, share: CardShare = WHOLE_MODEL
+) -> StepPeak:
     return step_peak(
         model,
         round(request.params_billion * 1e9),
@@ -313,6 +341,7 @@ def _step_peak_bytes(request: EstimateRequest, model: Architecture, batch_size: 
         precision=request.precision.value,
         optimizer=_STEP_OPTIMIZERS[request.optimizer],
         checkpointing=request.checkpointing,
+        share=share,
     )
 
 
@@ -322,20 +351,35 @@ def _beyond_context(request: EstimateRequest) -> int | None:
     return context if context is not None and seq_len is not None and seq_len > context else None
 
 
-def _peak(request: EstimateRequest, total_gb: float) -> PeakEstimate | None:
+def _peak(
+    request: EstimateRequest, total_gb: float, activations_gb: float, cluster: ClusterVerdict | None
+) -> PeakEstimate | None:
     """V plus what one step holds beyond it, when the bot estimated the activations itself (an entered
-    figure is taken as measured: it gets nothing added) and the optimizer's step is known."""
+    figure is taken as measured: it gets nothing added) and the optimizer's step is known; on several
+    cards also one card's peak."""
     model = request.model
     if model is None or not request.wants_activation_estimate or request.bytes_per_param is not None:
         return None
-    found = _step_peak_bytes(request, model, request.batch_size or DEFAULT_BATCH_SIZE)
+    batch_size = request.batch_size or DEFAULT_BATCH_SIZE
+    found = _step_peak_bytes(request, model, batch_size)
     transients = found.transients_bytes / 1e9
     peak = total_gb + transients + CUDA_CONTEXT_GB
+    capacity = request.card.memory_gb
+    per_card = None
+    # Under plain data parallel every card holds the whole model: the peak above is each card's.
+    if cluster is not None and cluster.followed.strategy != "data parallel":
+        row = cluster.followed
+        card = _step_peak_bytes(request, model, batch_size, card_share(row.strategy, request.gpus))
+        # The framework's model states on the card, then what the step holds beyond its share of them.
+        beyond_states = (card.peak_bytes - card.model_states_bytes) / 1e9
+        card_peak = row.gb - activations_gb + beyond_states + CUDA_CONTEXT_GB
+        per_card = CardPeak(row.strategy, card_peak, card.moment, card_peak <= capacity)
     return PeakEstimate(
         peak_gb=peak,
         transients_gb=transients,
         moment=found.moment,
-        fits=peak <= request.card.memory_gb,
+        fits=peak <= capacity,
+        per_card=per_card,
     )
 
 
@@ -350,21 +394,26 @@ def _largest_fitting(fits: Callable[[int], bool]) -> int | None:
     return low
 
 
-def _largest_batch(request: EstimateRequest, states_per_gpu_gb: float) -> LargestBatch | None:
+def _largest_batch(
+    request: EstimateRequest, states_per_gpu_gb: float, strategy: Strategy | None
+) -> LargestBatch | None:
     """The largest micro-batch whose step fits the card: its peak where the setup is known (V plus
-    the step's transients and the CUDA context), else V."""
+    the step's transients and the CUDA context), else V. On several cards (``strategy``), a card's
+    model states (``states_per_gpu_gb``) and its share of the step's transients."""
     model = request.model
     if model is None or request.activations is not None:
         return None  # an entered figure was measured at one batch, which we do not know
     capacity = request.card.memory_gb
+    share = WHOLE_MODEL if strategy is None else card_share(strategy, request.gpus)
 
     def need_gb(batch: int, checkpointing: bool) -> float:
         variant = request.model_copy(update={"batch_size": batch, "checkpointing": checkpointing})
         if request.bytes_per_param is not None:
             return states_per_gpu_gb + _saved(variant, model, batch).saved_bytes / 1e9
-        # One step_peak gives both the saved bytes and the transients (it computes the former).
-        found = _step_peak_bytes(variant, model, batch)
-        return states_per_gpu_gb + (found.saved_bytes + found.transients_bytes) / 1e9 + CUDA_CONTEXT_GB
+        # What the step holds beyond the card's model states: the saved activations and the
+        # transients (one step_peak gives both). The states themselves are the framework's figure.
+        found = _step_peak_bytes(variant, model, batch, share)
+        return states_per_gpu_gb + (found.peak_bytes - found.model_states_bytes) / 1e9 + CUDA_CONTEXT_GB
 
     def one_sequence_gb(checkpointing: bool) -> float:
         variant = request.model_copy(update={"batch_size": 1, "checkpointing": checkpointing})
@@ -372,11 +421,16 @@ def _largest_batch(request: EstimateRequest, states_per_gpu_gb: float) -> Larges
 
     return LargestBatch(
         seq_len=request.seq_len or DEFAULT_SEQ_LEN,
+        strategy=strategy,
         batch=_largest_fitting(lambda b: need_gb(b, False) <= capacity),
         checkpointed_batch=_largest_fitting(lambda b: need_gb(b, True) <= capacity),
         per_sequence_gb=one_sequence_gb(False),
         per_sequence_checkpointed_gb=one_sequence_gb(True),
     )
+
+
+def _per_gpu_gb(row: PerGpu) -> float:
+    return row.gb
 
 
 def _uses_deepspeed(request: EstimateRequest) -> bool:
@@ -451,13 +505,16 @@ def estimate(request: EstimateRequest) -> Estimate:
         else gpus_needed_sharded(model_states, activations, capacity, per_gpu=_zero_three(request, parts, n)),
     )
     cluster = _cluster(request, parts, n, activations) if request.gpus > 1 else None
-    # On several cards, the room per card follows the leanest strategy's model states.
-    states_per_gpu = min((row.gb for row in cluster.rows), default=0.0) - activations if cluster else 0.0
     if request.model is None:  # without an architecture: no batch, step peak or context to judge
         largest_batch, peak, beyond_context = None, None, None
     else:
-        largest_batch = _largest_batch(request, states_per_gpu if cluster else model_states)
-        peak, beyond_context = _peak(request, total), _beyond_context(request)
+        if cluster is None:
+            largest_batch = _largest_batch(request, model_states, None)
+        else:
+            # On several cards, the room per card follows the leanest strategy.
+            leanest = min(cluster.rows, key=_per_gpu_gb)
+            largest_batch = _largest_batch(request, leanest.gb - activations, leanest.strategy)
+        peak, beyond_context = _peak(request, total, activations, cluster), _beyond_context(request)
     adapters = _adapters(request, n)  # the same for LoRA and QLoRA
     return Estimate(
         request=request,

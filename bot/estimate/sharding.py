@@ -48,6 +48,29 @@ def per_gpu_gb(
     return (weights_gb + gradients_gb + optimizer_gb) / gpus
 
 
+@value_type
+class CardShare:
+    """The fraction of each model state one card holds: of the weights, the gradients and the
+    optimizer state (the optimizer step's temporaries follow the optimizer state: each card steps its
+    own shard)."""
+
+    weights: float
+    gradients: float
+    optimizer: float
+
+
+WHOLE_MODEL = CardShare(1.0, 1.0, 1.0)  # one card, or plain data parallel: every card holds it all
+
+
+def card_share(strategy: Strategy, gpus: int) -> CardShare:
+    """What one of ``gpus`` cards holds of each model state under ``strategy`` (the paper's stages)."""
+    return CardShare(
+        per_gpu_gb(strategy, 1.0, 0.0, 0.0, gpus),
+        per_gpu_gb(strategy, 0.0, 1.0, 0.0, gpus),
+        per_gpu_gb(strategy, 0.0, 0.0, 1.0, gpus),
+    )
+
+
 # DeepSpeed's fp32 gradient partition, which its optimizer steps from (its estimators' 16Ψ and 18Ψ).
 DEEPSPEED_FP32_GRADIENT_BYTES = 4
 # DeepSpeed ZeRO-3 gathers the largest module's 16-bit parameters and gradients: 4 bytes a parameter.

@@ -17,7 +17,7 @@ from typing import Any
 from bot.estimate.core import USUAL_CARDS_GB, Estimate
 from bot.estimate.hardware import DEFAULT_GPU
 from bot.estimate.optimizers import PartKind
-from bot.estimate.sharding import Strategy, per_gpu_gb
+from bot.estimate.sharding import Strategy, card_share
 from bot.estimate.value_type import value_type
 from bot.present.command_line import command_line
 from bot.present.i18n import DEFAULT_LANGUAGE, Language, Template, catalogue, substituted
@@ -77,9 +77,8 @@ def glance(estimate: Estimate) -> Glance:
     cluster = estimate.cluster
     if cluster is None:
         return Glance(estimate.single_gpu.fits, estimate.total_gb, None)
-    best = cluster.smallest_fitting
-    row = next(r for r in cluster.rows if r.strategy == (best or "ZeRO-3"))
-    return Glance(best is not None, row.gb, row.strategy)
+    row = cluster.followed
+    return Glance(row.fits, row.gb, row.strategy)
 
 
 def colour(estimate: Estimate) -> int:
@@ -152,11 +151,11 @@ def _per_card_parts(
         # A custom B has no breakdown: its one part is what the strategy leaves of the model states.
         row_gb = seen.per_card_gb
         return [("optimizer", row_gb - estimate.activations_gb), ("activations", estimate.activations_gb)]
-    gpus = estimate.request.gpus
+    share = card_share(strategy, estimate.request.gpus)
     shares = {
-        "weights": per_gpu_gb(strategy, 1.0, 0.0, 0.0, gpus),
-        "gradients": per_gpu_gb(strategy, 0.0, 1.0, 0.0, gpus),
-        "optimizer": per_gpu_gb(strategy, 0.0, 0.0, 1.0, gpus),
+        "weights": share.weights,
+        "gradients": share.gradients,
+        "optimizer": share.optimizer,
         "activations": 1.0,
     }
     return [(kind, gb * shares[kind]) for kind, gb in parts]

@@ -47,6 +47,7 @@ def _batch(found: LargestBatch | None) -> dict[str, Any] | None:
         return None
     return {
         "seq_len": found.seq_len,
+        "strategy": found.strategy,  # on several cards: the per-GPU batch's strategy
         "batch": found.batch,
         "checkpointed_batch": found.checkpointed_batch,
         "per_sequence_gb": found.per_sequence_gb,

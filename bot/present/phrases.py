@@ -11,7 +11,7 @@ from bot.estimate.models import Architecture
 from bot.estimate.optimizers import Optimizer, Precision
 from bot.present.hub_problems import hub_notes
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
-from bot.present.words import Words, optimizer_name, precision_name
+from bot.present.words import Words, optimizer_name, precision_name, strategy_name
 
 FITS_COLOUR = 0x2ECC71
 DOES_NOT_FIT_COLOUR = 0xE74C3C
@@ -167,22 +167,29 @@ def largest_batch_text(estimate: Estimate, w: Words) -> str | None:
         return None
     card = card_name(estimate, w)
     seq_len = w.plain(found.seq_len)
+    sharded = None
+    if found.strategy is not None:
+        sharded = {"strategy": strategy_name(found.strategy, w), "gpus": w.plain(request.gpus)}
     if found.checkpointed_batch is None:
+        if sharded is not None:
+            return w("batch.none_sharded", seq_len=seq_len, card=card, **sharded)
         return w("batch.none", seq_len=seq_len, card=card)
     if found.batch is None:
-        return w(
+        text = w(
             "batch.only_checkpointed",
             seq_len=seq_len,
             card=card,
             checkpointed=w.plain(found.checkpointed_batch),
         )
-    return w(
-        "batch.largest",
-        seq_len=seq_len,
-        card=card,
-        batch=w.plain(found.batch),
-        checkpointed=w.plain(found.checkpointed_batch),
-    )
+    else:
+        text = w(
+            "batch.largest",
+            seq_len=seq_len,
+            card=card,
+            batch=w.plain(found.batch),
+            checkpointed=w.plain(found.checkpointed_batch),
+        )
+    return text if sharded is None else f"{text} {w('batch.per_gpu', **sharded)}"
 
 
 def context_warning(estimate: Estimate, w: Words) -> str | None:
@@ -241,9 +248,20 @@ def peak_text(estimate: Estimate, w: Words) -> str | None:
         line = w("peak.over", over=w.gb(peak.peak_gb - estimate.single_gpu.capacity_gb), **values)
         if estimate.single_gpu.fits:
             line = f"{line}\n{w('peak.warning')}"
-    if estimate.request.gpus > 1:
-        # The peak is measured on one process holding everything; sharded, a card holds less.
-        line = f"{line}\n{w('peak.unsharded', gpus=w.plain(estimate.request.gpus))}"
+    card_peak = peak.per_card
+    if card_peak is not None:
+        # The peak above is measured on one process holding everything; sharded, a card holds less.
+        per_card = {
+            "strategy": strategy_name(card_peak.strategy, w),
+            "gpus": w.plain(estimate.request.gpus),
+            "peak": w.gb(card_peak.peak_gb),
+            "moment": w(PEAK_MOMENT_KEYS[card_peak.moment]),
+        }
+        if card_peak.fits:
+            line = f"{line}\n{w('peak.per_gpu_fits', **per_card)}"
+        else:
+            over = w.gb(card_peak.peak_gb - estimate.single_gpu.capacity_gb)
+            line = f"{line}\n{w('peak.per_gpu_over', over=over, **per_card)}"
     return line
 
 
