@@ -254,13 +254,13 @@ def test_details_give_one_cards_peak_and_batch_under_zero(language: Language) ->
     per_gpu, batch = {
         Language.EN: (
             "With ZeRO-1 across the 8 cards, each card holds its share of the model states and of the "
-            "optimizer step's temporaries: ≈ 56.7 GB per GPU at the optimizer step, which fits.",
+            "optimizer step's temporaries: ≈ 52.7 GB per GPU at the optimizer step, which fits.",
             "holds a micro-batch of up to 3 sequences (16 with full activation checkpointing). That "
             "is per GPU, with ZeRO-3 across the 8 cards",
         ),
         Language.DE: (
             "Mit ZeRO-1 über die 8 Karten hält jede Karte ihren Anteil an den Modellzuständen und an den "
-            "Zwischenspeichern des Optimizer-Schritts: ≈ 56,7 GB je GPU bei dem Optimizer-Schritt; "
+            "Zwischenspeichern des Optimizer-Schritts: ≈ 52,7 GB je GPU bei dem Optimizer-Schritt; "
             "das passt.",
             "einen Micro-Batch von bis zu 3 Sequenzen (16 mit vollem Activation-Checkpointing). Das "
             "gilt je GPU, mit ZeRO-3 über die 8 Karten",
@@ -273,6 +273,27 @@ def test_details_give_one_cards_peak_and_batch_under_zero(language: Language) ->
     )
     advice = {Language.EN: "use more cards or larger ones", Language.DE: "mehr oder größere Karten nehmen"}
     assert advice[language] in none  # already sharded by ZeRO-3: more cards, not "shard"
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_the_answer_warns_when_each_card_fits_v_but_not_its_peak(language: Language) -> None:
+    """Llama 3.1 8B on 8 cards at 4 × 2,048: V per GPU fits with ZeRO-3 (77.3 GB), but a card's
+    loss backward peaks at 84.2 GB: the answer warns, as it does on one card, and Details says why."""
+    result = estimate(parse_request(model="llama-3.1-8b", gpus=8, seq_len=2048, batch_size=4))
+    short, long = {
+        Language.EN: (
+            "⚠️ V fits, but each card's step peaks at ≈ 84.2 GB: see Details.",
+            "⚠️ V fits each card, but a card's peak does not",
+        ),
+        Language.DE: (
+            "⚠️ V passt, aber der Schritt erreicht ≈ 84,2 GB je Karte: siehe Details.",
+            "⚠️ V passt auf jede Karte, die Spitze einer Karte nicht",
+        ),
+    }[language]
+    assert short in str(render_embed(result, language)["description"])
+    assert long in embed_to_text(render_details(result, language))
+    roomy = estimate(parse_request(model="llama-3.1-8b", gpus=8, seq_len=2048, batch_size=1))
+    assert "⚠️" not in str(render_embed(roomy, language)["description"])
 
 
 def test_under_data_parallel_the_peak_is_each_cards_own() -> None:

@@ -36,12 +36,12 @@ from bot.estimate.optimizers import (
 from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
 from bot.estimate.sharding import (
     WHOLE_MODEL,
-    CardShare,
     PerGpu,
     Strategy,
     ZeroThree,
     all_strategies,
     card_share,
+    deepspeed_fp32_gradient_bytes,
     deepspeed_strategies,
     zero_three,
 )
@@ -330,8 +330,14 @@ def _activations(request: EstimateRequest) -> tuple[float, ActivationEstimate | 
 
 
 def _step_peak_bytes(
-    request: EstimateRequest, model: Architecture, batch_size: int, share: CardShare = WHOLE_MODEL
+    request: EstimateRequest, model: Architecture, batch_size: int, strategy: Strategy | None = None
 ) -> StepPeak:
+    """The step on one card: holding the whole model, or (``strategy``) its share on several cards."""
+    share, in_states = WHOLE_MODEL, 0.0
+    if strategy is not None:
+        share = card_share(strategy, request.gpus)
+        if _uses_deepspeed(request):  # the rows' model states are DeepSpeed's
+            in_states = deepspeed_fp32_gradient_bytes(strategy)
     return step_peak(
         model,
         round(request.params_billion * 1e9),
@@ -342,6 +348,7 @@ def _step_peak_bytes(
         optimizer=_STEP_OPTIMIZERS[request.optimizer],
         checkpointing=request.checkpointing,
         share=share,
+        temporaries_in_states=in_states,
     )
 
 
@@ -369,7 +376,7 @@ def _peak(
     # Under plain data parallel every card holds the whole model: the peak above is each card's.
     if cluster is not None and cluster.followed.strategy != "data parallel":
         row = cluster.followed
-        card = _step_peak_bytes(request, model, batch_size, card_share(row.strategy, request.gpus))
+        card = _step_peak_bytes(request, model, batch_size, row.strategy)
         # The framework's model states on the card, then what the step holds beyond its share of them.
         beyond_states = (card.peak_bytes - card.model_states_bytes) / 1e9
         card_peak = row.gb - activations_gb + beyond_states + CUDA_CONTEXT_GB
@@ -404,7 +411,6 @@ def _largest_batch(
     if model is None or request.activations is not None:
         return None  # an entered figure was measured at one batch, which we do not know
     capacity = request.card.memory_gb
-    share = WHOLE_MODEL if strategy is None else card_share(strategy, request.gpus)
 
     def need_gb(batch: int, checkpointing: bool) -> float:
         variant = request.model_copy(update={"batch_size": batch, "checkpointing": checkpointing})
@@ -412,7 +418,7 @@ def _largest_batch(
             return states_per_gpu_gb + _saved(variant, model, batch).saved_bytes / 1e9
         # What the step holds beyond the card's model states: the saved activations and the
         # transients (one step_peak gives both). The states themselves are the framework's figure.
-        found = _step_peak_bytes(variant, model, batch, share)
+        found = _step_peak_bytes(variant, model, batch, strategy)
         return states_per_gpu_gb + (found.peak_bytes - found.model_states_bytes) / 1e9 + CUDA_CONTEXT_GB
 
     def one_sequence_gb(checkpointing: bool) -> float:

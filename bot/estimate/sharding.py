@@ -73,6 +73,15 @@ def card_share(strategy: Strategy, gpus: int) -> CardShare:
 
 # DeepSpeed's fp32 gradient partition, which its optimizer steps from (its estimators' 16Ψ and 18Ψ).
 DEEPSPEED_FP32_GRADIENT_BYTES = 4
+
+
+def deepspeed_fp32_gradient_bytes(strategy: Strategy) -> float:
+    """Bytes per parameter (before sharding) of DeepSpeed's fp32 gradient partition under ``strategy``:
+    the fp32 copy of the gradients that the optimizer step of a plain PyTorch mixed-precision run
+    makes as a temporary (none under plain data parallel, which DeepSpeed does not partition)."""
+    return 0.0 if strategy == "data parallel" else DEEPSPEED_FP32_GRADIENT_BYTES
+
+
 # DeepSpeed ZeRO-3 gathers the largest module's 16-bit parameters and gradients: 4 bytes a parameter.
 DEEPSPEED_GATHERED_BYTES = 4
 

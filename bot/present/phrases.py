@@ -262,14 +262,28 @@ def peak_text(estimate: Estimate, w: Words) -> str | None:
         else:
             over = w.gb(card_peak.peak_gb - estimate.single_gpu.capacity_gb)
             line = f"{line}\n{w('peak.per_gpu_over', over=over, **per_card)}"
+            if _fits_by_v_not_by_peak(estimate):
+                line = f"{line}\n{w('peak.warning_per_gpu')}"
     return line
 
 
+def _fits_by_v_not_by_peak(estimate: Estimate) -> bool:
+    """V fits the card(s) the verdict is about, and the step's peak there does not."""
+    peak, cluster = estimate.peak, estimate.cluster
+    if peak is None:
+        return False
+    if peak.per_card is not None and cluster is not None:
+        return cluster.followed.fits and not peak.per_card.fits
+    return estimate.single_gpu.fits and not peak.fits
+
+
 def peak_warning(estimate: Estimate, w: Words) -> str | None:
-    """One line for the answer when V fits the card but the step's peak does not."""
+    """One line for the answer when V fits the card(s) but the step's peak does not."""
     peak = estimate.peak
-    if peak is None or peak.fits or not estimate.single_gpu.fits:
+    if peak is None or not _fits_by_v_not_by_peak(estimate):
         return None
+    if peak.per_card is not None:  # the title names the cards and the strategy
+        return w("peak.short_warning_per_gpu", peak=w.gb(peak.per_card.peak_gb))
     return w("peak.short_warning", peak=w.gb(peak.peak_gb), card=card_name(estimate, w))
 
 
