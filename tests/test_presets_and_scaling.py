@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
+from typing import Any
+
 import pytest
 
 from bot.estimate.activations import estimate_activations, layer_bytes
+from bot.estimate.activations_measured import AttentionImpl, OptimizerKind, Precision, step_peak
 from bot.estimate.core import estimate
 from bot.estimate.hardware import Gpu
 from bot.estimate.models import Architecture, close_matches, find_preset, presets, search_presets
 from bot.estimate.request import InvalidRequest, parse_request
-from bot.estimate.sharding import STRATEGIES, per_gpu_gb
+from bot.estimate.sharding import STRATEGIES, card_share, per_gpu_gb
 from bot.present.answer import render_embed
 from bot.present.details import render_details
 from bot.present.problems import describe_problem
@@ -296,24 +300,67 @@ def test_on_several_cards_the_largest_batch_is_the_last_whose_cards_peak_fits(ke
         assert not beyond.per_card.fits
 
 
-@pytest.mark.parametrize(("optimizer", "temporaries"), [("adam", 4), ("adam8bit", 0)])
+@pytest.mark.parametrize(("optimizer", "temporaries"), [("adam", 8), ("adam8bit", 4)])
 def test_one_card_of_eight_steps_its_own_shard(optimizer: str, temporaries: float) -> None:
-    """Llama 3.1 8B, mixed precision on 8 cards: one card's optimizer step holds its DeepSpeed model
-    states (ZeRO-1: 2 + 2 B/param whole, the optimizer's and the 4 B/param fp32 gradient partition
-    divided by 8) and an eighth of the step's temporaries beyond them. The PyTorch step's fp32 copy of
-    the gradients (4 of AdamW's 8 and of AdamW8bit's 4 B/param) is that partition; foreach AdamW's
-    sqrt buffer remains. (256 tokens: the step, not the loss, holds the peak.)"""
+    """Llama 3.1 8B, mixed precision on 8 cards, ZeRO-1: a card's optimizer step holds the seed's
+    weights and gradients whole (2 + 2 B/param), an eighth of its optimizer state (B - 4), and an
+    eighth of the measured step's temporaries (foreach AdamW: the fp32 copy of the gradients and a
+    sqrt buffer, 4 + 4; AdamW8bit: the copy, 4). (256 tokens: the step, not the loss, is the peak.)"""
     result = estimate(parse_request(model="llama-3.1-8b", optimizer=optimizer, gpus=8, seq_len=256))
-    n, optimizer_state = result.params_billion, result.bytes_per_param - 4
+    n, b = result.params_billion, result.bytes_per_param
     assert result.peak is not None
     card = result.peak.per_card
     assert card is not None
     assert (card.strategy, card.moment) == ("ZeRO-1", "optimizer step")
-    assert card.peak_gb == pytest.approx(4 * n + (optimizer_state + 4 + temporaries) * n / 8 + 0.5)
+    assert card.peak_gb == pytest.approx(4 * n + (b - 4) * n / 8 + temporaries * n / 8 + 0.5)
     assert card.fits
-    one_card = estimate(parse_request(model="llama-3.1-8b", seq_len=2048)).peak
+    one_card = estimate(parse_request(model="llama-3.1-8b", seq_len=256)).peak
     assert one_card is not None
     assert one_card.per_card is None
+
+
+def test_a_deepspeed_zero_3_card_also_holds_the_gathered_module() -> None:
+    """Llama 3.1 8B on 2 cards: only ZeRO-3 fits by V; a card's optimizer step holds half the seed's
+    16 B/param, half the step's 8 B/param temporaries, and the largest module (the 128,256 × 4,096
+    embedding) gathered whole at 4 B/param, as DeepSpeed does."""
+    result = estimate(parse_request(model="llama-3.1-8b", gpus=2, seq_len=256))
+    n = result.params_billion
+    assert result.cluster is not None
+    assert result.cluster.largest_module_billion == pytest.approx(128_256 * 4096 / 1e9)
+    assert result.peak is not None
+    card = result.peak.per_card
+    assert card is not None
+    assert (card.strategy, card.moment) == ("ZeRO-3", "optimizer step")
+    gathered = 4 * 128_256 * 4096 / 1e9
+    assert card.peak_gb == pytest.approx(16 * n / 2 + 8 * n / 2 + gathered + 0.5)
+
+
+@pytest.mark.parametrize("precision", ["mixed", "amp", "bf16"])
+@pytest.mark.parametrize("optimizer", ["adamw", "sgd", "adam8bit"])
+@pytest.mark.parametrize(("attention", "checkpointing"), [("sdpa", False), ("eager", False), ("sdpa", True)])
+def test_a_higher_zero_stage_never_holds_more_at_any_moment(
+    precision: Precision, optimizer: OptimizerKind, attention: AttentionImpl, checkpointing: bool
+) -> None:
+    """Each ZeRO stage shards one more part, so no moment of a card's step grows from one stage to the
+    next; with the whole model (data parallel) every moment is exactly the one-card measurement."""
+    arch = find_preset("llama-3.1-8b")
+    assert arch is not None
+    n, gpus = arch.parameter_count, 8
+    options: dict[str, Any] = {
+        "attention": attention,
+        "precision": precision,
+        "optimizer": optimizer,
+        "checkpointing": checkpointing,
+    }
+    whole = step_peak(arch, n, 2, 1024, **options)
+    steps = [
+        step_peak(arch, n, 2, 1024, share=card_share(strategy, gpus), **options) for strategy in STRATEGIES
+    ]
+    assert steps[0].moments == whole.moments  # data parallel: the measured step itself
+    for larger, smaller in itertools.pairwise(steps):
+        for moment, held in smaller.moments.items():
+            assert held <= larger.moments[moment]
+    assert steps[-1].moments["optimizer step"] < whole.moments["optimizer step"] / 2
 
 
 def test_no_batch_fits_when_the_model_states_fill_the_card() -> None:

@@ -245,48 +245,72 @@ def test_the_peak_on_several_cards_says_it_is_one_card_holding_everything(langua
 
 @pytest.mark.parametrize("language", list(Language))
 def test_details_give_one_cards_peak_and_batch_under_zero(language: Language) -> None:
-    """Llama 3.1 8B on 8 cards at 2,048 tokens (the README's example): ZeRO-1 fits (the title's
-    strategy), and so does one card's peak under it; under ZeRO-3, which leaves the most room, a card
-    takes 3 sequences (16 checkpointed). It used to say that not even one sequence fits, from one
-    card's whole optimizer step added to a ZeRO-3 card's states."""
+    """Llama 3.1 8B on 8 cards at 2,048 tokens (the README's example): ZeRO-1 fits (the verdict's
+    strategy), and so does one card's peak under it; a card takes 3 sequences (13 checkpointed). It
+    used to say that not even one sequence fits, from one card's whole optimizer step added to a
+    ZeRO-3 card's states. On 2 cards nothing fits, and the advice is to shard further."""
     result = estimate(parse_request(model="llama-3.1-8b", gpus=8, seq_len=2048))
     text = embed_to_text(render_details(result, language))
-    per_gpu, batch = {
+    per_gpu, batch, advice = {
         Language.EN: (
             "With ZeRO-1 across the 8 cards, each card holds its share of the model states and of the "
-            "optimizer step's temporaries: ≈ 52.7 GB per GPU at the optimizer step, which fits.",
-            "holds a micro-batch of up to 3 sequences (16 with full activation checkpointing). That "
-            "is per GPU, with ZeRO-3 across the 8 cards",
+            "optimizer step's temporaries: ≈ 52.7 GB per GPU at the optimizer step; fits one 80 GB GPU.",
+            "holds a micro-batch of up to 3 sequences (13 with full activation checkpointing). That is "
+            "per GPU, with ZeRO-1 across the 8 cards, as in the verdict.",
+            "even with ZeRO-3 across the 2 cards and full activation checkpointing: shard further",
         ),
         Language.DE: (
             "Mit ZeRO-1 über die 8 Karten hält jede Karte ihren Anteil an den Modellzuständen und an den "
-            "Zwischenspeichern des Optimizer-Schritts: ≈ 52,7 GB je GPU bei dem Optimizer-Schritt; "
-            "das passt.",
-            "einen Micro-Batch von bis zu 3 Sequenzen (16 mit vollem Activation-Checkpointing). Das "
-            "gilt je GPU, mit ZeRO-3 über die 8 Karten",
+            "Zwischenspeichern des Optimizer-Schritts: ≈ 52,7 GB je GPU beim Optimizer-Schritt; passt "
+            "auf eine 80-GB-GPU.",
+            "einen Micro-Batch von bis zu 3 Sequenzen (13 mit vollem Activation-Checkpointing). Das gilt "
+            "je GPU, mit ZeRO-1 über die 8 Karten – wie im Urteil.",
+            "auch nicht mit ZeRO-3 über die 2 Karten und vollem Activation-Checkpointing: weiter verteilen",
         ),
     }[language]
     assert per_gpu in text
     assert batch in text
-    none = embed_to_text(
-        render_details(estimate(parse_request(model="llama-3.1-8b", gpus=2, seq_len=2048)), language)
-    )
-    advice = {Language.EN: "use more cards or larger ones", Language.DE: "mehr oder größere Karten nehmen"}
-    assert advice[language] in none  # already sharded by ZeRO-3: more cards, not "shard"
+    two = estimate(parse_request(model="llama-3.1-8b", gpus=2, seq_len=2048))
+    assert advice in embed_to_text(render_details(two, language))
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_a_peak_below_v_says_so(language: Language) -> None:
+    """A step never holds all the gradients (freed before the loss) and all the activations (freed
+    before the step) at once, so its peak can be below V: Details says "V − …", never "V + -…", and a
+    card's peak that fits where V does not says that the verdict follows V."""
+    below_v = estimate(parse_request(model="llama-3.1-70b", optimizer="sgd", precision="bf16", seq_len=512))
+    assert below_v.peak is not None
+    assert below_v.peak.transients_gb < 0
+    text = embed_to_text(render_details(below_v, language))
+    assert "V − 16.6 GB" in text.replace("16,6", "16.6")
+    assert "+ -" not in text
+    assert "+ −" not in text
+    two = estimate(parse_request(model="qwen2.5-14b", precision="bf16", gpus=2, seq_len=2048))
+    assert two.cluster is not None
+    assert not two.cluster.followed.fits  # ❌ by V per GPU
+    assert two.peak is not None
+    assert two.peak.per_card is not None
+    assert two.peak.per_card.fits
+    marker = {
+        Language.EN: "though V does not: the verdict follows V",
+        Language.DE: "V aber nicht: das Urteil folgt V",
+    }
+    assert marker[language] in embed_to_text(render_details(two, language))
 
 
 @pytest.mark.parametrize("language", list(Language))
 def test_the_answer_warns_when_each_card_fits_v_but_not_its_peak(language: Language) -> None:
     """Llama 3.1 8B on 8 cards at 4 × 2,048: V per GPU fits with ZeRO-3 (77.3 GB), but a card's
-    loss backward peaks at 84.2 GB: the answer warns, as it does on one card, and Details says why."""
+    loss backward peaks at 82.2 GB: the answer warns, as it does on one card, and Details says why."""
     result = estimate(parse_request(model="llama-3.1-8b", gpus=8, seq_len=2048, batch_size=4))
     short, long = {
         Language.EN: (
-            "⚠️ V fits, but each card's step peaks at ≈ 84.2 GB: see Details.",
+            "⚠️ V fits, but each card's step peaks over it, at ≈ 82.2 GB: see Details.",
             "⚠️ V fits each card, but a card's peak does not",
         ),
         Language.DE: (
-            "⚠️ V passt, aber der Schritt erreicht ≈ 84,2 GB je Karte: siehe Details.",
+            "⚠️ V passt, aber jede Karte läuft im Schritt über, mit ≈ 82,2 GB: siehe Details.",
             "⚠️ V passt auf jede Karte, die Spitze einer Karte nicht",
         ),
     }[language]

@@ -618,7 +618,6 @@ def step_peak(
     checkpointing: bool = False,
     traits: FamilyTraits | None = None,
     share: CardShare = WHOLE_MODEL,
-    temporaries_in_states: float = 0.0,
 ) -> StepPeak:
     """The highest live bytes of one steady-state step (gradients freed before it, set_to_none), on
     one card holding ``share`` of the model states.
@@ -640,9 +639,7 @@ def step_peak(
     fraction of the weights, gradients and optimizer state (Rajbhandari et al. 2020, section 5), and
     steps only its own shard, so the temporaries follow the optimizer state's fraction; what backward
     makes of one layer (its working set, eager attention's last-layer gradients) and all activations
-    stay whole on every card. ``temporaries_in_states``: bytes per parameter of the step's temporaries
-    that the caller counts in its model states already (DeepSpeed keeps the mixed step's fp32 copy of
-    the gradients as a partition of its own).
+    stay whole on every card.
     """
     t = traits or traits_for(arch)
     acts = measured_activations(
@@ -669,7 +666,6 @@ def step_peak(
     ) * n
     states = whole_states - elsewhere
     card_grad_bytes = grad_bytes * share.gradients  # per parameter of the model, on this card
-    temporaries = max(0.0, step_temporary_bytes_per_param(precision, optimizer) - temporaries_in_states)
     without_grads = states - card_grad_bytes * n
     base = without_grads + acts.saved_bytes + acts.weight_copy_bytes + acts.held_bytes
     # The first layer's kind (dense under first_k_dense_replace) for the recompute, the last one's for
@@ -688,7 +684,7 @@ def step_peak(
     moments = {
         "loss forward": base + acts.loss_forward_bytes,
         "loss backward": base + acts.loss_backward_bytes,
-        "optimizer step": states + temporaries * share.optimizer * n,
+        "optimizer step": states + step_temporary_bytes_per_param(precision, optimizer) * share.optimizer * n,
     }
     if checkpointing:
         compute_bytes = 4 if precision == "amp" else 2

@@ -36,13 +36,15 @@ from bot.estimate.optimizers import (
 from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
 from bot.estimate.sharding import (
     WHOLE_MODEL,
+    CardShare,
     PerGpu,
     Strategy,
     ZeroThree,
     all_strategies,
     card_share,
-    deepspeed_fp32_gradient_bytes,
+    deepspeed_gathered_gb,
     deepspeed_strategies,
+    per_gpu_gb,
     zero_three,
 )
 from bot.estimate.value_type import value_type
@@ -330,14 +332,9 @@ def _activations(request: EstimateRequest) -> tuple[float, ActivationEstimate | 
 
 
 def _step_peak_bytes(
-    request: EstimateRequest, model: Architecture, batch_size: int, strategy: Strategy | None = None
+    request: EstimateRequest, model: Architecture, batch_size: int, share: CardShare = WHOLE_MODEL
 ) -> StepPeak:
-    """The step on one card: holding the whole model, or (``strategy``) its share on several cards."""
-    share, in_states = WHOLE_MODEL, 0.0
-    if strategy is not None:
-        share = card_share(strategy, request.gpus)
-        if _uses_deepspeed(request):  # the rows' model states are DeepSpeed's
-            in_states = deepspeed_fp32_gradient_bytes(strategy)
+    """The measured step on one card: holding the whole model, or ``share`` of it on several cards."""
     return step_peak(
         model,
         round(request.params_billion * 1e9),
@@ -348,7 +345,6 @@ def _step_peak_bytes(
         optimizer=_STEP_OPTIMIZERS[request.optimizer],
         checkpointing=request.checkpointing,
         share=share,
-        temporaries_in_states=in_states,
     )
 
 
@@ -358,12 +354,35 @@ def _beyond_context(request: EstimateRequest) -> int | None:
     return context if context is not None and seq_len is not None and seq_len > context else None
 
 
+def _card_strategy(cluster: ClusterVerdict | None) -> Strategy | None:
+    """The strategy a card's step is judged under: the verdict's (None: one card, or plain data
+    parallel, where every card holds the whole model)."""
+    if cluster is None or cluster.followed.strategy == "data parallel":
+        return None
+    return cluster.followed.strategy
+
+
+def _card_states_gb(
+    request: EstimateRequest, parts: tuple[Part, ...], params_billion: float, strategy: Strategy
+) -> float:
+    """The model states on one card under ZeRO, which its step's transients are added to (on one
+    card, M): the card's share of the seed's parts (the paper's partitioning, as the measured step is
+    shared), and under DeepSpeed ZeRO-3 the largest module, gathered whole on every card. DeepSpeed's
+    other extra, its fp32 gradient partition, is the step's fp32 copy of the gradients, which the
+    measured step's share holds already."""
+    weights, gradients, optimizer = (params_billion * b for b in _shard_split(request, parts))
+    states = per_gpu_gb(strategy, weights, gradients, optimizer, request.gpus)
+    if strategy == "ZeRO-3" and _uses_deepspeed(request):
+        states += deepspeed_gathered_gb(_largest_module_billion(request) or 0.0)
+    return states
+
+
 def _peak(
-    request: EstimateRequest, total_gb: float, activations_gb: float, cluster: ClusterVerdict | None
+    request: EstimateRequest, total_gb: float, card_states_gb: float, strategy: Strategy | None
 ) -> PeakEstimate | None:
     """V plus what one step holds beyond it, when the bot estimated the activations itself (an entered
-    figure is taken as measured: it gets nothing added) and the optimizer's step is known; on several
-    cards also one card's peak."""
+    figure is taken as measured: it gets nothing added) and the optimizer's step is known; under ZeRO
+    also one card's peak (``card_states_gb``: its model states under ``strategy``)."""
     model = request.model
     if model is None or not request.wants_activation_estimate or request.bytes_per_param is not None:
         return None
@@ -373,14 +392,10 @@ def _peak(
     peak = total_gb + transients + CUDA_CONTEXT_GB
     capacity = request.card.memory_gb
     per_card = None
-    # Under plain data parallel every card holds the whole model: the peak above is each card's.
-    if cluster is not None and cluster.followed.strategy != "data parallel":
-        row = cluster.followed
-        card = _step_peak_bytes(request, model, batch_size, row.strategy)
-        # The framework's model states on the card, then what the step holds beyond its share of them.
-        beyond_states = (card.peak_bytes - card.model_states_bytes) / 1e9
-        card_peak = row.gb - activations_gb + beyond_states + CUDA_CONTEXT_GB
-        per_card = CardPeak(row.strategy, card_peak, card.moment, card_peak <= capacity)
+    if strategy is not None:
+        card = _step_peak_bytes(request, model, batch_size, card_share(strategy, request.gpus))
+        card_peak = card_states_gb + (card.peak_bytes - card.model_states_bytes) / 1e9 + CUDA_CONTEXT_GB
+        per_card = CardPeak(strategy, card_peak, card.moment, card_peak <= capacity)
     return PeakEstimate(
         peak_gb=peak,
         transients_gb=transients,
@@ -402,24 +417,25 @@ def _largest_fitting(fits: Callable[[int], bool]) -> int | None:
 
 
 def _largest_batch(
-    request: EstimateRequest, states_per_gpu_gb: float, strategy: Strategy | None
+    request: EstimateRequest, card_states_gb: float, strategy: Strategy | None
 ) -> LargestBatch | None:
-    """The largest micro-batch whose step fits the card: its peak where the setup is known (V plus
-    the step's transients and the CUDA context), else V. On several cards (``strategy``), a card's
-    model states (``states_per_gpu_gb``) and its share of the step's transients."""
+    """The largest micro-batch whose step fits the card: its peak where the setup is known (the
+    card's model states, ``card_states_gb``, plus the step's transients and the CUDA context), else
+    the states plus the activations. Under ZeRO (``strategy``), the card's share of the step."""
     model = request.model
     if model is None or request.activations is not None:
         return None  # an entered figure was measured at one batch, which we do not know
     capacity = request.card.memory_gb
+    share = WHOLE_MODEL if strategy is None else card_share(strategy, request.gpus)
 
     def need_gb(batch: int, checkpointing: bool) -> float:
         variant = request.model_copy(update={"batch_size": batch, "checkpointing": checkpointing})
         if request.bytes_per_param is not None:
-            return states_per_gpu_gb + _saved(variant, model, batch).saved_bytes / 1e9
-        # What the step holds beyond the card's model states: the saved activations and the
-        # transients (one step_peak gives both). The states themselves are the framework's figure.
-        found = _step_peak_bytes(variant, model, batch, strategy)
-        return states_per_gpu_gb + (found.peak_bytes - found.model_states_bytes) / 1e9 + CUDA_CONTEXT_GB
+            return card_states_gb + _saved(variant, model, batch).saved_bytes / 1e9
+        # What the step holds beyond its own model states: the saved activations and the transients
+        # (one step_peak gives both).
+        found = _step_peak_bytes(variant, model, batch, share)
+        return card_states_gb + (found.peak_bytes - found.model_states_bytes) / 1e9 + CUDA_CONTEXT_GB
 
     def one_sequence_gb(checkpointing: bool) -> float:
         variant = request.model_copy(update={"batch_size": 1, "checkpointing": checkpointing})
@@ -433,10 +449,6 @@ def _largest_batch(
         per_sequence_gb=one_sequence_gb(False),
         per_sequence_checkpointed_gb=one_sequence_gb(True),
     )
-
-
-def _per_gpu_gb(row: PerGpu) -> float:
-    return row.gb
 
 
 def _uses_deepspeed(request: EstimateRequest) -> bool:
@@ -514,13 +526,11 @@ def estimate(request: EstimateRequest) -> Estimate:
     if request.model is None:  # without an architecture: no batch, step peak or context to judge
         largest_batch, peak, beyond_context = None, None, None
     else:
-        if cluster is None:
-            largest_batch = _largest_batch(request, model_states, None)
-        else:
-            # On several cards, the room per card follows the leanest strategy.
-            leanest = min(cluster.rows, key=_per_gpu_gb)
-            largest_batch = _largest_batch(request, leanest.gb - activations, leanest.strategy)
-        peak, beyond_context = _peak(request, total, activations, cluster), _beyond_context(request)
+        # One card's step, under the strategy the verdict follows on several cards.
+        strategy = _card_strategy(cluster)
+        card_states = model_states if strategy is None else _card_states_gb(request, parts, n, strategy)
+        largest_batch = _largest_batch(request, card_states, strategy)
+        peak, beyond_context = _peak(request, total, card_states, strategy), _beyond_context(request)
     adapters = _adapters(request, n)  # the same for LoRA and QLoRA
     return Estimate(
         request=request,

@@ -75,13 +75,6 @@ def card_share(strategy: Strategy, gpus: int) -> CardShare:
 DEEPSPEED_FP32_GRADIENT_BYTES = 4
 
 
-def deepspeed_fp32_gradient_bytes(strategy: Strategy) -> float:
-    """Bytes per parameter (before sharding) of DeepSpeed's fp32 gradient partition under ``strategy``:
-    the fp32 copy of the gradients that the optimizer step of a plain PyTorch mixed-precision run
-    makes as a temporary (none under plain data parallel, which DeepSpeed does not partition)."""
-    return 0.0 if strategy == "data parallel" else DEEPSPEED_FP32_GRADIENT_BYTES
-
-
 # DeepSpeed ZeRO-3 gathers the largest module's 16-bit parameters and gradients: 4 bytes a parameter.
 DEEPSPEED_GATHERED_BYTES = 4
 
@@ -105,6 +98,11 @@ def deepspeed_per_gpu_gb(
     return three.gathered_gb + three.sharded_gb / gpus
 
 
+def deepspeed_gathered_gb(largest_module_billion: float) -> float:
+    """What DeepSpeed ZeRO-3 holds whole on every GPU: the largest module, gathered."""
+    return largest_module_billion * DEEPSPEED_GATHERED_BYTES
+
+
 @value_type
 class ZeroThree:
     """DeepSpeed ZeRO-3 on one GPU: the largest module gathered whole, plus a share of the rest."""
@@ -118,7 +116,7 @@ def zero_three(
 ) -> ZeroThree:
     """The terms of :func:`deepspeed_per_gpu_gb`'s ZeRO-3 figure, for counting the GPUs it needs."""
     return ZeroThree(
-        gathered_gb=largest_module_billion * DEEPSPEED_GATHERED_BYTES,
+        gathered_gb=deepspeed_gathered_gb(largest_module_billion),
         sharded_gb=weights_gb + optimizer_gb + params_billion * DEEPSPEED_FP32_GRADIENT_BYTES,
     )
 

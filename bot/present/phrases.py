@@ -183,7 +183,7 @@ def largest_batch_text(estimate: Estimate, w: Words) -> str | None:
         )
     else:
         text = w(
-            "batch.largest",
+            "batch.largest_one" if found.batch == 1 else "batch.largest",
             seq_len=seq_len,
             card=card,
             batch=w.plain(found.batch),
@@ -231,40 +231,59 @@ PEAK_MOMENT_KEYS = {
 
 
 def peak_text(estimate: Estimate, w: Words) -> str | None:
-    """The step's peak beside V, and a warning when V fits the card but the peak does not."""
+    """The step's peak beside V, and a warning when V fits the card but the peak does not; under
+    ZeRO on several cards, also one card's peak with the verdict's strategy."""
     peak = estimate.peak
     if peak is None:
         return None
-    values = {
-        "peak": w.gb(peak.peak_gb),
-        "moment": w(PEAK_MOMENT_KEYS[peak.moment]),
-        "transients": w.gb(peak.transients_gb),
-        "context": w.gb(CUDA_CONTEXT_GB),
-        "card": card_name(estimate, w),
-    }
-    if peak.fits:
-        line = w("peak.fits", **values)
-    else:
-        line = w("peak.over", over=w.gb(peak.peak_gb - estimate.single_gpu.capacity_gb), **values)
-        if estimate.single_gpu.fits:
-            line = f"{line}\n{w('peak.warning')}"
-    card_peak = peak.per_card
-    if card_peak is not None:
-        # The peak above is measured on one process holding everything; sharded, a card holds less.
-        per_card = {
-            "strategy": strategy_name(card_peak.strategy, w),
-            "gpus": w.plain(estimate.request.gpus),
-            "peak": w.gb(card_peak.peak_gb),
-            "moment": w(PEAK_MOMENT_KEYS[card_peak.moment]),
-        }
-        if card_peak.fits:
-            line = f"{line}\n{w('peak.per_gpu_fits', **per_card)}"
-        else:
-            over = w.gb(card_peak.peak_gb - estimate.single_gpu.capacity_gb)
-            line = f"{line}\n{w('peak.per_gpu_over', over=over, **per_card)}"
-            if _fits_by_v_not_by_peak(estimate):
-                line = f"{line}\n{w('peak.warning_per_gpu')}"
-    return line
+    card = card_name(estimate, w)
+    capacity = estimate.single_gpu.capacity_gb
+    moment = w(PEAK_MOMENT_KEYS[peak.moment])
+    context = w.gb(CUDA_CONTEXT_GB)
+    if peak.transients_gb >= 0:
+        head = w(
+            "peak.beyond",
+            peak=w.gb(peak.peak_gb),
+            moment=moment,
+            transients=w.gb(peak.transients_gb),
+            context=context,
+        )
+    else:  # the gradients are freed before the loss, the activations before the step: V holds both
+        head = w(
+            "peak.below",
+            peak=w.gb(peak.peak_gb),
+            moment=moment,
+            freed=w.gb(-peak.transients_gb),
+            context=context,
+        )
+    line = (
+        f"{head}; {_against_the_card(peak.peak_gb, peak.fits, estimate.single_gpu.fits, capacity, card, w)}"
+    )
+    card_peak, cluster = peak.per_card, estimate.cluster
+    if card_peak is None or cluster is None:
+        return f"{line}\n{w('peak.warning')}" if _fits_by_v_not_by_peak(estimate) else line
+    # The peak above is one process holding everything; under ZeRO a card holds its share.
+    v_fits = cluster.followed.fits
+    per_gpu = w(
+        "peak.per_gpu",
+        strategy=strategy_name(card_peak.strategy, w),
+        gpus=w.plain(estimate.request.gpus),
+        peak=w.gb(card_peak.peak_gb),
+        moment=w(PEAK_MOMENT_KEYS[card_peak.moment]),
+    )
+    against = _against_the_card(card_peak.peak_gb, card_peak.fits, v_fits, capacity, card, w)
+    line = f"{line}\n{w('peak.whole_model')} {per_gpu}; {against}"
+    return f"{line}\n{w('peak.warning_per_gpu')}" if _fits_by_v_not_by_peak(estimate) else line
+
+
+def _against_the_card(
+    peak_gb: float, fits: bool, v_fits: bool, capacity_gb: float, card: str, w: Words
+) -> str:
+    """Over the card by how much, or fits it; a peak that fits where V does not says that the verdict
+    follows V (which counts all the gradients and all the activations at once)."""
+    if not fits:
+        return w("peak.over", card=card, over=w.gb(peak_gb - capacity_gb))
+    return w("peak.fits" if v_fits else "peak.fits_not_v", card=card)
 
 
 def _fits_by_v_not_by_peak(estimate: Estimate) -> bool:
