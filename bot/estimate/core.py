@@ -90,8 +90,8 @@ class LargestBatch:
     length, with and without full checkpointing; None where not even one sequence fits."""
 
     seq_len: int
-    # On several cards, the strategy that leaves each card the most room, whose share of the model
-    # states (and of the optimizer step's temporaries) a card holds; None: one card holds them all.
+    # On several cards under ZeRO, the verdict's strategy, whose share of the model states (and of the
+    # optimizer step's temporaries) a card holds; None: a card holds them all (one card, data parallel).
     strategy: Strategy | None
     batch: int | None
     checkpointed_batch: int | None  # the same with full activation checkpointing
@@ -129,8 +129,9 @@ class PeakEstimate:
 
 @value_type
 class CardPeak:
-    """One card's step peak on several cards: its model states under ``strategy`` (as the framework
-    holds them), its share of the step's transients, the activations and the CUDA context."""
+    """One card's step peak on several cards under ZeRO: its share of the model states under
+    ``strategy`` (and DeepSpeed ZeRO-3's gathered module), its share of the step's transients, the
+    activations and the CUDA context."""
 
     strategy: Strategy
     peak_gb: float
