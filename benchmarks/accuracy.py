@@ -287,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
         "--check",
         action="store_true",
         help="exit 1 when the calibrated formulas miss the measurement by more than "
-        + ", ".join(f"{k} {v:.0%}" for k, v in TOLERANCE.items()),
+        # argparse fills help strings with %-formatting: a percent sign is written %%.
+        + ", ".join(f"{k} {v:.0%}".replace("%", "%%") for k, v in TOLERANCE.items()),
     )
     args = parser.parse_args(argv)
     if not torch_available():

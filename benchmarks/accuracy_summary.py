@@ -25,6 +25,7 @@ FAMILY_NAMES = {
     "qwen3_moe": "Qwen3-MoE",
     "deepseek_v3": "DeepSeek-V3 / Kimi K2 (MLA, shared experts)",
     "gpt_oss": "gpt-oss (sinks, eager only)",
+    "llama4": "Llama 4 (every token through every expert)",
 }
 COLUMNS = (("model_states", "model states"), ("saved", "saved activations"), ("peak", "the step's peak"))
 

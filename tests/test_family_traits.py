@@ -16,7 +16,7 @@ from tests.hub_configs import CONFIGS
 # Per preset at batch 1 × seq 4096, mixed-precision AdamW: saved activations (with autocast's weight
 # copies under amp) for mixed SDPA, mixed eager and amp SDPA; the step's peak with SDPA; and the
 # "eager attention backward" moment. The last column of the MoE presets (GLM-4.5, gpt-oss, Llama 4,
-# Mixtral, Qwen3-MoE) moved when that moment took the experts' width; nothing else moved.
+# Mixtral, Qwen3-MoE) moved when that moment took the experts' width; nothing else moved, but Llama 4's.
 PINNED: dict[str, tuple[int, int, int, int, int]] = {
     "deepseek-r1": (
         191_013_169_156,
@@ -67,14 +67,22 @@ PINNED: dict[str, tuple[int, int, int, int, int]] = {
         1_693_288_955_904,
         1_651_752_763_396,
     ),
+    # Llama 4's moved when its MoE layer was measured: transformers runs every token through every
+    # expert (and autocast copies every expert's weights); Scout's mixed SDPA was 54,268,873,732.
     "llama-4-maverick": (
-        52_289_040_388,
-        248_752_336_900,
-        78_020_177_924,
+        1_126_186_696_708,
+        1_193_800_974_340,
+        2_065_504_354_308,
         9_617_084_375_040,
-        5_893_146_331_140,
+        6_838_194_968_580,
     ),
-    "llama-4-scout": (54_268_873_732, 250_732_170_244, 87_394_044_932, 2_586_476_666_880, 1_765_753_299_972),
+    "llama-4-scout": (
+        307_939_590_148,
+        375_553_867_780,
+        565_743_140_868,
+        2_586_476_666_880,
+        1_890_574_997_508,
+    ),
     "mistral-7b": (26_985_185_284, 131_658_235_908, 46_610_333_700, 173_801_570_304, 235_716_354_052),
     "mistral-small-3": (62_066_606_084, 192_907_919_364, 116_301_053_956, 565_737_676_800, 525_060_659_204),
     "mixtral-8x22b": (
@@ -176,3 +184,31 @@ def test_qwen3_30b_a3b_eager_peak_holds_the_experts_gradients() -> None:
     gradients = 2 * (128 * 3 * 2048 * 768 + 2048 * 128 + 4096 * 2048)
     assert gradients == pytest.approx(1.23e9, rel=0.01)
     assert moments["eager attention backward"] == PINNED["qwen3-30b-a3b"][4]
+
+
+def test_llama4_runs_every_token_through_every_expert() -> None:
+    """Llama 4's MoE layer (transformers ``Llama4TextMoe``) keeps per token, for each of its E experts,
+    the repeated input and its score-weighted copy 2h + 2h, gate_up, act and product 8f, and the
+    sigmoid score 4 + 2; so a second set of E experts adds E × (4h + 8f + 6) to a layer, and the
+    top-k only its int64 indices (measured on the benchmark's small Llama 4: benchmarks/ACCURACY.md)."""
+    scout = presets()["llama-4-scout"]
+    assert traits_for(scout).dense_experts
+    h, f, e = scout.hidden_size, scout.expert_intermediate_size, scout.experts
+    per_token = [
+        measured_activations(arch, 1, 1, attention="sdpa").per_layer_bytes
+        for arch in (
+            scout,
+            scout.model_copy(update={"experts": 2 * e}),
+            scout.model_copy(update={"experts_per_token": 2}),
+        )
+    ]
+    assert per_token[1] - per_token[0] == e * (4 * h + 8 * f + 6)
+    assert per_token[2] - per_token[0] == 8
+    # Mixtral's grouped experts keep a token's tensors once per active expert, not per expert.
+    mixtral = presets()["mixtral-8x7b"]
+    assert not traits_for(mixtral).dense_experts
+    more = mixtral.model_copy(update={"experts": 2 * mixtral.experts})
+    grown = (
+        measured_activations(more, 1, 1).per_layer_bytes - measured_activations(mixtral, 1, 1).per_layer_bytes
+    )
+    assert grown == 2 * 4 * mixtral.experts  # only the router's fp32 softmax and the int32 offsets

@@ -156,6 +156,35 @@ def test_gpt_oss_sinks_and_clamped_experts_match_their_formula(precision: Any) -
     assert full.saved_outside == outside_saved_bytes(arch, 2, 32, attention="eager", precision=precision)
 
 
+LLAMA4_SHRINK = {
+    "hidden_size": 64,
+    "intermediate_size": 88,  # an expert's width, in Llama 4's names
+    "intermediate_size_mlp": 176,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "vocab_size": 256,
+}
+
+
+@pytest.mark.parametrize(
+    ("precision", "attention"), [("mixed", "sdpa"), ("mixed", "eager"), ("amp", "sdpa"), ("amp", "eager")]
+)
+def test_llama4_experts_match_their_formula_to_the_byte(precision: Any, attention: Any) -> None:
+    """Every token through every expert (4 of them, 1 routed), the shared expert, the compute-dtype
+    eager softmax, the complex64 RoPE table, and under autocast every expert's weight copy."""
+    config = {**FAMILIES_EXTRA["llama4"], **LLAMA4_SHRINK}
+    setup = Setup(precision=precision, attention=attention, batch_size=2, seq_len=32)
+    two = measure_step(config, 2, setup)
+    full = extrapolate(measure_step(config, 1, setup), two, 2)
+    arch = architecture("llama4", config, 2)
+    kw: dict[str, Any] = {"attention": attention, "precision": precision}
+    assert full.saved_per_layer == layer_saved_bytes(arch, 2, 32, **kw)
+    # The first layer's region holds the RoPE table (freqs_cis), which the formula counts outside.
+    assert full.saved_outside == outside_saved_bytes(arch, 2, 32, **kw)
+    assert two.saved_weight_copies == measured_activations(arch, 2, 32, **kw).weight_copy_bytes
+
+
 def test_vram_bot_measure_runs_one_step_of_a_small_family(capsys: pytest.CaptureFixture[str]) -> None:
     from bot.cli import main
 

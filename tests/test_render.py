@@ -329,3 +329,33 @@ def test_under_data_parallel_the_peak_is_each_cards_own() -> None:
     assert result.peak is not None
     assert result.peak.per_card is None
     assert "per GPU at" not in embed_to_text(render_details(result))
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_details_say_why_llama_4_keeps_so_much(language: Language) -> None:
+    """transformers runs every token through all of Llama 4's experts: Details says so beside the
+    activation estimate, and says nothing of the kind for a top-k MoE such as Mixtral."""
+    note = {
+        Language.EN: "transformers runs every token through all 16 experts of each MoE layer",
+        Language.DE: "transformers schickt jedes Token durch alle 16 Experten jeder MoE-Schicht",
+    }[language]
+    scout = embed_to_text(
+        render_details(estimate(parse_request(model="llama-4-scout", seq_len=4096)), language)
+    )
+    mixtral = embed_to_text(
+        render_details(estimate(parse_request(model="mixtral-8x7b", seq_len=4096)), language)
+    )
+    assert note in scout
+    assert "every token through all" not in mixtral
+    assert "jedes Token durch alle" not in mixtral
+    # The preset's count says the activations follow the total here, not the active experts.
+    follows = {
+        Language.EN: ("and so does the activation estimate", "the activation estimate the active experts"),
+        Language.DE: (
+            "und hier auch die Aktivierungsschätzung",
+            "die Aktivierungsschätzung den aktiven Experten",
+        ),
+    }[language]
+    assert follows[0] in scout
+    assert follows[1] not in scout
+    assert follows[1] in mixtral

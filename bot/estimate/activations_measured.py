@@ -73,6 +73,13 @@ class FamilyTraits:
     # DeepSeek-V3's MoE layer (transformers ``DeepseekV3MoE``): a sigmoid router with an fp32 weight
     # and group-limited top-k, the routed experts, and the shared experts on the same input.
     deepseek_moe: bool = False
+    # Llama 4 (transformers ``Llama4TextMoe``): every token goes through every expert, scaled by a
+    # sigmoid score that is 0 for the experts it was not routed to; and its eager attention keeps
+    # the softmax in the compute dtype (no fp32 copy).
+    dense_experts: bool = False
+    compute_dtype_softmax: bool = False
+    # Llama 4's RoPE table is one complex64 tensor (freqs_cis) in every precision.
+    complex_rope: bool = False
 
 
 # transformers model_types by what their layers keep (their modeling_*.py): Gemma's RMSNorm computes
@@ -82,6 +89,7 @@ class FamilyTraits:
 _GEMMA = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text"})
 _GEMMA3 = frozenset({"gemma3", "gemma3_text"})
 _QWEN3 = frozenset({"qwen3", "qwen3_moe"})
+_LLAMA4 = frozenset({"llama4", "llama4_text"})
 
 
 def traits_for(arch: Architecture) -> FamilyTraits:
@@ -104,6 +112,9 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         # Kimi K2 (transformers maps kimi_k2 to deepseek_v3). GLM-4.5 runs the same router code but
         # its layer is not measured here: it keeps the softmax router's formula.
         deepseek_moe=arch.is_mla and arch.router_correction_bias,
+        dense_experts=family in _LLAMA4,
+        compute_dtype_softmax=family in _LLAMA4,
+        complex_rope=family in _LLAMA4,
     )
 
 
@@ -193,9 +204,13 @@ def layer_saved_bytes(
         # then casts the probabilities to bf16 for the next matmul), + the int64 argmax of each row.
         softmax = 4 * a * (s + 1) + 2 * a * s if amp else 2 * a * (s + 1)
         per_token += 8 * q + softmax + 8 * a
+    elif t.compute_dtype_softmax and not amp:
+        per_token += 8 * q + 2 * a * s
     else:
         per_token += 8 * q + 6 * a * s
-    if moe and t.clamped_swiglu:
+    if moe and t.dense_experts:
+        per_token += _dense_experts_bytes(arch, precision)
+    elif moe and t.clamped_swiglu:
         # gpt-oss experts: top-k indices and sort 40k (int64), softmax over the top k and the routing
         # weights 2k + 2k, the gathered input and the output 2·e·h each, gate_up 2·e·f and five f-wide
         # tensors (sigmoid, clamp, gate·sigmoid, up + 1, product); fp32 under autocast as above.
@@ -224,6 +239,22 @@ def _routed_moe_bytes(arch: Architecture, precision: Precision, traits: FamilyTr
     per_token = 4 * experts + 4 + k * (2 * e * h + 4 * e * f + 36 + traits.router_weight_bytes)
     # The shared experts are a dense gated MLP on the same input: gate, up, act, product.
     return per_token + 8 * arch.shared_intermediate_size
+
+
+def _dense_experts_bytes(arch: Architecture, precision: Precision) -> int:
+    """Llama 4's MoE layer (transformers ``Llama4TextMoe``), bytes per token without the
+    post-attention norm and the router's input (measured: benchmarks/ACCURACY.md section 4). The
+    router's top-k indices 8k (int64) and its fp32 sigmoid 4E; then every token is repeated for every
+    expert and scaled by its score (2E, 0 where not routed): per expert the repeated input 2h (fp32
+    4h under autocast) and the scaled input 2h (under autocast its bf16 copy for ``bmm``, which is on
+    autocast's list), gate_up 4f, act 2f and the product 2f. The shared expert is a dense gated MLP
+    on the same input (under autocast gate and up each keep their own bf16 copy of it, 2h each). So
+    the experts keep E, not k, times a token's tensors."""
+    h, f, k, experts = arch.hidden_size, arch.expert_intermediate_size, arch.experts_per_token, arch.experts
+    amp = precision == "amp"
+    per_expert = (4 * h if amp else 2 * h) + 2 * h + 8 * f + 4 + 2
+    shared = 8 * arch.shared_intermediate_size + (4 * h if amp and arch.shared_experts else 0)
+    return experts * per_expert + 8 * k + shared
 
 
 def _mla_attention_bytes(arch: Architecture, seq_len: int, attention: AttentionImpl) -> int:
@@ -307,7 +338,8 @@ def rope_bytes(
 ) -> float:
     """RoPE's cos and sin tables for one sequence (shared by the batch and by every layer)."""
     t = traits or traits_for(arch)
-    compute_bytes = 4 if precision == "amp" else 2
+    # Llama 4 keeps one complex64 table (freqs_cis) in every precision: d/2 complex values of 8 bytes.
+    compute_bytes = 2 if t.complex_rope else 4 if precision == "amp" else 2
     # MLA rotates only the decoupled qk_rope_head_dim part (DeepSeek-V3's config sets head_dim to it).
     full = arch.qk_rope_head_dim if arch.qk_rope_head_dim is not None else arch.attention_head_dim
     width = full // 2 if t.rope_half_width else full
@@ -378,7 +410,7 @@ def measured_activations(
     weight_copies = 0.0
     if precision == "amp":
         t = traits or traits_for(arch)
-        if t.deepseek_moe:  # dense-first layers copy their dense MLP, MoE layers the shared experts
+        if t.deepseek_moe or t.dense_experts:  # dense layers copy their MLP, MoE layers their experts
             in_layers_copies = sum(
                 count * autocast_weight_copy_bytes(arch, moe_layer=moe, traits=t)
                 for count, moe in ((arch.dense_layers, False), (arch.moe_layers, True))
@@ -470,9 +502,20 @@ def autocast_weight_copy_bytes(
     shared experts' gate, up and down (nn.Linear), and its first_k_dense_replace layers are dense
     (measured: 890,880 B per layer of the benchmark's DeepSeek-V3 = 2 × (attention 180,224 + router
     1,024 + shared experts 264,192)). ``with_mlp=False``: the attention's (and router's) copies alone,
-    what is left of a DeepSeek layer's copies once its MLP's backward has run."""
+    what is left of a DeepSeek layer's copies once its MLP's backward has run. Llama 4's experts run
+    through ``torch.bmm``, which autocast casts: its MoE layer copies every expert and the shared
+    expert too, and its dense layers their MLP."""
     t = traits or traits_for(arch)
     attention = sum(d_in * d_out for _, d_in, d_out in arch.attention_linears())
+    if t.dense_experts:
+        moe = arch.is_moe if moe_layer is None else moe_layer
+        if not with_mlp:
+            return float(2 * (attention + (arch.hidden_size * arch.experts if moe else 0)))
+        if moe:
+            experts = arch.experts * sum(i * o for _, i, o in arch.expert_linears())
+            shared = sum(i * o for _, i, o in arch.shared_expert_linears())
+            return float(2 * (attention + arch.hidden_size * arch.experts + experts + shared))
+        return float(2 * (attention + sum(d_in * d_out for _, d_in, d_out in arch.dense_mlp_linears())))
     if t.deepseek_moe:
         moe = arch.is_moe if moe_layer is None else moe_layer
         if moe:

@@ -86,6 +86,19 @@ EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
         n_group=1,
         topk_group=1,
     ),
+    # Llama 4 (text): 4 experts, 1 active, and the shared expert, on every layer; transformers runs
+    # every token through every expert. Without Scout's weightless QK-norm (Maverick has none), whose
+    # layers the estimate leaves out (section 6 of benchmarks/ACCURACY.md).
+    "llama4": _with(
+        "llama4_text",
+        intermediate_size=344,  # Llama 4's name for an expert's width
+        intermediate_size_mlp=688,  # and for the dense layers' (none here)
+        num_local_experts=4,
+        num_experts_per_tok=1,
+        interleave_moe_layer_step=1,
+        use_qk_norm=False,
+        attention_chunk_size=8192,
+    ),
     # gpt-oss: attention sinks, biases everywhere, 4 experts with 2 active, clamped SwiGLU.
     "gpt_oss": _with(
         "gpt_oss",
@@ -98,7 +111,7 @@ EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
 
 ALL_FAMILIES: dict[str, dict[str, Any]] = {**FAMILIES, **EXTRA_FAMILIES}
 # The extra families whose calibrated formulas exist (bot.estimate.activations_measured).
-CALIBRATED_EXTRA = ("deepseek_v3", "gpt_oss")
+CALIBRATED_EXTRA = ("deepseek_v3", "gpt_oss", "llama4")
 
 
 _MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
@@ -140,6 +153,16 @@ def architecture(name: str, config: dict[str, Any], layers: int | None = None) -
         "experts_per_token": active,
         "published_params": 1,
     }
+    if model_type == "llama4_text":
+        # Llama 4 names its widths the other way round (bot.measure.configs), and always has one
+        # shared expert of an expert's width.
+        fields.update(
+            {
+                "intermediate_size": int(config.get("intermediate_size_mlp") or width),
+                "shared_experts": 1 if experts > 1 else 0,
+                "interleave_moe_layer_step": int(config.get("interleave_moe_layer_step") or 1),
+            }
+        )
     if config.get("kv_lora_rank"):
         # Multi-head Latent Attention and DeepSeek-V3's MoE: the fields the presets carry for them
         # (bot/data/models.toml), read as bot.estimate.hub reads a DeepSeek-V3 config.json.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TypedDict
 
+from bot.estimate.activations_measured import traits_for
 from bot.estimate.core import CUDA_CONTEXT_GB, AdapterHint, Estimate
 from bot.estimate.hardware import Gpu
 from bot.estimate.models import Architecture
@@ -145,9 +146,11 @@ def architecture_notes(model: Architecture, w: Words) -> list[str]:
     text model of a multimodal repo, multi-token-prediction layers left out."""
     notes = []
     if model.is_moe:
+        # Llama 4 in transformers keeps every expert's activations, not only the routed ones'.
+        all_experts = traits_for(model).dense_experts
         notes.append(
             w(
-                "preset.moe",
+                "preset.moe_all_experts" if all_experts else "preset.moe",
                 total=w.count(model.parameter_count),
                 active=w.count(model.active_parameter_count),
             )
@@ -217,6 +220,15 @@ def activation_assumptions(estimate: Estimate, w: Words) -> str | None:
         per_layer=w.gb(found.per_layer_gb),
         outside=w.gb(found.outside_layers_gb),
     )
+    model = estimate.request.model
+    if model is not None and model.is_moe and traits_for(model).dense_experts:
+        # Far more than a top-k MoE keeps, and not what every framework does: say why.
+        experts = w(
+            "activations.dense_experts",
+            experts=w.plain(model.experts),
+            active=w.plain(model.experts_per_token),
+        )
+        assumptions = f"{assumptions}\n{experts}"
     return f"{warning}\n{assumptions}" if warning else assumptions
 
 
