@@ -26,6 +26,7 @@ FAMILY_NAMES = {
     "deepseek_v3": "DeepSeek-V3 / Kimi K2 (MLA, shared experts)",
     "gpt_oss": "gpt-oss (sinks, eager only)",
     "llama4": "Llama 4 (every token through every expert)",
+    "glm4_moe": "GLM-4.5 (DeepSeek-V3's MoE, partial RoPE)",
 }
 COLUMNS = (("model_states", "model states"), ("saved", "saved activations"), ("peak", "the step's peak"))
 

@@ -16,7 +16,8 @@ from tests.hub_configs import CONFIGS
 # Per preset at batch 1 × seq 4096, mixed-precision AdamW: saved activations (with autocast's weight
 # copies under amp) for mixed SDPA, mixed eager and amp SDPA; the step's peak with SDPA; and the
 # "eager attention backward" moment. The last column of the MoE presets (GLM-4.5, gpt-oss, Llama 4,
-# Mixtral, Qwen3-MoE) moved when that moment took the experts' width; nothing else moved, but Llama 4's.
+# Mixtral, Qwen3-MoE) moved when that moment took the experts' width; nothing else moved, but Llama 4's
+# and GLM-4.5's when their layers were measured.
 PINNED: dict[str, tuple[int, int, int, int, int]] = {
     "deepseek-r1": (
         191_013_169_156,
@@ -37,8 +38,10 @@ PINNED: dict[str, tuple[int, int, int, int, int]] = {
     "gemma-3-12b": (70_333_234_180, 149_240_675_332, 98_402_008_068, 282_384_820_224, 312_986_799_620),
     "gemma-3-27b": (116_171_336_708, 317_935_184_900, 178_382_990_340, 648_224_311_296, 697_579_292_164),
     "gemma-3-4b": (33_801_091_076, 61_747_476_484, 43_708_364_804, 96_716_807_172, 113_629_355_012),
-    "glm-4.5": (185_593_388_676, 1_091_485_458_052, 323_545_882_244, 8_467_147_896_576, 6_045_732_325_700),
-    "glm-4.5-air": (68_431_632_900, 521_377_667_588, 126_766_012_932, 2_564_454_030_336, 2_029_139_989_764),
+    # GLM-4.5's moved when its layers were measured: DeepSeek-V3's MoE layer, and SDPA's output copied
+    # for o_proj under its partial RoPE (mixed SDPA was 185,593,388,676).
+    "glm-4.5": (202_319_224_452, 1_098_950_270_596, 345_468_714_628, 8_467_147_896_576, 6_053_197_138_244),
+    "glm-4.5-air": (76_080_994_820, 524_396_517_892, 136_185_920_004, 2_564_454_030_336, 2_032_158_840_068),
     "gpt-oss-120b": (45_265_946_628, 124_745_910_276, 80_637_478_916, 2_803_899_760_128, 1_766_777_483_652),
     "gpt-oss-20b": (31_315_020_804, 84_301_663_236, 55_269_035_012, 501_954_172_416, 378_753_516_420),
     "kimi-k2": (165_110_786_052, 549_849_049_092, 285_455_230_980, 24_633_797_578_752, 14_957_549_984_772),

@@ -185,6 +185,27 @@ def test_llama4_experts_match_their_formula_to_the_byte(precision: Any, attentio
     assert two.saved_weight_copies == measured_activations(arch, 2, 32, **kw).weight_copy_bytes
 
 
+@pytest.mark.parametrize(
+    ("precision", "attention"), [("mixed", "sdpa"), ("mixed", "eager"), ("amp", "sdpa"), ("amp", "eager")]
+)
+def test_glm_4_5_layers_match_their_formula_to_the_byte(precision: Any, attention: Any) -> None:
+    """GLM-4.5 runs DeepSeek-V3's MoE layer under GQA attention with QK-norm and RoPE on half of each
+    head (whose concatenated Q leaves SDPA's output head-major: o_proj's input is a copy). Layer 0
+    is dense (first_k_dense_replace = 1), layer 1 MoE; the RoPE tables are saved in layer 0's region,
+    which the formula counts outside the layers."""
+    config = {**FAMILIES_EXTRA["glm4_moe"], **SHRINK, "first_k_dense_replace": 1}
+    setup = Setup(precision=precision, attention=attention, batch_size=2, seq_len=32)
+    measured = measure_step(config, 2, setup)
+    arch = architecture("glm4_moe", config, 2)
+    kw: dict[str, Any] = {"attention": attention, "precision": precision}
+    dense = layer_saved_bytes(arch, 2, 32, moe_layer=False, **kw)
+    moe = layer_saved_bytes(arch, 2, 32, moe_layer=True, **kw)
+    tables = rope_bytes(arch, 32, precision=precision)
+    assert measured.saved_per_layer == [dense + tables, moe]
+    assert measured.saved_outside == outside_saved_bytes(arch, 2, 32, **kw) - tables
+    assert measured.saved_weight_copies == measured_activations(arch, 2, 32, **kw).weight_copy_bytes
+
+
 def test_vram_bot_measure_runs_one_step_of_a_small_family(capsys: pytest.CaptureFixture[str]) -> None:
     from bot.cli import main
 

@@ -70,9 +70,14 @@ class FamilyTraits:
     clamped_swiglu: bool = False
     # gpt-oss keeps cos/sin d/2 wide (it rotates the two halves), the others d wide.
     rope_half_width: bool = False
-    # DeepSeek-V3's MoE layer (transformers ``DeepseekV3MoE``): a sigmoid router with an fp32 weight
-    # and group-limited top-k, the routed experts, and the shared experts on the same input.
+    # DeepSeek-V3's MoE layer (transformers ``DeepseekV3MoE``, and GLM-4.5's copy of it): a sigmoid
+    # router with an fp32 weight and group-limited top-k, the routed experts, and the shared experts on
+    # the same input.
     deepseek_moe: bool = False
+    # GLM-4.5 rotates half of each head (partial_rotary_factor 0.5): Q and K are concatenated anew,
+    # so SDPA's output comes back head-major and o_proj's input is a contiguous copy of it (2q); its
+    # RoPE tables are d/2 wide.
+    partial_rope: bool = False
     # Llama 4 (transformers ``Llama4TextMoe``): every token goes through every expert, scaled by a
     # sigmoid score that is 0 for the experts it was not routed to; and its eager attention keeps
     # the softmax in the compute dtype (no fp32 copy).
@@ -90,6 +95,7 @@ _GEMMA = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text"})
 _GEMMA3 = frozenset({"gemma3", "gemma3_text"})
 _QWEN3 = frozenset({"qwen3", "qwen3_moe"})
 _LLAMA4 = frozenset({"llama4", "llama4_text"})
+_PARTIAL_ROPE = frozenset({"glm4_moe"})
 
 
 def traits_for(arch: Architecture) -> FamilyTraits:
@@ -108,10 +114,10 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         attention_sinks=arch.attention_sinks or gpt_oss,
         clamped_swiglu=gpt_oss,
         rope_half_width=gpt_oss,
-        # The noaux_tc router with its per-expert correction bias, on an MLA model: DeepSeek-V3/R1 and
-        # Kimi K2 (transformers maps kimi_k2 to deepseek_v3). GLM-4.5 runs the same router code but
-        # its layer is not measured here: it keeps the softmax router's formula.
-        deepseek_moe=arch.is_mla and arch.router_correction_bias,
+        # The noaux_tc router with its per-expert correction bias: DeepSeek-V3/R1, Kimi K2 (transformers
+        # maps kimi_k2 to deepseek_v3) and GLM-4.5, whose MoE layer is DeepSeek-V3's code (measured).
+        deepseek_moe=arch.router_correction_bias,
+        partial_rope=family in _PARTIAL_ROPE,
         dense_experts=family in _LLAMA4,
         compute_dtype_softmax=family in _LLAMA4,
         complex_rope=family in _LLAMA4,
@@ -199,6 +205,8 @@ def layer_saved_bytes(
     elif attention == "sdpa":
         # Q, K, V, the output and the LSE: 4q + 4kv + 4a for grouped-query attention.
         per_token += 2 * q + 2 * arch.k_dim + 2 * arch.v_dim + 2 * arch.o_dim + 4 * a
+        if t.partial_rope:
+            per_token += 2 * arch.o_dim  # o_proj's input, a contiguous copy of the head-major output
     elif t.attention_sinks:
         # gpt-oss: softmax over s + 1 columns in the scores' dtype (bf16; fp32 under autocast, which
         # then casts the probabilities to bf16 for the next matmul), + the int64 argmax of each row.
@@ -342,7 +350,7 @@ def rope_bytes(
     compute_bytes = 2 if t.complex_rope else 4 if precision == "amp" else 2
     # MLA rotates only the decoupled qk_rope_head_dim part (DeepSeek-V3's config sets head_dim to it).
     full = arch.qk_rope_head_dim if arch.qk_rope_head_dim is not None else arch.attention_head_dim
-    width = full // 2 if t.rope_half_width else full
+    width = full // 2 if t.rope_half_width or t.partial_rope else full
     return float(2 * t.rope_tables * seq_len * width * compute_bytes)
 
 

@@ -99,6 +99,23 @@ EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
         use_qk_norm=False,
         attention_chunk_size=8192,
     ),
+    # GLM-4.5: DeepSeek-V3's MoE layer (sigmoid router with correction bias, 4 routed experts with 2
+    # active, one shared expert) under GQA attention with QK-norm, biases on Q, K and V, and RoPE on
+    # half of each head. Every layer MoE, as for DeepSeek-V3 above (the dense first layers are
+    # checked on their own: tests/test_measure.py).
+    "glm4_moe": _with(
+        "glm4_moe",
+        moe_intermediate_size=344,
+        n_routed_experts=4,
+        num_experts_per_tok=2,
+        n_shared_experts=1,
+        first_k_dense_replace=0,
+        n_group=1,
+        topk_group=1,
+        attention_bias=True,
+        use_qk_norm=True,
+        partial_rotary_factor=0.5,
+    ),
     # gpt-oss: attention sinks, biases everywhere, 4 experts with 2 active, clamped SwiGLU.
     "gpt_oss": _with(
         "gpt_oss",
@@ -111,7 +128,7 @@ EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
 
 ALL_FAMILIES: dict[str, dict[str, Any]] = {**FAMILIES, **EXTRA_FAMILIES}
 # The extra families whose calibrated formulas exist (bot.estimate.activations_measured).
-CALIBRATED_EXTRA = ("deepseek_v3", "gpt_oss", "llama4")
+CALIBRATED_EXTRA = ("deepseek_v3", "gpt_oss", "llama4", "glm4_moe")
 
 
 _MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
@@ -163,16 +180,18 @@ def architecture(name: str, config: dict[str, Any], layers: int | None = None) -
                 "interleave_moe_layer_step": int(config.get("interleave_moe_layer_step") or 1),
             }
         )
-    if config.get("kv_lora_rank"):
-        # Multi-head Latent Attention and DeepSeek-V3's MoE: the fields the presets carry for them
-        # (bot/data/models.toml), read as bot.estimate.hub reads a DeepSeek-V3 config.json.
+    if config.get("kv_lora_rank") or model_type == "glm4_moe":
+        # DeepSeek-V3's MoE, which GLM-4.5 runs too: the fields the presets carry for it
+        # (bot/data/models.toml), read as bot.estimate.hub reads their config.json.
         fields.update(
             {
-                "head_dim": None,
-                **{name: config.get(name) for name in _MLA_FIELDS},
+                "qk_norm": bool(config.get("use_qk_norm")),  # GLM-4.5's RMSNorm of Q and K heads
                 "shared_experts": int(config.get("n_shared_experts") or 0) if experts > 1 else 0,
                 "first_k_dense_replace": int(config.get("first_k_dense_replace") or 0),
-                "router_correction_bias": experts > 1,  # DeepseekV3TopkRouter's e_score_correction_bias
+                "router_correction_bias": experts > 1,  # the TopkRouter's e_score_correction_bias
             }
         )
+    if config.get("kv_lora_rank"):
+        # Multi-head Latent Attention (DeepSeek-V3, Kimi K2).
+        fields.update({"head_dim": None, **{name: config.get(name) for name in _MLA_FIELDS}})
     return Architecture.model_validate(fields)
