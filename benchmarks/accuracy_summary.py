@@ -27,6 +27,7 @@ FAMILY_NAMES = {
     "gpt_oss": "gpt-oss (sinks, eager only)",
     "llama4": "Llama 4 (every token through every expert)",
     "glm4_moe": "GLM-4.5 (DeepSeek-V3's MoE, partial RoPE)",
+    "gemma2": "Gemma 2 (tanh-capped scores and logits, eager only)",
 }
 COLUMNS = (("model_states", "model states"), ("saved", "saved activations"), ("peak", "the step's peak"))
 

@@ -6,6 +6,8 @@ MoE layer's eager-attention peak follows the experts' width, not the dense inter
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from bot.estimate.activations_measured import measured_activations, step_peak, traits_for
@@ -16,8 +18,8 @@ from tests.hub_configs import CONFIGS
 # Per preset at batch 1 × seq 4096, mixed-precision AdamW: saved activations (with autocast's weight
 # copies under amp) for mixed SDPA, mixed eager and amp SDPA; the step's peak with SDPA; and the
 # "eager attention backward" moment. The last column of the MoE presets (GLM-4.5, gpt-oss, Llama 4,
-# Mixtral, Qwen3-MoE) moved when that moment took the experts' width; nothing else moved, but Llama 4's
-# and GLM-4.5's when their layers were measured.
+# Mixtral, Qwen3-MoE) moved when that moment took the experts' width; nothing else moved, but Llama 4's,
+# GLM-4.5's and Gemma 2's when their layers were measured.
 PINNED: dict[str, tuple[int, int, int, int, int]] = {
     "deepseek-r1": (
         191_013_169_156,
@@ -33,8 +35,10 @@ PINNED: dict[str, tuple[int, int, int, int, int]] = {
         16_104_634_060_800,
         10_388_067_671_044,
     ),
-    "gemma-2-27b": (95_868_372_996, 245_564_131_332, 155_532_347_396, 653_451_079_680, 627_752_657_924),
-    "gemma-2-9b": (50_515_687_428, 119_559_698_436, 72_701_458_436, 221_800_943_616, 247_886_617_604),
+    # Gemma 2's moved when its tanh soft-capping was measured (eager scores, and the logits in every
+    # setup; mixed SDPA was 95,868,372,996 and 50,515,687,428).
+    "gemma-2-27b": (97_965_524_998, 297_053_407_238, 157_629_499_400, 653_451_079_680, 679_241_933_830),
+    "gemma-2-9b": (52_612_839_430, 144_205_428_742, 74_798_610_440, 221_800_943_616, 272_532_347_910),
     "gemma-3-12b": (70_333_234_180, 149_240_675_332, 98_402_008_068, 282_384_820_224, 312_986_799_620),
     "gemma-3-27b": (116_171_336_708, 317_935_184_900, 178_382_990_340, 648_224_311_296, 697_579_292_164),
     "gemma-3-4b": (33_801_091_076, 61_747_476_484, 43_708_364_804, 96_716_807_172, 113_629_355_012),
@@ -215,3 +219,20 @@ def test_llama4_runs_every_token_through_every_expert() -> None:
         measured_activations(more, 1, 1).per_layer_bytes - measured_activations(mixtral, 1, 1).per_layer_bytes
     )
     assert grown == 2 * 4 * mixtral.experts  # only the router's fp32 softmax and the int32 offsets
+
+
+def test_gemma_2_keeps_the_tanh_of_its_capped_scores_and_logits() -> None:
+    """Gemma 2 caps attention scores and logits with tanh, whose 16-bit output backward needs: eager
+    attention keeps 2·a·s more per token and layer (SDPA cannot cap, so transformers refuses it), and
+    every setup 2v more per token outside the layers (measured: benchmarks/ACCURACY.md)."""
+    gemma2 = presets()["gemma-2-9b"]
+    traits = traits_for(gemma2)
+    assert traits.softcapping
+    assert not traits_for(presets()["gemma-3-12b"]).softcapping
+    uncapped = dataclasses.replace(traits, softcapping=False)
+    s, a, v = 4096, gemma2.attention_heads, gemma2.vocab_size
+    for attention, scores in (("eager", 2 * a * s), ("sdpa", 0)):
+        capped = measured_activations(gemma2, 1, s, attention=attention)  # type: ignore[arg-type]
+        plain = measured_activations(gemma2, 1, s, attention=attention, traits=uncapped)  # type: ignore[arg-type]
+        assert capped.per_layer_bytes - plain.per_layer_bytes == s * scores
+        assert capped.outside_layers_bytes - plain.outside_layers_bytes == s * 2 * v + 2  # + the cap

@@ -8,6 +8,7 @@ Marked ``accuracy``: deselected by default (``addopts``), run with ``pytest -m a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -291,6 +292,46 @@ def test_a_causal_lm_transformers_does_not_know_is_refused_in_one_line(
     err = capsys.readouterr().err
     assert err.startswith("measure: transformers ")
     assert "no causal LM for model_type 'fancy_new'" in err
+
+
+@pytest.mark.parametrize("precision", ["mixed", "amp"])
+def test_gemma_2_soft_capping_matches_its_formula_to_the_byte(precision: Any) -> None:
+    """The tanh of the capped scores (eager, the only attention transformers runs Gemma 2 with) and of
+    the capped logits."""
+    config = {**FAMILIES_EXTRA["gemma2"], **SHRINK}
+    del config["moe_intermediate_size"]
+    setup = Setup(precision=precision, attention="eager", batch_size=2, seq_len=32)
+    full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), 2)
+    arch = architecture("gemma2", config, 2)
+    assert full.saved_per_layer == layer_saved_bytes(arch, 2, 32, attention="eager", precision=precision)
+    assert full.saved_outside == outside_saved_bytes(arch, 2, 32, attention="eager", precision=precision)
+
+
+@pytest.mark.parametrize(
+    ("config", "attention", "said"),
+    [
+        # Gemma 2's attention-logit soft-capping, which SDPA cannot apply: transformers refuses SDPA.
+        (
+            {"model_type": "gemma2", "attn_logit_softcapping": 50.0, "query_pre_attn_scalar": 16},
+            "sdpa",
+            "transformers does not run gemma2 with SDPA in this config: add --attention eager",
+        ),
+        # Phi-3's default pad_token_id (32000) outside a 256-token vocabulary: nn.Embedding asserts.
+        ({"model_type": "phi3"}, "eager", "cannot build this phi3 config: Padding_idx must be within"),
+    ],
+)
+def test_a_config_transformers_cannot_build_is_refused_in_one_line(
+    config: dict[str, Any], attention: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.cli import main
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**TINY, **config}), encoding="utf-8")
+    assert main(["measure", "--config", str(path), "--attention", attention, "--seq", "16"]) == 2
+    err = capsys.readouterr().err
+    assert said in err
+    assert "Traceback" not in err
+    assert len([line for line in err.splitlines() if line.startswith("measure: ")]) == 1
 
 
 # Multi-head Latent Attention at a tinier shape than the benchmark's: Q/K heads of 24 + 8, V of 16.

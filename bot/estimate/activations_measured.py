@@ -78,6 +78,9 @@ class FamilyTraits:
     # so SDPA's output comes back head-major and o_proj's input is a contiguous copy of it (2q); its
     # RoPE tables are d/2 wide.
     partial_rope: bool = False
+    # Gemma 2 caps the attention scores (eager: their tanh, 2·a·s, is saved) and the logits (the tanh
+    # of the bf16 logits, 2v, is saved) with tanh.
+    softcapping: bool = False
     # Llama 4 (transformers ``Llama4TextMoe``): every token goes through every expert, scaled by a
     # sigmoid score that is 0 for the experts it was not routed to; and its eager attention keeps
     # the softmax in the compute dtype (no fp32 copy).
@@ -96,6 +99,7 @@ _GEMMA3 = frozenset({"gemma3", "gemma3_text"})
 _QWEN3 = frozenset({"qwen3", "qwen3_moe"})
 _LLAMA4 = frozenset({"llama4", "llama4_text"})
 _PARTIAL_ROPE = frozenset({"glm4_moe"})
+_SOFTCAPPING = frozenset({"gemma2"})
 
 
 def traits_for(arch: Architecture) -> FamilyTraits:
@@ -118,6 +122,7 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         # maps kimi_k2 to deepseek_v3) and GLM-4.5, whose MoE layer is DeepSeek-V3's code (measured).
         deepseek_moe=arch.router_correction_bias,
         partial_rope=family in _PARTIAL_ROPE,
+        softcapping=family in _SOFTCAPPING,
         dense_experts=family in _LLAMA4,
         compute_dtype_softmax=family in _LLAMA4,
         complex_rope=family in _LLAMA4,
@@ -215,7 +220,7 @@ def layer_saved_bytes(
     elif t.compute_dtype_softmax and not amp:
         per_token += 8 * q + 2 * a * s
     else:
-        per_token += 8 * q + 6 * a * s
+        per_token += 8 * q + 6 * a * s + (2 * a * s if t.softcapping else 0)
     if moe and t.dense_experts:
         per_token += _dense_experts_bytes(arch, precision)
     elif moe and t.clamped_swiglu:
@@ -334,11 +339,15 @@ def outside_saved_bytes(
     # The final norm and the LM head's 16-bit input (its output, or autocast's copy of it).
     per_token = _norm(h, 1, precision, t.norm_style) + 2 * h
     per_token += 4 * v + 16  # fp32 log-softmax; int64 ids (embedding) and shifted labels (loss)
+    constant = 0
+    if t.softcapping:
+        per_token += 2 * v  # the tanh of the capped logits, in the logits' 16-bit dtype
+        constant += 4 if precision == "amp" else 2  # and the cap, a 0-dim tensor in the weights' dtype
     # RoPE's cos/sin are saved by the first layer's multiplications; under checkpointing they are
     # checkpoint inputs instead (held, not saved: ``held_bytes``).
     rope = 0 if checkpointing else rope_bytes(arch, seq_len, precision=precision, traits=t)
     # + 4: the loss's fp32 total weight (nll_loss saves it).
-    return float(s * b * per_token + rope + _norm_constant(h, t.norm_style) + 4)
+    return float(s * b * per_token + rope + _norm_constant(h, t.norm_style) + 4 + constant)
 
 
 def rope_bytes(

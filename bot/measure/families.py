@@ -116,6 +116,15 @@ EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
         use_qk_norm=True,
         partial_rotary_factor=0.5,
     ),
+    # Gemma 2: Gemma's four norms and GELU-tanh MLP, with attention scores and logits capped by tanh
+    # (transformers runs it with eager attention only: SDPA cannot cap the scores).
+    "gemma2": _with(
+        "gemma2",
+        sliding_window=4096,
+        query_pre_attn_scalar=32,
+        attn_logit_softcapping=50.0,
+        final_logit_softcapping=30.0,
+    ),
     # gpt-oss: attention sinks, biases everywhere, 4 experts with 2 active, clamped SwiGLU.
     "gpt_oss": _with(
         "gpt_oss",
@@ -128,7 +137,7 @@ EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
 
 ALL_FAMILIES: dict[str, dict[str, Any]] = {**FAMILIES, **EXTRA_FAMILIES}
 # The extra families whose calibrated formulas exist (bot.estimate.activations_measured).
-CALIBRATED_EXTRA = ("deepseek_v3", "gpt_oss", "llama4", "glm4_moe")
+CALIBRATED_EXTRA = ("deepseek_v3", "gpt_oss", "llama4", "glm4_moe", "gemma2")
 
 
 _MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")

@@ -40,6 +40,7 @@ import transformers
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from bot.measure.configs import MeasureError
 from bot.measure.types import Measurement, Setup
 
 OUTSIDE = -1
@@ -237,12 +238,18 @@ def build_model(config_dict: dict[str, Any], layers: int, setup: Setup) -> Any:
     fields["num_hidden_layers"] = layers
     if "layer_types" in fields and isinstance(fields["layer_types"], list):
         fields["layer_types"] = fields["layer_types"][:layers]
-    config = transformers.AutoConfig.for_model(str(config_dict["model_type"]), **fields)
+    model_type = str(config_dict["model_type"])
     dtype = torch.float32 if setup.precision == "amp" else torch.bfloat16
     torch.manual_seed(0)
-    model = transformers.AutoModelForCausalLM.from_config(
-        config, dtype=dtype, attn_implementation=attention_implementation(config_dict, setup.attention)
-    )
+    try:
+        config = transformers.AutoConfig.for_model(model_type, **fields)
+        model = transformers.AutoModelForCausalLM.from_config(
+            config, dtype=dtype, attn_implementation=attention_implementation(config_dict, setup.attention)
+        )
+    except (ValueError, TypeError, KeyError, AssertionError) as error:
+        # A config transformers rejects (an inconsistent field, an attention it does not run for
+        # this model) is the user's input: one line that says so, not a traceback.
+        raise MeasureError(_build_refusal(model_type, setup.attention, error)) from None
     model.train()
     if setup.checkpointing:
         # Non-reentrant, the default of transformers 5 (``gradient_checkpointing_enable`` before 5.x).
@@ -251,6 +258,14 @@ def build_model(config_dict: dict[str, Any], layers: int, setup: Setup) -> Any:
         else:
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     return model
+
+
+def _build_refusal(model_type: str, attention: str, error: Exception) -> str:
+    reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    if attention == "sdpa" and "scaled_dot_product_attention" in reason:
+        # e.g. Gemma 2 with attention-logit soft-capping, which SDPA cannot apply.
+        return f"transformers does not run {model_type} with SDPA in this config: add --attention eager"
+    return f"transformers {transformers.__version__} cannot build this {model_type} config: {reason}"
 
 
 def _optimizer(setup: Setup, params: list[Any]) -> Any:
