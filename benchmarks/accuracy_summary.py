@@ -28,6 +28,7 @@ FAMILY_NAMES = {
     "llama4": "Llama 4 (every token through every expert)",
     "glm4_moe": "GLM-4.5 (DeepSeek-V3's MoE, partial RoPE)",
     "gemma2": "Gemma 2 (tanh-capped scores and logits, eager only)",
+    "phi3": "Phi-3 / Phi-4 (fused qkv and gate_up)",
 }
 COLUMNS = (("model_states", "model states"), ("saved", "saved activations"), ("peak", "the step's peak"))
 

@@ -10,7 +10,7 @@ import dataclasses
 
 import pytest
 
-from bot.estimate.activations_measured import measured_activations, step_peak, traits_for
+from bot.estimate.activations_measured import FamilyTraits, measured_activations, step_peak, traits_for
 from bot.estimate.hub import architecture_from_config
 from bot.estimate.models import Architecture, presets
 from tests.hub_configs import CONFIGS
@@ -19,7 +19,7 @@ from tests.hub_configs import CONFIGS
 # copies under amp) for mixed SDPA, mixed eager and amp SDPA; the step's peak with SDPA; and the
 # "eager attention backward" moment. The last column of the MoE presets (GLM-4.5, gpt-oss, Llama 4,
 # Mixtral, Qwen3-MoE) moved when that moment took the experts' width; nothing else moved, but Llama 4's,
-# GLM-4.5's and Gemma 2's when their layers were measured.
+# GLM-4.5's, Gemma 2's and Phi-3's / Phi-4's when their layers were measured.
 PINNED: dict[str, tuple[int, int, int, int, int]] = {
     "deepseek-r1": (
         191_013_169_156,
@@ -100,8 +100,8 @@ PINNED: dict[str, tuple[int, int, int, int, int]] = {
         2_353_426_978_564,
     ),
     "mixtral-8x7b": (46_327_743_492, 151_000_794_116, 87_966_696_452, 1_120_867_024_896, 809_375_622_148),
-    "phi-3-mini": (18_899_091_460, 121_961_529_348, 30_397_120_516, 91_705_909_248, 178_099_972_100),
-    "phi-4": (42_945_822_724, 206_497_464_324, 79_669_051_396, 351_828_172_800, 414_904_604_676),
+    "phi-3-mini": (21_315_010_564, 121_961_529_348, 30_397_120_516, 91_705_909_248, 178_099_972_100),
+    "phi-4": (46_720_696_324, 206_497_464_324, 78_410_760_196, 351_828_172_800, 414_904_604_676),
     "qwen2.5-14b": (45_375_635_460, 241_838_931_972, 83_467_255_812, 354_480_807_936, 451_484_112_900),
     "qwen2.5-32b": (88_604_753_924, 350_555_815_940, 166_038_945_796, 786_333_032_448, 812_086_482_948),
     "qwen2.5-72b": (135_388_545_028, 660_095_975_428, 305_218_011_140, 1_744_948_887_552, 1_684_641_284_100),
@@ -236,3 +236,27 @@ def test_gemma_2_keeps_the_tanh_of_its_capped_scores_and_logits() -> None:
         plain = measured_activations(gemma2, 1, s, attention=attention, traits=uncapped)  # type: ignore[arg-type]
         assert capped.per_layer_bytes - plain.per_layer_bytes == s * scores
         assert capped.outside_layers_bytes - plain.outside_layers_bytes == s * 2 * v + 2  # + the cap
+
+
+def test_phi_3_keeps_its_fused_projections_as_one() -> None:
+    """Phi-3 and Phi-4 fuse qkv_proj and gate_up_proj: under autocast one bf16 copy of each linear's
+    input (2h, where three and two separate linears keep 6h and 4h); under SDPA V is a view of
+    qkv_proj's output, whose whole storage it keeps (2q + 2kv more), and the RoPE'd Q and K, written
+    as a concatenation, leave SDPA's output head-major: o_proj's input is a copy (2q more)."""
+    phi = presets()["phi-3-mini"]
+    assert (phi.fused_qkv, phi.fused_gate_up, traits_for(phi).rope_cat) == (True, True, True)
+    unfused = phi.model_copy(update={"fused_qkv": False, "fused_gate_up": False})
+    plain = dataclasses.replace(traits_for(phi), rope_cat=False)
+    h, q, kv = phi.hidden_size, phi.q_dim, phi.kv_dim
+
+    def per_token(
+        arch: Architecture, attention: str, precision: str, traits: FamilyTraits | None = None
+    ) -> float:
+        found = measured_activations(arch, 1, 1, attention=attention, precision=precision, traits=traits)  # type: ignore[arg-type]
+        return found.per_layer_bytes
+
+    assert (
+        per_token(phi, "sdpa", "mixed") - per_token(unfused, "sdpa", "mixed", plain) == 2 * q + 2 * kv + 2 * q
+    )
+    assert per_token(phi, "eager", "mixed") == per_token(unfused, "eager", "mixed", plain)
+    assert per_token(phi, "eager", "amp") - per_token(unfused, "eager", "amp", plain) == -4 * h - 2 * h

@@ -294,6 +294,24 @@ def test_a_causal_lm_transformers_does_not_know_is_refused_in_one_line(
     assert "no causal LM for model_type 'fancy_new'" in err
 
 
+@pytest.mark.parametrize(
+    ("precision", "attention"), [("mixed", "sdpa"), ("mixed", "eager"), ("amp", "sdpa"), ("amp", "eager")]
+)
+def test_phi_3_fused_projections_match_their_formula_to_the_byte(precision: Any, attention: Any) -> None:
+    """One qkv_proj and one gate_up_proj (one autocast copy of each input; V a view of qkv's
+    storage under SDPA) and RoPE by concatenation (o_proj's input a copy of SDPA's output)."""
+    config = {**FAMILIES_EXTRA["phi3"], **SHRINK}
+    del config["moe_intermediate_size"]
+    setup = Setup(precision=precision, attention=attention, batch_size=2, seq_len=32)
+    two = measure_step(config, 2, setup)
+    full = extrapolate(measure_step(config, 1, setup), two, 2)
+    arch = architecture("phi3", config, 2)
+    kw: dict[str, Any] = {"attention": attention, "precision": precision}
+    assert full.saved_per_layer == layer_saved_bytes(arch, 2, 32, **kw)
+    assert full.saved_outside == outside_saved_bytes(arch, 2, 32, **kw)
+    assert two.saved_weight_copies == measured_activations(arch, 2, 32, **kw).weight_copy_bytes
+
+
 @pytest.mark.parametrize("precision", ["mixed", "amp"])
 def test_gemma_2_soft_capping_matches_its_formula_to_the_byte(precision: Any) -> None:
     """The tanh of the capped scores (eager, the only attention transformers runs Gemma 2 with) and of

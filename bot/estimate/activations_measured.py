@@ -74,9 +74,10 @@ class FamilyTraits:
     # router with an fp32 weight and group-limited top-k, the routed experts, and the shared experts on
     # the same input.
     deepseek_moe: bool = False
-    # GLM-4.5 rotates half of each head (partial_rotary_factor 0.5): Q and K are concatenated anew,
-    # so SDPA's output comes back head-major and o_proj's input is a contiguous copy of it (2q); its
-    # RoPE tables are d/2 wide.
+    # RoPE written as cat(rotated part, passed part) (GLM-4.5, Phi-3): Q and K are new head-major
+    # tensors, so SDPA's output comes back head-major and o_proj's input is a contiguous copy (2q).
+    rope_cat: bool = False
+    # GLM-4.5 rotates half of each head (partial_rotary_factor 0.5): its RoPE tables are d/2 wide.
     partial_rope: bool = False
     # Gemma 2 caps the attention scores (eager: their tanh, 2·a·s, is saved) and the logits (the tanh
     # of the bf16 logits, 2v, is saved) with tanh.
@@ -99,6 +100,7 @@ _GEMMA3 = frozenset({"gemma3", "gemma3_text"})
 _QWEN3 = frozenset({"qwen3", "qwen3_moe"})
 _LLAMA4 = frozenset({"llama4", "llama4_text"})
 _PARTIAL_ROPE = frozenset({"glm4_moe"})
+_ROPE_CAT = frozenset({"glm4_moe", "phi3"})
 _SOFTCAPPING = frozenset({"gemma2"})
 
 
@@ -121,6 +123,7 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         # The noaux_tc router with its per-expert correction bias: DeepSeek-V3/R1, Kimi K2 (transformers
         # maps kimi_k2 to deepseek_v3) and GLM-4.5, whose MoE layer is DeepSeek-V3's code (measured).
         deepseek_moe=arch.router_correction_bias,
+        rope_cat=family in _ROPE_CAT,
         partial_rope=family in _PARTIAL_ROPE,
         softcapping=family in _SOFTCAPPING,
         dense_experts=family in _LLAMA4,
@@ -192,11 +195,12 @@ def layer_saved_bytes(
     # Norms: Gemma's four (pre/post attention, pre/post MLP), otherwise the two pre-norms.
     per_token += arch.norms_per_layer * _norm(h, 1, precision, t.norm_style)
     constant += arch.norms_per_layer * _norm_constant(h, t.norm_style)
-    # The normalized inputs of the attention and MLP linears.
-    attention_inputs = 3 if amp else 1
+    # The normalized inputs of the attention and MLP linears (under autocast each linear casts its
+    # own; a fused qkv_proj or gate_up_proj is one linear).
+    attention_inputs = (1 if arch.fused_qkv else 3) if amp else 1
     if arch.is_mla:
         attention_inputs = 2 if amp else 1  # q_a_proj (or q_proj) and kv_a_proj_with_mqa
-    mlp_inputs = (1 if moe else 2) if amp else 1  # amp: gate and up (dense) or the router (MoE)
+    mlp_inputs = (1 if moe or arch.fused_gate_up else 2) if amp else 1  # amp: gate and up, or the router
     if moe and t.deepseek_moe:
         mlp_inputs = 0  # the router's and the shared experts' inputs are in _deepseek_moe_bytes
     per_token += 2 * h * (attention_inputs + mlp_inputs)
@@ -210,8 +214,11 @@ def layer_saved_bytes(
     elif attention == "sdpa":
         # Q, K, V, the output and the LSE: 4q + 4kv + 4a for grouped-query attention.
         per_token += 2 * q + 2 * arch.k_dim + 2 * arch.v_dim + 2 * arch.o_dim + 4 * a
-        if t.partial_rope:
+        if t.rope_cat:
             per_token += 2 * arch.o_dim  # o_proj's input, a contiguous copy of the head-major output
+        if arch.fused_qkv:
+            # V is a view of qkv_proj's output, whose whole storage stays alive with it.
+            per_token += 2 * q + 2 * arch.k_dim
     elif t.attention_sinks:
         # gpt-oss: softmax over s + 1 columns in the scores' dtype (bf16; fp32 under autocast, which
         # then casts the probabilities to bf16 for the next matmul), + the int64 argmax of each row.

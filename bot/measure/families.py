@@ -116,6 +116,9 @@ EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
         use_qk_norm=True,
         partial_rotary_factor=0.5,
     ),
+    # Phi-3 (and Phi-4): Llama's layer with qkv_proj and gate_up_proj fused, and RoPE written as a
+    # concatenation of the rotated and passed parts of each head.
+    "phi3": _with("phi3", pad_token_id=0, bos_token_id=1, eos_token_id=2),
     # Gemma 2: Gemma's four norms and GELU-tanh MLP, with attention scores and logits capped by tanh
     # (transformers runs it with eager attention only: SDPA cannot cap the scores).
     "gemma2": _with(
@@ -137,7 +140,7 @@ EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
 
 ALL_FAMILIES: dict[str, dict[str, Any]] = {**FAMILIES, **EXTRA_FAMILIES}
 # The extra families whose calibrated formulas exist (bot.estimate.activations_measured).
-CALIBRATED_EXTRA = ("deepseek_v3", "gpt_oss", "llama4", "glm4_moe", "gemma2")
+CALIBRATED_EXTRA = ("deepseek_v3", "gpt_oss", "llama4", "glm4_moe", "gemma2", "phi3")
 
 
 _MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
@@ -179,6 +182,9 @@ def architecture(name: str, config: dict[str, Any], layers: int | None = None) -
         "experts_per_token": active,
         "published_params": 1,
     }
+    if model_type == "phi3":
+        # Phi3ForCausalLM fuses Q, K and V into qkv_proj, and gate and up into gate_up_proj.
+        fields.update({"fused_qkv": True, "fused_gate_up": True})
     if model_type == "llama4_text":
         # Llama 4 names its widths the other way round (bot.measure.configs), and always has one
         # shared expert of an expert's width.
