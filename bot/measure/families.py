@@ -88,7 +88,7 @@ EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
     ),
     # Llama 4 (text): 4 experts, 1 active, and the shared expert, on every layer; transformers runs
     # every token through every expert. Without Scout's weightless QK-norm (Maverick has none), whose
-    # layers the estimate leaves out (section 6 of benchmarks/ACCURACY.md).
+    # layers the estimate leaves out (benchmarks/ACCURACY.md, section 4).
     "llama4": _with(
         "llama4_text",
         intermediate_size=344,  # Llama 4's name for an expert's width
