@@ -157,6 +157,25 @@ def test_gpt_oss_sinks_and_clamped_experts_match_their_formula(precision: Any) -
     assert full.saved_outside == outside_saved_bytes(arch, 2, 32, attention="eager", precision=precision)
 
 
+# Both precisions with both attentions: the setups a family's own formulas are checked in.
+FOUR_SETUPS = [("mixed", "sdpa"), ("mixed", "eager"), ("amp", "sdpa"), ("amp", "eager")]
+
+
+def _assert_a_layer_matches_its_formulas(
+    family: str, config: dict[str, Any], precision: Any, attention: Any
+) -> None:
+    """Depths 1 and 2 measured and extended: one layer, what is outside the layers and autocast's
+    weight copies each equal the formulas', to the byte."""
+    setup = Setup(precision=precision, attention=attention, batch_size=2, seq_len=32)
+    two = measure_step(config, 2, setup)
+    full = extrapolate(measure_step(config, 1, setup), two, 2)
+    arch = architecture(family, config, 2)
+    kw: dict[str, Any] = {"attention": attention, "precision": precision}
+    assert full.saved_per_layer == layer_saved_bytes(arch, 2, 32, **kw)
+    assert full.saved_outside == outside_saved_bytes(arch, 2, 32, **kw)
+    assert two.saved_weight_copies == measured_activations(arch, 2, 32, **kw).weight_copy_bytes
+
+
 LLAMA4_SHRINK = {
     "hidden_size": 64,
     "intermediate_size": 88,  # an expert's width, in Llama 4's names
@@ -168,27 +187,15 @@ LLAMA4_SHRINK = {
 }
 
 
-@pytest.mark.parametrize(
-    ("precision", "attention"), [("mixed", "sdpa"), ("mixed", "eager"), ("amp", "sdpa"), ("amp", "eager")]
-)
+@pytest.mark.parametrize(("precision", "attention"), FOUR_SETUPS)
 def test_llama4_experts_match_their_formula_to_the_byte(precision: Any, attention: Any) -> None:
     """Every token through every expert (4 of them, 1 routed), the shared expert, the compute-dtype
     eager softmax, the complex64 RoPE table, and under autocast every expert's weight copy."""
     config = {**FAMILIES_EXTRA["llama4"], **LLAMA4_SHRINK}
-    setup = Setup(precision=precision, attention=attention, batch_size=2, seq_len=32)
-    two = measure_step(config, 2, setup)
-    full = extrapolate(measure_step(config, 1, setup), two, 2)
-    arch = architecture("llama4", config, 2)
-    kw: dict[str, Any] = {"attention": attention, "precision": precision}
-    assert full.saved_per_layer == layer_saved_bytes(arch, 2, 32, **kw)
-    # The first layer's region holds the RoPE table (freqs_cis), which the formula counts outside.
-    assert full.saved_outside == outside_saved_bytes(arch, 2, 32, **kw)
-    assert two.saved_weight_copies == measured_activations(arch, 2, 32, **kw).weight_copy_bytes
+    _assert_a_layer_matches_its_formulas("llama4", config, precision, attention)
 
 
-@pytest.mark.parametrize(
-    ("precision", "attention"), [("mixed", "sdpa"), ("mixed", "eager"), ("amp", "sdpa"), ("amp", "eager")]
-)
+@pytest.mark.parametrize(("precision", "attention"), FOUR_SETUPS)
 def test_glm_4_5_layers_match_their_formula_to_the_byte(precision: Any, attention: Any) -> None:
     """GLM-4.5 runs DeepSeek-V3's MoE layer under GQA attention with QK-norm and RoPE on half of each
     head (whose concatenated Q leaves SDPA's output head-major: o_proj's input is a copy). Layer 0
@@ -294,22 +301,13 @@ def test_a_causal_lm_transformers_does_not_know_is_refused_in_one_line(
     assert "no causal LM for model_type 'fancy_new'" in err
 
 
-@pytest.mark.parametrize(
-    ("precision", "attention"), [("mixed", "sdpa"), ("mixed", "eager"), ("amp", "sdpa"), ("amp", "eager")]
-)
+@pytest.mark.parametrize(("precision", "attention"), FOUR_SETUPS)
 def test_phi_3_fused_projections_match_their_formula_to_the_byte(precision: Any, attention: Any) -> None:
     """One qkv_proj and one gate_up_proj (one autocast copy of each input; V a view of qkv's
     storage under SDPA) and RoPE by concatenation (o_proj's input a copy of SDPA's output)."""
     config = {**FAMILIES_EXTRA["phi3"], **SHRINK}
     del config["moe_intermediate_size"]
-    setup = Setup(precision=precision, attention=attention, batch_size=2, seq_len=32)
-    two = measure_step(config, 2, setup)
-    full = extrapolate(measure_step(config, 1, setup), two, 2)
-    arch = architecture("phi3", config, 2)
-    kw: dict[str, Any] = {"attention": attention, "precision": precision}
-    assert full.saved_per_layer == layer_saved_bytes(arch, 2, 32, **kw)
-    assert full.saved_outside == outside_saved_bytes(arch, 2, 32, **kw)
-    assert two.saved_weight_copies == measured_activations(arch, 2, 32, **kw).weight_copy_bytes
+    _assert_a_layer_matches_its_formulas("phi3", config, precision, attention)
 
 
 @pytest.mark.parametrize("precision", ["mixed", "amp"])
@@ -369,20 +367,12 @@ MLA_SHRINK = {
 }
 
 
-@pytest.mark.parametrize(
-    ("precision", "attention"), [("mixed", "sdpa"), ("mixed", "eager"), ("amp", "sdpa"), ("amp", "eager")]
-)
+@pytest.mark.parametrize(("precision", "attention"), FOUR_SETUPS)
 def test_deepseek_v3_mla_and_moe_match_their_formula_to_the_byte(precision: Any, attention: Any) -> None:
+    """MLA and DeepSeek-V3's MoE; under autocast the bf16 copies of attention, router and
+    shared-expert weights, + the LM head's."""
     config = {**FAMILIES_EXTRA["deepseek_v3"], **MLA_SHRINK}
-    setup = Setup(precision=precision, attention=attention, batch_size=2, seq_len=32)
-    one, two = measure_step(config, 1, setup), measure_step(config, 2, setup)
-    full = extrapolate(one, two, 2)
-    arch = architecture("deepseek_v3", config, 2)
-    kw: dict[str, Any] = {"attention": attention, "precision": precision}
-    assert full.saved_per_layer == layer_saved_bytes(arch, 2, 32, **kw)
-    assert full.saved_outside == outside_saved_bytes(arch, 2, 32, **kw)
-    # Under autocast: the bf16 copies of attention, router and shared-expert weights, + the LM head's.
-    assert two.saved_weight_copies == measured_activations(arch, 2, 32, **kw).weight_copy_bytes
+    _assert_a_layer_matches_its_formulas("deepseek_v3", config, precision, attention)
 
 
 def test_mla_sdpa_runs_the_padded_v_stand_in_without_an_s2_term() -> None:

@@ -358,9 +358,8 @@ def _beyond_context(request: EstimateRequest) -> int | None:
 def _card_strategy(cluster: ClusterVerdict | None) -> Strategy | None:
     """The strategy a card's step is judged under: the verdict's (None: one card, or plain data
     parallel, where every card holds the whole model)."""
-    if cluster is None or cluster.followed.strategy == "data parallel":
-        return None
-    return cluster.followed.strategy
+    strategy = cluster.followed.strategy if cluster is not None else None
+    return None if strategy == "data parallel" else strategy
 
 
 def _card_states_gb(
@@ -376,6 +375,16 @@ def _card_states_gb(
     if strategy == "ZeRO-3" and _uses_deepspeed(request):
         states += deepspeed_gathered_gb(_largest_module_billion(request) or 0.0)
     return states
+
+
+def _card_step(
+    request: EstimateRequest, model: Architecture, batch_size: int, card_states_gb: float, share: CardShare
+) -> tuple[float, StepPeak]:
+    """GB one card holds at its step's peak, and the step: the card's model states
+    (``card_states_gb``), what the measured step at that ``share`` holds beyond its own states (the
+    saved activations and the transients), and the CUDA context."""
+    found = _step_peak_bytes(request, model, batch_size, share)
+    return card_states_gb + (found.peak_bytes - found.model_states_bytes) / 1e9 + CUDA_CONTEXT_GB, found
 
 
 def _peak(
@@ -394,8 +403,8 @@ def _peak(
     capacity = request.card.memory_gb
     per_card = None
     if strategy is not None:
-        card = _step_peak_bytes(request, model, batch_size, card_share(strategy, request.gpus))
-        card_peak = card_states_gb + (card.peak_bytes - card.model_states_bytes) / 1e9 + CUDA_CONTEXT_GB
+        share = card_share(strategy, request.gpus)
+        card_peak, card = _card_step(request, model, batch_size, card_states_gb, share)
         per_card = CardPeak(strategy, card_peak, card.moment, card_peak <= capacity)
     return PeakEstimate(
         peak_gb=peak,
@@ -433,10 +442,7 @@ def _largest_batch(
         variant = request.model_copy(update={"batch_size": batch, "checkpointing": checkpointing})
         if request.bytes_per_param is not None:
             return card_states_gb + _saved(variant, model, batch).saved_bytes / 1e9
-        # What the step holds beyond its own model states: the saved activations and the transients
-        # (one step_peak gives both).
-        found = _step_peak_bytes(variant, model, batch, share)
-        return card_states_gb + (found.peak_bytes - found.model_states_bytes) / 1e9 + CUDA_CONTEXT_GB
+        return _card_step(variant, model, batch, card_states_gb, share)[0]
 
     def one_sequence_gb(checkpointing: bool) -> float:
         variant = request.model_copy(update={"batch_size": 1, "checkpointing": checkpointing})

@@ -73,8 +73,6 @@ def card_share(strategy: Strategy, gpus: int) -> CardShare:
 
 # DeepSpeed's fp32 gradient partition, which its optimizer steps from (its estimators' 16Ψ and 18Ψ).
 DEEPSPEED_FP32_GRADIENT_BYTES = 4
-
-
 # DeepSpeed ZeRO-3 gathers the largest module's 16-bit parameters and gradients: 4 bytes a parameter.
 DEEPSPEED_GATHERED_BYTES = 4
 

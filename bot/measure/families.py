@@ -64,11 +64,22 @@ FAMILIES: dict[str, dict[str, Any]] = {
     ),
 }
 
+# DeepSeek-V3's MoE layer, which GLM-4.5 runs too: 4 routed experts with 2 active and one shared
+# expert, every layer MoE (first_k_dense_replace = 0), one expert group.
+_DEEPSEEK_MOE: dict[str, Any] = {
+    "n_routed_experts": 4,
+    "num_experts_per_tok": 2,
+    "n_shared_experts": 1,
+    "moe_intermediate_size": 344,
+    "first_k_dense_replace": 0,
+    "n_group": 1,
+    "topk_group": 1,
+}
+
 # Families whose estimator inputs need more than the fields above (MLA, shared experts, sinks):
 # measured and reported, compared with the estimate only where the estimate has a meaning.
 EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
-    # DeepSeek-V3: multi-head latent attention (low-rank Q and KV, decoupled RoPE), 4 routed experts
-    # with 2 active and one shared expert; every layer MoE (first_k_dense_replace = 0).
+    # DeepSeek-V3: multi-head latent attention (low-rank Q and KV, decoupled RoPE) and its MoE above.
     "deepseek_v3": _with(
         "deepseek_v3",
         num_key_value_heads=8,
@@ -78,13 +89,7 @@ EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
         head_dim=16,  # RoPE's width: DeepSeek-V3's config sets head_dim to qk_rope_head_dim
         qk_nope_head_dim=32,
         v_head_dim=32,
-        n_routed_experts=4,
-        num_experts_per_tok=2,
-        n_shared_experts=1,
-        moe_intermediate_size=344,
-        first_k_dense_replace=0,
-        n_group=1,
-        topk_group=1,
+        **_DEEPSEEK_MOE,
     ),
     # Llama 4 (text): 4 experts, 1 active, and the shared expert, on every layer; transformers runs
     # every token through every expert. Without Scout's weightless QK-norm (Maverick has none), whose
@@ -99,19 +104,12 @@ EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
         use_qk_norm=False,
         attention_chunk_size=8192,
     ),
-    # GLM-4.5: DeepSeek-V3's MoE layer (sigmoid router with correction bias, 4 routed experts with 2
-    # active, one shared expert) under GQA attention with QK-norm, biases on Q, K and V, and RoPE on
-    # half of each head. Every layer MoE, as for DeepSeek-V3 above (the dense first layers are
-    # checked on their own: tests/test_measure.py).
+    # GLM-4.5: DeepSeek-V3's MoE above (sigmoid router with correction bias) under GQA attention with
+    # QK-norm, biases on Q, K and V, and RoPE on half of each head (the dense first layers are checked
+    # on their own: tests/test_measure.py).
     "glm4_moe": _with(
         "glm4_moe",
-        moe_intermediate_size=344,
-        n_routed_experts=4,
-        num_experts_per_tok=2,
-        n_shared_experts=1,
-        first_k_dense_replace=0,
-        n_group=1,
-        topk_group=1,
+        **_DEEPSEEK_MOE,
         attention_bias=True,
         use_qk_norm=True,
         partial_rotary_factor=0.5,

@@ -252,22 +252,15 @@ def peak_text(estimate: Estimate, w: Words) -> str | None:
     capacity = estimate.single_gpu.capacity_gb
     moment = w(PEAK_MOMENT_KEYS[peak.moment])
     context = w.gb(CUDA_CONTEXT_GB)
-    if peak.transients_gb >= 0:
-        head = w(
-            "peak.beyond",
-            peak=w.gb(peak.peak_gb),
-            moment=moment,
-            transients=w.gb(peak.transients_gb),
-            context=context,
-        )
-    else:  # the gradients are freed before the loss, the activations before the step: V holds both
-        head = w(
-            "peak.below",
-            peak=w.gb(peak.peak_gb),
-            moment=moment,
-            freed=w.gb(-peak.transients_gb),
-            context=context,
-        )
+    # Below V where the step frees more than it adds: the gradients are freed before the loss, the
+    # activations before the optimizer step, and V holds both.
+    head = w(
+        "peak.beyond" if peak.transients_gb >= 0 else "peak.below",
+        peak=w.gb(peak.peak_gb),
+        moment=moment,
+        transients=w.gb(abs(peak.transients_gb)),
+        context=context,
+    )
     line = (
         f"{head}; {_against_the_card(peak.peak_gb, peak.fits, estimate.single_gpu.fits, capacity, card, w)}"
     )
