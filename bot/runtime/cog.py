@@ -1,8 +1,11 @@
 """The ``/vram`` slash command: its parameters come from the option table; it validates, estimates, answers.
 
-Load it into any ``commands.Bot`` as the extension ``cogs.vram`` (or ``bot.runtime.cog``, the same).
-Every error it raises, bad input included, goes to the command tree's one handler
-(:func:`bot.runtime.tree.answer_error`).
+Load it into any ``commands.Bot`` as the extension ``cogs.vram`` (or ``bot.runtime.cog``, the same),
+with discord.py's default command tree or the host's own. The cog answers every error of ``/vram``, its
+autocomplete and its controls itself, through the one handler :func:`bot.runtime.errors.answer_error`:
+``cog_app_command_error`` for what the command raises (bad input included), and an ``on_interaction``
+listener for the few payloads discord.py drops before any handler of the command runs. The host's
+other commands and their errors are left to the host.
 """
 
 from __future__ import annotations
@@ -21,17 +24,17 @@ from discord.ext import commands
 from bot.estimate.hub import is_repo_id
 from bot.estimate.models import find_preset, search_presets
 from bot.estimate.options import OptionSpec
-from bot.estimate.request import PRIVATE, command_options, parse_request
+from bot.estimate.request import PRIVATE, Problem, command_options, parse_request
 from bot.hub_settings import HubSettings, hub_settings_from_env
 from bot.present.custom_ids import ESTIMATE
 from bot.present.hub_problems import rate_limited_note
 from bot.present.i18n import text
 from bot.present.words import format_count
 from bot.runtime.controls import DYNAMIC_ITEMS, send_view
+from bot.runtime.errors import MalformedOptions, NothingToSuggest, answer_error, payload_problems
 from bot.runtime.hub_client import HubClient, Resolved, warm_up
 from bot.runtime.replies import NO_PINGS, language_of
 from bot.runtime.translator import CatalogueTranslator, localized, localized_choice, localized_description
-from bot.runtime.tree import VramCommandTree
 
 log = logging.getLogger(__name__)
 
@@ -116,10 +119,10 @@ class VramCog(commands.Cog):
         model = options.get("model")
         resolved: Resolved | None = None
         if isinstance(model, str) and find_preset(model) is None and is_repo_id(model):
-            # Validation is pure and synchronous: look the repo up first (HubFailure goes to the
-            # tree's error handler), which registers its architecture for the validator.
+            # Validation is pure and synchronous: look the repo up first (HubFailure goes to
+            # cog_app_command_error), which registers its architecture for the validator.
             resolved = await self._look_up(interaction, model, private)
-        request = parse_request(**options)  # InvalidRequest goes to the tree's error handler
+        request = parse_request(**options)  # InvalidRequest goes to cog_app_command_error
         await send_view(interaction, request, ESTIMATE, ephemeral=private, edit=False)
         if resolved is not None and resolved.rate_limited:
             await interaction.followup.send(
@@ -139,8 +142,91 @@ class VramCog(commands.Cog):
             await interaction.response.defer(thinking=True, ephemeral=private)
         return await lookup
 
+    async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
+        """Refuse option values of the wrong JSON type before ``/vram`` runs (Discord's client never
+        sends them). discord.py has already read them into the namespace, converting some on the way
+        (a string "7" for a number became 7.0), so the raw payload tells. Autocomplete skips this check:
+        the option being typed never depends on what the others hold."""
+        problems = payload_problems(interaction.data)
+        if problems:
+            raise MalformedOptions(problems)  # to cog_app_command_error
+        return True
+
+    async def cog_app_command_error(
+        self, interaction: discord.Interaction, error: app_commands.AppCommandError
+    ) -> None:
+        # discord.py calls this for /vram only (never for the host's commands), then the tree's on_error,
+        # which the default tree leaves silent for a command with its own handler.
+        await answer_error(interaction, error)
+
+    @commands.Cog.listener()
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        """Answer the ``/vram`` payloads discord.py drops before any handler of the command runs.
+
+        The tree reads the options into a namespace before it calls the command, and a value it cannot
+        read (a list for a number, an option without a type) ends its task with no handler called. The
+        same reading, :attr:`discord.Interaction.namespace`, fails here for exactly those payloads, which
+        the tree then never answers. Two more it does not hand to the command's handlers: a sub-command
+        ``/vram`` does not have, and an autocomplete for an option without suggestions.
+        """
+        if not self._is_vram(interaction):
+            return
+        try:
+            command = interaction.command
+            _ = interaction.namespace
+        except Exception:  # discord.py's own reading failed: its tree gave up on this interaction
+            problems = payload_problems(interaction.data) or [Problem("wrong_type", "options")]
+            if interaction.type is discord.InteractionType.autocomplete:
+                await self._suggest_despite_the_others(interaction)
+            else:
+                await answer_error(interaction, MalformedOptions(problems))
+            return
+        if command is None:  # the tree found no such sub-command, and tells only its own on_error
+            name = _first_option_name(interaction.data)
+            await answer_error(interaction, app_commands.CommandNotFound(name, [self.vram.name]))
+        elif interaction.type is discord.InteractionType.autocomplete:
+            focused = _focused(interaction.data)
+            parameter = self.vram.get_parameter(focused[0]) if focused is not None else None
+            if focused is not None and (parameter is None or not parameter.autocomplete):
+                # discord.py would log this at ERROR and leave the user's picker spinning.
+                await answer_error(interaction, NothingToSuggest(f"no suggestions for {focused[0][:100]!r}"))
+
+    def _is_vram(self, interaction: discord.Interaction) -> bool:
+        """Whether the interaction is for this cog's ``/vram`` (and not a host's command of that name)."""
+        data: Any = interaction.data
+        if interaction.type not in _COMMAND_KINDS or not isinstance(data, dict):
+            return False
+        if data.get("type", 1) != 1 or data.get("name") != self.vram.name or "guild_id" in data:
+            return False
+        return self.bot.tree.get_command(self.vram.name) in self.get_app_commands()
+
+    async def _suggest_despite_the_others(self, interaction: discord.Interaction) -> None:
+        """The suggestions for ``model`` as it is typed, read from the raw payload when discord.py
+        could not read the other options: they do not change what the suggestions are."""
+        focused = _focused(interaction.data)
+        if focused is None or focused[0] != "model" or not isinstance(focused[1], str):
+            await answer_error(interaction, NothingToSuggest("no model being typed"))
+            return
+        try:
+            await interaction.response.autocomplete(await self._model_choices(interaction, focused[1]))
+        except Exception as exc:
+            await answer_error(interaction, exc)
+
     @vram.autocomplete("model")
     async def _model_autocomplete(
+        self, interaction: discord.Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        """Suggestions for ``model`` from what is typed so far; whatever the other options hold."""
+        try:
+            if not isinstance(current, str):  # a crafted payload's focused value
+                raise MalformedOptions([Problem("wrong_type", "model")])
+            return await self._model_choices(interaction, current)
+        except Exception as exc:
+            # discord.py would only log it and leave the picker spinning: answer no suggestions.
+            await answer_error(interaction, exc)
+            return []
+
+    async def _model_choices(
         self, interaction: discord.Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
         language = language_of(interaction)
@@ -162,18 +248,32 @@ class VramCog(commands.Cog):
         return choices[:AUTOCOMPLETE_MAX]
 
 
+_COMMAND_KINDS = (discord.InteractionType.application_command, discord.InteractionType.autocomplete)
+
+
+def _top_options(data: Any) -> list[dict[str, Any]]:
+    options = data.get("options", []) if isinstance(data, dict) else []
+    return [o for o in options if isinstance(o, dict)] if isinstance(options, list) else []
+
+
+def _focused(data: Any) -> tuple[str, Any] | None:
+    """The name and value of the option being typed in an autocomplete payload (``/vram`` has no
+    sub-commands, so it is a top-level option)."""
+    focused = next((o for o in _top_options(data) if o.get("focused") is True), None)
+    return None if focused is None else (str(focused.get("name", ""))[:100], focused.get("value"))
+
+
+def _first_option_name(data: Any) -> str:
+    options = _top_options(data)
+    return str(options[0].get("name", "")) if options else ""
+
+
 async def setup(bot: commands.Bot) -> None:
     # The answers' controls are rebuilt from their custom_id, also for messages sent before a restart.
     bot.add_dynamic_items(*DYNAMIC_ITEMS)
     # Localizations need a translator on the tree; keep one the host bot has set up itself.
     if bot.tree.translator is None:
         await bot.tree.set_translator(CatalogueTranslator())
-    if not isinstance(bot.tree, VramCommandTree):
-        log.warning(
-            "The command tree is not a VramCommandTree, so /vram's errors (bad input included) reach "
-            "your tree's on_error: call bot.runtime.tree.answer_error from it, or pass "
-            "tree_cls=VramCommandTree to your bot"
-        )
     await bot.add_cog(VramCog(bot, _hub_client(bot)))
 
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import io
-from typing import Any, cast
+import re
+from typing import Any, TypeVar, cast
 
 import discord
-from discord import app_commands
 from discord.ext import commands
 
 from bot.estimate.hub import HubFailure
@@ -41,9 +41,9 @@ from bot.present.custom_ids import (
 )
 from bot.present.i18n import text
 from bot.present.views import RENDERERS, render_message
+from bot.runtime.errors import answer_error
 from bot.runtime.replies import ANSWERED, NO_PINGS, language_of
 from bot.runtime.send import PrebuiltControls, PrebuiltEmbed, respond, wire_embed
-from bot.runtime.tree import ControlError
 
 
 async def send_view(
@@ -188,7 +188,7 @@ async def _request_looking_up(interaction: discord.Interaction, state: str) -> E
 async def answer_control(
     interaction: discord.Interaction, view_name: str, state: str, optimizer: str | None = None
 ) -> None:
-    """Answer a click; whatever goes wrong goes to the command tree's one error handler."""
+    """Answer a click; whatever goes wrong goes to the one error handler (never the host's tree)."""
     try:
         if view_name not in RENDERERS:
             raise UnreadableState(f"unknown view {view_name[:20]!r}")
@@ -198,14 +198,7 @@ async def answer_control(
         edit = started_by(interaction)
         await send_view(interaction, request, view_name, ephemeral=not edit, edit=edit)
     except Exception as exc:
-        await _to_the_tree(interaction, exc)
-
-
-async def _to_the_tree(interaction: discord.Interaction, exc: Exception) -> None:
-    """Hand ``exc`` to the command tree's one error handler."""
-    # The extension loads only into a commands.Bot, so the client has a command tree.
-    tree: app_commands.CommandTree[Any] = cast(commands.Bot, interaction.client).tree
-    await tree.on_error(interaction, ControlError(exc))
+        await answer_error(interaction, exc)
 
 
 async def share(interaction: discord.Interaction, view_name: str, state: str) -> None:
@@ -228,17 +221,31 @@ async def share(interaction: discord.Interaction, view_name: str, state: str) ->
             shared_by=shared_name(interaction.user),
         )
     except Exception as exc:
-        await _to_the_tree(interaction, exc)
+        await answer_error(interaction, exc)
 
 
-# discord.py hands a factory whichever component has the matching custom_id, so the button's template
-# must match neither the select's ("vram:opt:...") nor Share's ("vram:shr:...").
-class ExploreButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]],
-    # (?s): a state with a line break is still this control's (then refused by unpack), not nobody's,
-    # which would leave the click unanswered.
-    template=rf"(?s){PREFIX}:(?P<view>(?!(?:{SELECT_VIEW}|{SHARE}):)[^:]*):(?P<state>.*)",
-):
+# discord.py hands a click to every dynamic item whose template matches its whole custom_id, so the
+# button's template must match neither the select's ("vram:opt:...") nor Share's ("vram:shr:...").
+# DOTALL: a state with a line break is still the control's (then refused by unpack), not nobody's.
+_EXPLORE = re.compile(rf"{PREFIX}:(?P<view>(?!(?:{SELECT_VIEW}|{SHARE}):)[^:]*):(?P<state>.*)", re.DOTALL)
+_SELECT = re.compile(rf"{PREFIX}:{SELECT_VIEW}:(?P<state>.*)", re.DOTALL)
+_SHARE = re.compile(rf"{PREFIX}:{SHARE}:(?P<view>[^:]*):(?P<state>.*)", re.DOTALL)
+# Any other custom_id of ours ("vram", "vram:est", "vram:shr:p=7"): read by nothing above, so it
+# gets "nothing changed" from UnreadableControl rather than no answer at all.
+_ANY_OF_OURS = re.compile(rf"{PREFIX}(?::.*)?", re.DOTALL)
+
+
+Control = TypeVar("Control", bound=discord.ui.DynamicItem[Any])
+
+
+def _as_clicked(control: Control, match: re.Match[str]) -> Control:
+    """The control with the custom_id that was clicked: the one it would write itself may differ (a
+    state too long for Share's room), and discord.py only swaps in an item of the clicked custom_id."""
+    control.custom_id = match.string
+    return control
+
+
+class ExploreButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_EXPLORE):
     """A click on "Estimate", "Compare" or "Details" for the request packed in ``state``."""
 
     def __init__(self, view: str, state: str) -> None:
@@ -252,15 +259,13 @@ class ExploreButton(
     ) -> ExploreButton:
         # Never raise here: discord.py would only log it and the user would get no answer.
         # The state is checked when the button is used, where a bad one gets an ephemeral reply.
-        return cls(match["view"], match["state"])
+        return _as_clicked(cls(match["view"], match["state"]), match)
 
     async def callback(self, interaction: discord.Interaction) -> None:
         await answer_control(interaction, self.view_name, self.state)
 
 
-class OptimizerSelect(
-    discord.ui.DynamicItem[discord.ui.Select[Any]], template=rf"(?s){PREFIX}:{SELECT_VIEW}:(?P<state>.*)"
-):
+class OptimizerSelect(discord.ui.DynamicItem[discord.ui.Select[Any]], template=_SELECT):
     """A pick in the optimizer select: answers with the estimate for that optimizer."""
 
     def __init__(self, state: str) -> None:
@@ -271,7 +276,7 @@ class OptimizerSelect(
     async def from_custom_id(
         cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
     ) -> OptimizerSelect:
-        return cls(match["state"])
+        return _as_clicked(cls(match["state"]), match)
 
     async def callback(self, interaction: discord.Interaction) -> None:
         values = self.item.values  # discord.py fills them in from the interaction
@@ -280,10 +285,7 @@ class OptimizerSelect(
         )
 
 
-class ShareButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]],
-    template=rf"(?s){PREFIX}:{SHARE}:(?P<view>[^:]*):(?P<state>.*)",
-):
+class ShareButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_SHARE):
     """A click on Share: posts the view publicly (see :func:`share`)."""
 
     def __init__(self, view: str, state: str) -> None:
@@ -295,10 +297,32 @@ class ShareButton(
     async def from_custom_id(
         cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
     ) -> ShareButton:
-        return cls(match["view"], match["state"])
+        return _as_clicked(cls(match["view"], match["state"]), match)
 
     async def callback(self, interaction: discord.Interaction) -> None:
         await share(interaction, self.view_name, self.state)
 
 
-DYNAMIC_ITEMS = (ExploreButton, OptimizerSelect, ShareButton)
+_READABLE = (_EXPLORE, _SELECT, _SHARE)
+
+
+class UnreadableControl(discord.ui.DynamicItem[discord.ui.Item[Any]], template=_ANY_OF_OURS):
+    """A click on a ``vram`` control no other control reads (tampered with, or from a version that had
+    other controls): answered "nothing changed", where discord.py would drop it unanswered."""
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
+    ) -> UnreadableControl:
+        return cls(item)  # the clicked component as it is
+
+    async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
+        # discord.py runs every dynamic item whose template matches: a control that reads this
+        # custom_id answers it (and says "nothing changed" itself for a state it cannot read).
+        return not any(template.fullmatch(self.custom_id) for template in _READABLE)
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await answer_error(interaction, UnreadableState(f"no control reads {self.custom_id[:20]!r}"))
+
+
+DYNAMIC_ITEMS = (ExploreButton, OptimizerSelect, ShareButton, UnreadableControl)

@@ -26,7 +26,6 @@ from bot.runtime.health import GatewayState, keep_status_fresh, write_status
 from bot.runtime.replies import NO_PINGS
 from bot.runtime.retry import Backoff, GaveUp, describe, fatal, transient
 from bot.runtime.settings import ConfigError, Settings
-from bot.runtime.tree import VramCommandTree
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +59,6 @@ class VramBot(commands.Bot):
             help_command=None,
             intents=discord.Intents.none(),
             allowed_mentions=NO_PINGS,
-            tree_cls=VramCommandTree,
             # Keep only what answering interactions needs: no message cache (discord.py keeps 1,000
             # by default, including the bot's own answers), no member cache, no guild chunking.
             max_messages=None,

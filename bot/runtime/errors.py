@@ -1,10 +1,9 @@
-"""The bot's command tree, and its one error handler for everything ``/vram`` and its controls raise.
+"""The one error handler for everything ``/vram``, its autocomplete and its controls raise.
 
-discord.py converts option values while it builds the namespace, before any command runs, so a payload
-whose value has the wrong JSON type would end the handling task with no answer: ``interaction_check``
-refuses it first and hands it to :meth:`VramCommandTree.on_error`, like everything else.
-The controls hand their errors to the same handler (:class:`ControlError`), so what the user sees for
-bad input, an expired interaction or a bug is decided in one place.
+The cog calls :func:`answer_error` from its own handlers (``cog_app_command_error``, its
+``on_interaction`` listener for payloads discord.py cannot read) and the controls call it from theirs,
+so what the user sees for bad input, an expired interaction or a bug is decided in one place, with
+discord.py's default command tree: nothing here needs the host bot's tree.
 """
 
 from __future__ import annotations
@@ -49,14 +48,6 @@ class NothingToSuggest(app_commands.AppCommandError):
     """An autocomplete for an option that has no suggestions, or with no option being typed."""
 
 
-class ControlError(app_commands.AppCommandError):
-    """An error raised while answering a click on a control; ``original`` is what was raised."""
-
-    def __init__(self, original: Exception) -> None:
-        super().__init__(f"control failed: {original!r}")
-        self.original = original
-
-
 # The JSON types each option type's value may have, as decoded (exact types: a boolean is not a
 # number, although Python's bool is an int).
 _VALUE_TYPES: dict[int, tuple[type, ...]] = {
@@ -85,7 +76,10 @@ def malformed_options(options: list[Any]) -> list[Problem]:
             continue
         option_type = option.get("type")
         if option_type in (_SUB_COMMAND, _SUB_COMMAND_GROUP):
-            problems += malformed_options(option.get("options", []))
+            nested = option.get("options", [])
+            problems += (
+                malformed_options(nested) if isinstance(nested, list) else [Problem("wrong_type", "options")]
+            )
         elif option.get("focused") is True and isinstance(option.get("value"), str):
             continue  # the option being typed in an autocomplete: its value is the text so far
         elif (
@@ -97,6 +91,14 @@ def malformed_options(options: list[Any]) -> list[Problem]:
     return problems
 
 
+def payload_problems(data: Any) -> list[Problem]:
+    """What is wrong with the option values of a command's payload ``data``: empty when nothing."""
+    options = data.get("options", []) if isinstance(data, dict) else []
+    if not isinstance(options, list):
+        return [Problem("wrong_type", "options")]
+    return malformed_options(options)
+
+
 async def answer_error(interaction: discord.Interaction, error: Exception) -> None:
     """What the user sees when answering failed: the problem, "nothing changed", or an apology.
 
@@ -104,7 +106,7 @@ async def answer_error(interaction: discord.Interaction, error: Exception) -> No
     interaction cannot be answered at all, so it gets one warning; anything else is a bug, logged with
     its traceback once, and the user gets a short apology.
     """
-    original = getattr(error, "original", error)  # CommandInvokeError and ControlError wrap it
+    original = getattr(error, "original", error)  # CommandInvokeError wraps it
     if interaction.type is discord.InteractionType.autocomplete:
         await _no_suggestions(interaction, original)
     elif isinstance(original, MalformedOptions | InvalidRequest):
@@ -131,10 +133,12 @@ async def answer_error(interaction: discord.Interaction, error: Exception) -> No
 async def _no_suggestions(interaction: discord.Interaction, error: Exception) -> None:
     """An autocomplete shows no message, so whatever went wrong, it gets an empty list of suggestions.
 
-    Input Discord's client never sends (wrong types, a focused option without suggestions) is the
-    sender's problem, logged at INFO; anything else is a bug, logged with its traceback.
+    Input Discord's client never sends (wrong types, a focused option without suggestions, discord.py's
+    own refusals of a payload such as "no focused option") is the sender's problem, logged at INFO;
+    anything else is a bug, logged with its traceback.
     """
-    if isinstance(error, MalformedOptions | NothingToSuggest):
+    refused = isinstance(error, app_commands.AppCommandError)  # MalformedOptions and NothingToSuggest too
+    if refused and not isinstance(error, app_commands.CommandInvokeError):
         log.info("No suggestions for interaction %s: %s", interaction.id, error)
     else:
         log.error("Suggesting for interaction %s failed", interaction.id, exc_info=error)
@@ -142,48 +146,3 @@ async def _no_suggestions(interaction: discord.Interaction, error: Exception) ->
         await interaction.response.autocomplete([])
     except discord.HTTPException as exc:
         log.warning("Could not answer autocomplete %s: %s", interaction.id, exc)
-
-
-_CHECKED_KINDS = (discord.InteractionType.application_command, discord.InteractionType.autocomplete)
-
-
-class VramCommandTree(app_commands.CommandTree[discord.Client]):
-    async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
-        if interaction.type not in _CHECKED_KINDS:
-            return True
-        data: Any = interaction.data or {}
-        options = data.get("options", [])
-        problems = malformed_options(options) if isinstance(options, list) else []
-        if not isinstance(options, list):
-            problems = [Problem("wrong_type", "options")]
-        if problems:
-            # Handled here rather than raised: discord.py's own error dispatch would first parse the
-            # options it cannot parse, and the user would get no answer.
-            await self.on_error(interaction, MalformedOptions(problems))
-            return False
-        if interaction.type is discord.InteractionType.autocomplete and not self._suggests(data):
-            # discord.py would log this at ERROR and leave the user's picker spinning.
-            await self.on_error(interaction, NothingToSuggest("no option with suggestions is focused"))
-            return False
-        return True
-
-    def _suggests(self, data: Any) -> bool:
-        """Whether the focused option of an autocomplete payload has suggestions (an autocomplete)."""
-        command: Any = self.get_command(str(data.get("name", "")))
-        options: list[Any] = data.get("options", [])
-        while True:  # walk down sub-command groups and sub-commands to the options being typed
-            nested = next((o for o in options if o.get("type") in (_SUB_COMMAND, _SUB_COMMAND_GROUP)), None)
-            if nested is None or not isinstance(command, app_commands.Group):
-                break
-            command = command.get_command(str(nested.get("name", "")))
-            options = nested.get("options", [])
-        focused = next((o for o in options if o.get("focused") is True), None)
-        if focused is None or not isinstance(command, app_commands.Command):
-            return False
-        parameter = command.get_parameter(str(focused.get("name", "")))
-        return parameter is not None and parameter.autocomplete
-
-    async def on_error(
-        self, interaction: discord.Interaction, error: app_commands.AppCommandError, /
-    ) -> None:
-        await answer_error(interaction, error)
