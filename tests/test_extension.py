@@ -16,6 +16,7 @@ from discord.ext import commands
 
 import bot.runtime.cog
 import cogs.vram
+from bot.runtime.controls import DYNAMIC_ITEMS
 from bot.runtime.runner import point_at_discord
 from bot.runtime.settings import Settings
 from tests.fake_discord import Callback, FakeDiscord
@@ -209,3 +210,12 @@ async def test_the_hosts_command_errors_still_reach_the_hosts_handler(
     assert len(host.host_errors) == 1
     assert isinstance(host.host_errors[0], app_commands.CommandInvokeError)
     assert str(host.host_errors[0].original) == "the host's bug"
+
+
+async def test_each_custom_id_of_ours_is_read_by_exactly_one_control() -> None:
+    # discord.py runs every dynamic item whose template matches: two would answer one click twice.
+    templates = [item.__discord_ui_compiled_template__ for item in DYNAMIC_ITEMS]
+    readable = ["vram:est:p=7", "vram:opt:~", "vram:shr:cmp:p=7", "vram::", "vram:shr:est:a\nb", "vram:x:y:z"]
+    for custom_id in TAMPERED + readable + ["vram:shr", "vram:opt", "vram:shr:"]:
+        assert sum(t.fullmatch(custom_id) is not None for t in templates) == 1, custom_id
+    assert not any(t.fullmatch("vramx:est:p=7") for t in templates)  # not ours

@@ -31,7 +31,14 @@ from bot.present.hub_problems import rate_limited_note
 from bot.present.i18n import text
 from bot.present.words import format_count
 from bot.runtime.controls import DYNAMIC_ITEMS, send_view
-from bot.runtime.errors import MalformedOptions, NothingToSuggest, answer_error, payload_problems
+from bot.runtime.errors import (
+    MalformedOptions,
+    NothingToSuggest,
+    answer_error,
+    first_option_name,
+    focused_option,
+    payload_problems,
+)
 from bot.runtime.hub_client import HubClient, Resolved, warm_up
 from bot.runtime.replies import NO_PINGS, language_of
 from bot.runtime.translator import CatalogueTranslator, localized, localized_choice, localized_description
@@ -39,6 +46,7 @@ from bot.runtime.translator import CatalogueTranslator, localized, localized_cho
 log = logging.getLogger(__name__)
 
 AUTOCOMPLETE_MAX = 25  # Discord shows at most 25 suggestions
+MODEL = "model"  # the option with suggestions
 # Discord wants the first answer within 3 s: a Hub lookup still running after this long gets a
 # "thinking" reply first, leaving time for the defer itself to reach Discord.
 DEFER_AFTER_S = 1.5
@@ -116,7 +124,7 @@ class VramCog(commands.Cog):
     @_with_the_options
     async def vram(self, interaction: discord.Interaction, /, **options: Any) -> None:
         private = bool(options.pop(PRIVATE.name, PRIVATE.default))
-        model = options.get("model")
+        model = options.get(MODEL)
         resolved: Resolved | None = None
         if isinstance(model, str) and find_preset(model) is None and is_repo_id(model):
             # Validation is pure and synchronous: look the repo up first (HubFailure goes to
@@ -172,20 +180,21 @@ class VramCog(commands.Cog):
         if not self._is_vram(interaction):
             return
         try:
+            # Both are discord.py's own reading of the payload, cached once the tree has read it.
             command = interaction.command
             _ = interaction.namespace
         except Exception:  # discord.py's own reading failed: its tree gave up on this interaction
-            problems = payload_problems(interaction.data) or [Problem("wrong_type", "options")]
             if interaction.type is discord.InteractionType.autocomplete:
                 await self._suggest_despite_the_others(interaction)
             else:
+                problems = payload_problems(interaction.data) or [Problem("wrong_type", "options")]
                 await answer_error(interaction, MalformedOptions(problems))
             return
         if command is None:  # the tree found no such sub-command, and tells only its own on_error
-            name = _first_option_name(interaction.data)
+            name = first_option_name(interaction.data)
             await answer_error(interaction, app_commands.CommandNotFound(name, [self.vram.name]))
         elif interaction.type is discord.InteractionType.autocomplete:
-            focused = _focused(interaction.data)
+            focused = focused_option(interaction.data)
             parameter = self.vram.get_parameter(focused[0]) if focused is not None else None
             if focused is not None and (parameter is None or not parameter.autocomplete):
                 # discord.py would log this at ERROR and leave the user's picker spinning.
@@ -203,8 +212,8 @@ class VramCog(commands.Cog):
     async def _suggest_despite_the_others(self, interaction: discord.Interaction) -> None:
         """The suggestions for ``model`` as it is typed, read from the raw payload when discord.py
         could not read the other options: they do not change what the suggestions are."""
-        focused = _focused(interaction.data)
-        if focused is None or focused[0] != "model" or not isinstance(focused[1], str):
+        focused = focused_option(interaction.data)
+        if focused is None or focused[0] != MODEL or not isinstance(focused[1], str):
             await answer_error(interaction, NothingToSuggest("no model being typed"))
             return
         try:
@@ -212,14 +221,14 @@ class VramCog(commands.Cog):
         except Exception as exc:
             await answer_error(interaction, exc)
 
-    @vram.autocomplete("model")
+    @vram.autocomplete(MODEL)
     async def _model_autocomplete(
         self, interaction: discord.Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
         """Suggestions for ``model`` from what is typed so far; whatever the other options hold."""
         try:
             if not isinstance(current, str):  # a crafted payload's focused value
-                raise MalformedOptions([Problem("wrong_type", "model")])
+                raise MalformedOptions([Problem("wrong_type", MODEL)])
             return await self._model_choices(interaction, current)
         except Exception as exc:
             # discord.py would only log it and leave the picker spinning: answer no suggestions.
@@ -249,23 +258,6 @@ class VramCog(commands.Cog):
 
 
 _COMMAND_KINDS = (discord.InteractionType.application_command, discord.InteractionType.autocomplete)
-
-
-def _top_options(data: Any) -> list[dict[str, Any]]:
-    options = data.get("options", []) if isinstance(data, dict) else []
-    return [o for o in options if isinstance(o, dict)] if isinstance(options, list) else []
-
-
-def _focused(data: Any) -> tuple[str, Any] | None:
-    """The name and value of the option being typed in an autocomplete payload (``/vram`` has no
-    sub-commands, so it is a top-level option)."""
-    focused = next((o for o in _top_options(data) if o.get("focused") is True), None)
-    return None if focused is None else (str(focused.get("name", ""))[:100], focused.get("value"))
-
-
-def _first_option_name(data: Any) -> str:
-    options = _top_options(data)
-    return str(options[0].get("name", "")) if options else ""
 
 
 async def setup(bot: commands.Bot) -> None:

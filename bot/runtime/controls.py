@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import io
 import re
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 import discord
 from discord.ext import commands
@@ -230,19 +230,9 @@ async def share(interaction: discord.Interaction, view_name: str, state: str) ->
 _EXPLORE = re.compile(rf"{PREFIX}:(?P<view>(?!(?:{SELECT_VIEW}|{SHARE}):)[^:]*):(?P<state>.*)", re.DOTALL)
 _SELECT = re.compile(rf"{PREFIX}:{SELECT_VIEW}:(?P<state>.*)", re.DOTALL)
 _SHARE = re.compile(rf"{PREFIX}:{SHARE}:(?P<view>[^:]*):(?P<state>.*)", re.DOTALL)
-# Any other custom_id of ours ("vram", "vram:est", "vram:shr:p=7"): read by nothing above, so it
-# gets "nothing changed" from UnreadableControl rather than no answer at all.
-_ANY_OF_OURS = re.compile(rf"{PREFIX}(?::.*)?", re.DOTALL)
-
-
-Control = TypeVar("Control", bound=discord.ui.DynamicItem[Any])
-
-
-def _as_clicked(control: Control, match: re.Match[str]) -> Control:
-    """The control with the custom_id that was clicked: the one it would write itself may differ (a
-    state too long for Share's room), and discord.py only swaps in an item of the clicked custom_id."""
-    control.custom_id = match.string
-    return control
+# Every other custom_id of ours, which none of the three reads: no view ("vram", "vram:est"), or Share
+# without a view and a state ("vram:shr:p=7", "vram:shr:cmp"). UnreadableControl answers it.
+_UNREADABLE = re.compile(rf"{PREFIX}(?::[^:]*|:{SHARE}:[^:]*)?", re.DOTALL)
 
 
 class ExploreButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_EXPLORE):
@@ -259,7 +249,7 @@ class ExploreButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_EX
     ) -> ExploreButton:
         # Never raise here: discord.py would only log it and the user would get no answer.
         # The state is checked when the button is used, where a bad one gets an ephemeral reply.
-        return _as_clicked(cls(match["view"], match["state"]), match)
+        return cls(match["view"], match["state"])
 
     async def callback(self, interaction: discord.Interaction) -> None:
         await answer_control(interaction, self.view_name, self.state)
@@ -276,7 +266,7 @@ class OptimizerSelect(discord.ui.DynamicItem[discord.ui.Select[Any]], template=_
     async def from_custom_id(
         cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
     ) -> OptimizerSelect:
-        return _as_clicked(cls(match["state"]), match)
+        return cls(match["state"])
 
     async def callback(self, interaction: discord.Interaction) -> None:
         values = self.item.values  # discord.py fills them in from the interaction
@@ -297,7 +287,7 @@ class ShareButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_SHAR
     async def from_custom_id(
         cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: Any, /
     ) -> ShareButton:
-        return _as_clicked(cls(match["view"], match["state"]), match)
+        return cls(match["view"], match["state"])
 
     async def callback(self, interaction: discord.Interaction) -> None:
         await share(interaction, self.view_name, self.state)
@@ -306,9 +296,9 @@ class ShareButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_SHAR
 _READABLE = (_EXPLORE, _SELECT, _SHARE)
 
 
-class UnreadableControl(discord.ui.DynamicItem[discord.ui.Item[Any]], template=_ANY_OF_OURS):
-    """A click on a ``vram`` control no other control reads (tampered with, or from a version that had
-    other controls): answered "nothing changed", where discord.py would drop it unanswered."""
+class UnreadableControl(discord.ui.DynamicItem[discord.ui.Item[Any]], template=_UNREADABLE):
+    """A click on a ``vram`` control no other control reads (tampered with): answered "nothing
+    changed", where discord.py would drop it unanswered."""
 
     @classmethod
     async def from_custom_id(
@@ -317,8 +307,8 @@ class UnreadableControl(discord.ui.DynamicItem[discord.ui.Item[Any]], template=_
         return cls(item)  # the clicked component as it is
 
     async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
-        # discord.py runs every dynamic item whose template matches: a control that reads this
-        # custom_id answers it (and says "nothing changed" itself for a state it cannot read).
+        # discord.py runs every dynamic item whose template matches: should a template above ever
+        # grow to read this custom_id too, that control answers it, not this one as well.
         return not any(template.fullmatch(self.custom_id) for template in _READABLE)
 
     async def callback(self, interaction: discord.Interaction) -> None:

@@ -99,6 +99,24 @@ def payload_problems(data: Any) -> list[Problem]:
     return malformed_options(options)
 
 
+def _top_options(data: Any) -> list[dict[str, Any]]:
+    options = data.get("options", []) if isinstance(data, dict) else []
+    return [o for o in options if isinstance(o, dict)] if isinstance(options, list) else []
+
+
+def focused_option(data: Any) -> tuple[str, Any] | None:
+    """The name and value of the option being typed in an autocomplete payload ``data`` (a top-level
+    option: ``/vram`` has no sub-commands)."""
+    focused = next((o for o in _top_options(data) if o.get("focused") is True), None)
+    return None if focused is None else (str(focused.get("name", ""))[:100], focused.get("value"))
+
+
+def first_option_name(data: Any) -> str:
+    """The name of a payload's first option (a sub-command's, when it names one), for the answer."""
+    options = _top_options(data)
+    return str(options[0].get("name", ""))[:100] if options else ""
+
+
 async def answer_error(interaction: discord.Interaction, error: Exception) -> None:
     """What the user sees when answering failed: the problem, "nothing changed", or an apology.
 
