@@ -219,3 +219,16 @@ async def test_each_custom_id_of_ours_is_read_by_exactly_one_control() -> None:
     for custom_id in TAMPERED + readable + ["vram:shr", "vram:opt", "vram:shr:"]:
         assert sum(t.fullmatch(custom_id) is not None for t in templates) == 1, custom_id
     assert not any(t.fullmatch("vramx:est:p=7") for t in templates)  # not ours
+
+
+async def test_a_guilds_copy_of_vram_is_answered_too(fake: FakeDiscord, host: HostBot) -> None:
+    guild = discord.Object(int(fake.guild_id))
+    host.tree.copy_global_to(guild=guild)  # as a bot does to sync to a test server at once
+    try:
+        interaction = fake.slash_interaction("vram", [option("params", [7], NUMBER)])
+        interaction["data"]["guild_id"] = fake.guild_id
+        callback = await fake.send_interaction(interaction, timeout=5)
+    finally:
+        host.tree.clear_commands(guild=guild)
+    assert callback.ephemeral
+    assert "`params` has a value of the wrong type" in callback.data["content"]

@@ -205,9 +205,18 @@ class VramCog(commands.Cog):
         data: Any = interaction.data
         if interaction.type not in _COMMAND_KINDS or not isinstance(data, dict):
             return False
-        if data.get("type", 1) != 1 or data.get("name") != self.vram.name or "guild_id" in data:
+        if data.get("type", 1) != 1 or data.get("name") != self.vram.name:
             return False
-        return self.bot.tree.get_command(self.vram.name) in self.get_app_commands()
+        # Looked up as discord.py does: a guild's copy (copy_global_to) first, then the global one.
+        tree, guild_id = self.bot.tree, data.get("guild_id")
+        command = None
+        if guild_id is not None:
+            if not str(guild_id).isdigit():
+                return False
+            command = tree.get_command(self.vram.name, guild=discord.Object(int(guild_id)))
+        if command is None and (guild_id is None or tree.fallback_to_global):
+            command = tree.get_command(self.vram.name)
+        return command is not None and command in self.get_app_commands()
 
     async def _suggest_despite_the_others(self, interaction: discord.Interaction) -> None:
         """The suggestions for ``model`` as it is typed, read from the raw payload when discord.py
