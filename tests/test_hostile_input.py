@@ -166,6 +166,8 @@ AUTOCOMPLETE_CASES = [
     ("focused on an option we do not have", [{**option("flavour", "x", STRING), "focused": True}]),
     ("nothing focused", [option("model", "llama", STRING)]),
     ("the model focused with a number", [{**option("model", 7, STRING), "focused": True}]),
+    # discord.py's namespace skips an option of a type it does not know, then finds no value to complete.
+    ("the model focused with no type known", [{**option("model", None, 0), "focused": True}]),
 ]
 
 

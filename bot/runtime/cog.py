@@ -195,10 +195,14 @@ class VramCog(commands.Cog):
             await answer_error(interaction, app_commands.CommandNotFound(name, [self.vram.name]))
         elif interaction.type is discord.InteractionType.autocomplete:
             focused = focused_option(interaction.data)
-            parameter = self.vram.get_parameter(focused[0]) if focused is not None else None
-            if focused is not None and (parameter is None or not parameter.autocomplete):
-                # discord.py would log this at ERROR and leave the user's picker spinning.
-                await answer_error(interaction, NothingToSuggest(f"no suggestions for {focused[0][:100]!r}"))
+            if focused is None:
+                return  # the tree hands "no focused option" to cog_app_command_error
+            name = focused[0]
+            parameter = self.vram.get_parameter(name) if isinstance(name, str) else None
+            if parameter is None or not parameter.autocomplete or name not in interaction.namespace:
+                # An option without suggestions, or one the namespace lacks (of a type discord.py
+                # skips): discord.py would log it at ERROR and leave the user's picker spinning.
+                await answer_error(interaction, NothingToSuggest(f"no suggestions for {str(name)[:100]!r}"))
 
     def _is_vram(self, interaction: discord.Interaction) -> bool:
         """Whether the interaction is for this cog's ``/vram`` (and not a host's command of that name)."""

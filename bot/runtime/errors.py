@@ -104,11 +104,12 @@ def _top_options(data: Any) -> list[dict[str, Any]]:
     return [o for o in options if isinstance(o, dict)] if isinstance(options, list) else []
 
 
-def focused_option(data: Any) -> tuple[str, Any] | None:
-    """The name and value of the option being typed in an autocomplete payload ``data`` (a top-level
-    option: ``/vram`` has no sub-commands)."""
-    focused = next((o for o in _top_options(data) if o.get("focused") is True), None)
-    return None if focused is None else (str(focused.get("name", ""))[:100], focused.get("value"))
+def focused_option(data: Any) -> tuple[Any, Any] | None:
+    """The name and value of the option being typed in an autocomplete payload ``data``, as the raw
+    JSON holds them: the first option whose ``focused`` is true-ish, as discord.py picks it (a
+    top-level option: ``/vram`` has no sub-commands)."""
+    focused = next((o for o in _top_options(data) if o.get("focused")), None)
+    return None if focused is None else (focused.get("name"), focused.get("value"))
 
 
 def first_option_name(data: Any) -> str:
