@@ -175,7 +175,8 @@ class VramCog(commands.Cog):
         read (a list for a number, an option without a type) ends its task with no handler called. The
         same reading, :attr:`discord.Interaction.namespace`, fails here for exactly those payloads, which
         the tree then never answers. Two more it does not hand to the command's handlers: a sub-command
-        ``/vram`` does not have, and an autocomplete for an option without suggestions.
+        ``/vram`` does not have, and an autocomplete for an option without suggestions (or of a type
+        its namespace skips). Discord's own client sends none of these; a crafted payload may.
         """
         if not self._is_vram(interaction):
             return
