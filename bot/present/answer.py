@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.estimate.core import USUAL_CARDS_GB, Estimate
 from bot.estimate.hardware import DEFAULT_GPU
+from bot.estimate.models import preset_variant
 from bot.estimate.optimizers import PartKind
 from bot.estimate.sharding import Strategy, card_share
 from bot.estimate.value_type import value_type
@@ -31,6 +32,7 @@ from bot.present.phrases import (
     short_card_name,
     short_method_name,
 )
+from bot.present.problems import given_value
 from bot.present.words import Words, strategy_name, words_for
 
 # Eight cells (10 GB each on an 80 GB card): coloured squares are emoji, some 22 px wide on a phone,
@@ -362,10 +364,14 @@ def preset_line(estimate: Estimate, w: Words) -> str | None:
         # A Hub repo says where its architecture came from and what its count means (a stored count
         # that differs, a family counted approximately, a multimodal repo's text model).
         return "\n".join(architecture_notes(model, w))
+    lines = []
+    variant = preset_variant(model)
+    if variant is not None:  # another repo of the same architecture, e.g. the Instruct one
+        lines.append(w("glance.variant", repo=given_value(variant, w), name=model.name))
     if model.is_moe:
         total, active = w.count(model.parameter_count), w.count(model.active_parameter_count)
-        return w("glance.moe", total=total, active=active)
-    return None
+        lines.append(w("glance.moe", total=total, active=active))
+    return "\n".join(lines) or None
 
 
 def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:
