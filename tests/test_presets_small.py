@@ -7,6 +7,8 @@ test builds it with transformers 5.24 on the ``meta`` device, which gave the cou
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +29,7 @@ from bot.estimate.models import (
 from bot.estimate.request import parse_request
 from bot.present.answer import render_embed
 from bot.present.command_line import command_line
+from bot.present.custom_ids import pack, unpack
 from bot.present.i18n import Language
 from bot.runtime.cog import _is_a_presets_own
 
@@ -261,11 +264,12 @@ def test_a_variant_of_a_presets_repo_is_the_preset_and_says_so(repo: str, key: s
     assert not _is_a_presets_own(repo)  # the Hub's suggestion of it stays in autocomplete
     request = parse_request(model=repo)
     assert request.given()["model"] == repo  # controls and the command line carry the repo
+    assert preset_variant(unpack(pack(request)).model) == repo  # a control's custom_id keeps it
     english = render_embed(estimate(request), Language.EN)["description"]
     german = render_embed(estimate(request), Language.DE)["description"]
     name = presets()[key].name
-    assert f"`{repo}` is counted as the preset {name}: same architecture." in english
-    assert f"`{repo}` wird als Preset {name} gerechnet: gleiche Architektur." in german
+    assert f"\nCounted as the preset {name}: same architecture.\n" in english
+    assert f"\nAls Preset {name} gerechnet: gleiche Architektur.\n" in german
     assert command_line(request).startswith(f"/vram model:{repo} ")
 
 
@@ -298,3 +302,13 @@ def test_small_presets_keep_keys_names_and_choices_within_discords_limits() -> N
         assert find_preset(model.name) is model
         assert find_preset(_squash(model.key)) is model
         assert len(f"{model.name} — {model.parameter_count:,} parameters") <= 100
+
+
+def test_the_readme_lists_every_preset() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("The presets (`model`): ")
+    listed = " ".join(readme[start : readme.index("Typing", start)].split())
+    for model in presets().values():
+        assert re.split(r"[\s-]", model.name)[0] in listed, model.name  # the family: Qwen2.5, Gemma…
+        for size in _SIZE.finditer(model.name.lower()):  # and every size its name writes: 0.6B, 270M
+            assert model.name[size.start() : size.end()] in listed, model.name

@@ -32,7 +32,6 @@ from bot.present.phrases import (
     short_card_name,
     short_method_name,
 )
-from bot.present.problems import given_value
 from bot.present.words import Words, strategy_name, words_for
 
 # Eight cells (10 GB each on an 80 GB card): coloured squares are emoji, some 22 px wide on a phone,
@@ -365,9 +364,8 @@ def preset_line(estimate: Estimate, w: Words) -> str | None:
         # that differs, a family counted approximately, a multimodal repo's text model).
         return "\n".join(architecture_notes(model, w))
     lines = []
-    variant = preset_variant(model)
-    if variant is not None:  # another repo of the same architecture, e.g. the Instruct one
-        lines.append(w("glance.variant", repo=given_value(variant, w), name=model.name))
+    if preset_variant(model) is not None:  # another repo of the same architecture, e.g. the Instruct one
+        lines.append(w("glance.variant", name=model.name))  # the command line above names the repo
     if model.is_moe:
         total, active = w.count(model.parameter_count), w.count(model.active_parameter_count)
         lines.append(w("glance.moe", total=total, active=active))
