@@ -264,7 +264,9 @@ def test_a_variant_of_a_presets_repo_is_the_preset_and_says_so(repo: str, key: s
     assert not _is_a_presets_own(repo)  # the Hub's suggestion of it stays in autocomplete
     request = parse_request(model=repo)
     assert request.given()["model"] == repo  # controls and the command line carry the repo
-    assert preset_variant(unpack(pack(request)).model) == repo  # a control's custom_id keeps it
+    pressed = unpack(pack(request)).model  # a control's custom_id keeps the variant
+    assert pressed is not None
+    assert preset_variant(pressed) == repo
     english = render_embed(estimate(request), Language.EN)["description"]
     german = render_embed(estimate(request), Language.DE)["description"]
     name = presets()[key].name
