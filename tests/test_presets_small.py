@@ -177,6 +177,72 @@ def test_transformers_builds_each_published_config_with_the_presets_count(key: s
     assert built == presets()[key].parameter_count == SMALL[key][0]
 
 
+# key -> the repo's config.json (text_config and the vision_config fields that differ from the
+# transformers defaults, which are the published ones otherwise), the text model's count as the
+# meta-device build holds it, and the whole repo's (text + vision tower + merger), which is the Hub's
+# printed total ("8.29B params", "8.77B params").
+MULTIMODAL: dict[str, tuple[dict[str, Any], int, int]] = {
+    "qwen2.5-vl-7b": (
+        {
+            "model_type": "qwen2_5_vl", "tie_word_embeddings": False,
+            "text_config": {
+                "hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28,
+                "num_key_value_heads": 4, "intermediate_size": 18944, "vocab_size": 152064,
+                "tie_word_embeddings": False,
+            },
+            "vision_config": {
+                "depth": 32, "hidden_size": 1280, "intermediate_size": 3420, "out_hidden_size": 3584,
+            },
+        },
+        7_615_616_512,
+        8_292_166_656,
+    ),
+    "qwen3-vl-8b": (
+        {
+            "model_type": "qwen3_vl", "tie_word_embeddings": False,
+            "text_config": {
+                "hidden_size": 4096, "num_hidden_layers": 36, "num_attention_heads": 32,
+                "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 12288, "vocab_size": 151936,
+                "tie_word_embeddings": False,
+            },
+            "vision_config": {"depth": 27, "hidden_size": 1152, "out_hidden_size": 4096},
+        },
+        8_190_735_360,
+        8_767_123_696,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("key", sorted(MULTIMODAL))
+def test_a_vl_preset_is_its_text_model_and_the_tower_makes_the_published_total(key: str) -> None:
+    model = presets()[key]
+    config, text, whole = MULTIMODAL[key]
+    fields = config["text_config"]
+    assert (model.hidden_size, model.layers, model.intermediate_size, model.vocab_size) == (
+        fields["hidden_size"], fields["num_hidden_layers"], fields["intermediate_size"], fields["vocab_size"],
+    )  # fmt: skip
+    assert model.text_only_of_multimodal
+    assert model.parameter_count == text
+    assert model.parameter_count + model.non_text_params == whole
+    assert _printed(whole, model.published_params, ROUNDED, 10**7)
+
+
+@pytest.mark.accuracy
+@pytest.mark.parametrize("key", sorted(MULTIMODAL))
+def test_transformers_builds_each_vl_repo_with_the_text_count_and_the_published_total(key: str) -> None:
+    import torch
+    import transformers
+
+    fields = dict(MULTIMODAL[key][0])
+    config = transformers.AutoConfig.for_model(str(fields.pop("model_type")), **fields)
+    with torch.device("meta"):
+        model = transformers.AutoModelForImageTextToText.from_config(config)
+    total = sum(int(p.numel()) for p in model.parameters())
+    vision = sum(int(p.numel()) for name, p in model.named_parameters() if ".visual." in f".{name}")
+    assert (total - vision, total) == MULTIMODAL[key][1:]
+    assert total - vision == presets()[key].parameter_count
+
+
 # --- a size typed is the preset's size ---------------------------------------------------------------
 
 
