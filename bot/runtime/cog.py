@@ -156,8 +156,11 @@ class VramCog(commands.Cog):
         # Presets first; a "/" says the user is typing a repo ID, so the Hub's search follows.
         if "/" in current and len(choices) < AUTOCOMPLETE_MAX:
             repos = await self.hub.suggest(current.strip(), self.hub_suggestions_wait_s)
+            taken = {choice.value for choice in choices}
             choices += [
-                app_commands.Choice(name=repo, value=repo) for repo in repos if not _is_a_presets_own(repo)
+                app_commands.Choice(name=repo, value=repo)
+                for repo in repos
+                if repo not in taken and not _is_a_presets_own(repo)
             ]
         return choices[:AUTOCOMPLETE_MAX]
 
