@@ -514,10 +514,22 @@ def _same_version(model: Architecture, typed: str) -> bool:
     return version is None or version == typed or version.startswith(typed + ".")
 
 
-def _sizes_fit(model: Architecture, sizes: frozenset[Size], version: str | None) -> bool:
-    return all(_has_size(model, size) for size in sizes) and (
-        version is None or _same_version(model, version)
-    )
+@cache
+def _keys_of_size(size: Size) -> frozenset[str]:
+    return frozenset(key for key, model in presets().items() if _has_size(model, size))
+
+
+@cache
+def _keys_of_version(version: str) -> frozenset[str]:
+    return frozenset(key for key, model in presets().items() if _same_version(model, version))
+
+
+def _keys_fitting(sizes: frozenset[Size], version: str | None) -> frozenset[str]:
+    """The presets of every size typed (and of the family's version typed with them)."""
+    keys = frozenset(presets())
+    for size in sizes:
+        keys &= _keys_of_size(size)
+    return keys & _keys_of_version(version) if version is not None else keys
 
 
 # --- variants of a preset's repo ------------------------------------------------------------------
@@ -581,11 +593,17 @@ def find_preset(name: str) -> Architecture | None:
     found = _by_name().get(_squash(name))
     if found is None and "/" in name:
         found = _by_repo_stem().get(_repo_stem(name))
-    if found is None or not _sizes_fit(found, _sizes(name), None):
+    if found is None or found.key not in _keys_fitting(_sizes(name), None):
         return None
     if _REPO_FORM.fullmatch(name) and name.lower() != (found.hub_id or "").lower():
         return found.model_copy(update={"hub_id": name})
     return found
+
+
+@cache
+def _name_tokens(key: str) -> tuple[str, tuple[str, ...]]:
+    name = presets()[key].name
+    return _squash(name), tuple(re.findall(r"[a-z0-9]+", name.lower()))
 
 
 def search_presets(query: str, limit: int = 25) -> list[Architecture]:
@@ -599,12 +617,12 @@ def search_presets(query: str, limit: int = 25) -> list[Architecture]:
     words = [word for word in words if word]
     if not words and not sizes:
         return list(presets().values())[:limit]
+    fitting = _keys_fitting(sizes, version)
     hits: list[tuple[int, int, int, int, Architecture]] = []
     for index, model in enumerate(presets().values()):
-        if sizes and not _sizes_fit(model, sizes, version):
+        if model.key not in fitting:
             continue
-        target = _squash(model.name)
-        tokens = re.findall(r"[a-z0-9]+", model.name.lower())
+        target, tokens = _name_tokens(model.key)
         if all(_is_subsequence(word, target) for word in words):
             # Words that are a token of the name first ("llama 4" -> Llama 4, not Llama 3.1 405B),
             # then words that start one, then whole-word substrings, then the data file's order.
