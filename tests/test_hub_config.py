@@ -181,10 +181,10 @@ def test_a_repo_that_cannot_be_had_offers_the_closest_presets() -> None:
 
 
 def test_a_causal_lm_of_another_family_is_counted_and_called_approximate() -> None:
-    config = {**CONFIGS["llama-3.1-8b"], "architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3"}
+    config = {**CONFIGS["llama-3.1-8b"], "architectures": ["HeliumForCausalLM"], "model_type": "helium"}
     register(architecture_from_config("acme/Smol", config))
     embed = render_embed(estimate(parse_request(model="acme/Smol")), Language.EN)
-    assert "Its family (`smollm3`) is not one the counter was checked against" in embed["description"]
+    assert "Its family (`helium`) is not one the counter was checked against" in embed["description"]
     register(architecture_from_config("acme/Llama", CONFIGS["llama-3.1-8b"]))
     embed = render_embed(estimate(parse_request(model="acme/Llama")), Language.EN)
     assert "Its family" not in embed["description"]

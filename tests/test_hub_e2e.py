@@ -159,6 +159,33 @@ async def test_autocomplete_offers_presets_then_the_hubs_repos(fake: FakeDiscord
     assert values[0].startswith("qwen")  # presets first
 
 
+async def _suggested(fake: FakeDiscord, typed: str) -> list[str]:
+    options = fake.command_options("vram", model=typed)
+    options[0]["focused"] = True
+    interaction = fake.slash_interaction("vram", options)
+    interaction["type"] = 4  # APPLICATION_COMMAND_AUTOCOMPLETE
+    return [choice["value"] for choice in (await fake.send_interaction(interaction)).data["choices"]]
+
+
+async def test_a_presets_variant_answers_offline_and_autocomplete_offers_it_once(
+    fake: FakeDiscord, hub: FakeHub, cog: VramCog
+) -> None:
+    hub.add("Qwen/Qwen2.5-7B", CONFIGS["qwen2.5-7b"], downloads=5)
+    hub.add("Qwen/Qwen2.5-7B-Instruct", CONFIGS["qwen2.5-7b"], downloads=6)
+    hub.requests.clear()
+    answer = await fake.invoke("vram", model="Qwen/Qwen2.5-7B-Instruct")
+    assert hub.requests == []  # the preset's architecture, offline
+    assert "\nCounted as the preset Qwen2.5 7B: same architecture.\n" in answer.embed["description"]
+    # The preset's own repo is the preset's choice; its variant is offered (once) as itself.
+    values = await _suggested(fake, "Qwen/Qwen2.5-7B")
+    assert values[0] == "qwen2.5-7b"
+    assert "Qwen/Qwen2.5-7B" not in values
+    assert "Qwen/Qwen2.5-7B-Instruct" in values
+    values = await _suggested(fake, "Qwen/Qwen2.5-7B-Instruct")
+    assert values[0] == "Qwen/Qwen2.5-7B-Instruct"
+    assert values.count("Qwen/Qwen2.5-7B-Instruct") == 1
+
+
 def _token_of(fake: FakeDiscord, callback: Any) -> str:
     """The interaction token of the interaction a callback answered (kept in the message it made)."""
     return str(fake.tokens[callback.interaction_id])

@@ -49,7 +49,7 @@ KNOWN_FAMILIES = frozenset(
     {
         "llama", "mistral", "mistral3", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma", "gemma2",
         "gemma3", "gemma3_text", "phi3", "deepseek_v3", "kimi_k2", "gpt_oss", "glm4_moe", "llama4",
-        "llama4_text",
+        "llama4_text", "smollm3",
     }
 )  # fmt: skip
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import re
 import tomllib
+from decimal import Decimal
 from functools import cache
 from importlib import resources
 from typing import Literal
@@ -43,6 +44,7 @@ _PRESET_MODEL_TYPES: tuple[tuple[str, str], ...] = (
     ("kimi", "deepseek_v3"),  # transformers maps Kimi K2's model_type to DeepSeek-V3
     ("gpt-oss", "gpt_oss"),
     ("glm-4.5", "glm4_moe"),
+    ("smollm3", "smollm3"),  # Llama's parameters; NoPE on every 4th layer
 )
 
 
@@ -429,23 +431,198 @@ def _by_name() -> dict[str, Architecture]:
     return found
 
 
+# --- sizes written in a name ------------------------------------------------------------------------
+# "8b", "8B", "8 b", "0.6b", "270m", "1t"; with a prefix "a3b" is an active size (Qwen3 30B-A3B),
+# "e2b" an effective one (Gemma 3n), "8x7b" a mixture's (Mixtral). A size someone types must be a
+# size of the preset's: "qwen3 4b" is never Qwen3 14B.
+_SIZE = re.compile(r"(?<![a-z0-9.])(a|e|\d+x)?(\d+(?:\.\d+)?) ?([mbt])(?![a-z0-9])")
+_SCALE = {"m": 10**6, "b": 10**9, "t": 10**12}
+Size = tuple[str, int]  # (prefix: "" for a total, "a", "e" or "8x"; parameters)
+# A preset whose names carry no total (DeepSeek-V3, Kimi K2, GLM-4.5, Llama 4's "17B" active) also
+# answers to its counted or published total within this: "deepseek v3 671b", "kimi k2 1t".
+_TOTAL_TOLERANCE = 0.03
+
+
+def _sizes(text: str) -> frozenset[Size]:
+    return frozenset(
+        (prefix, int(Decimal(number) * _SCALE[unit])) for prefix, number, unit in _SIZE.findall(text.lower())
+    )
+
+
+# "17B-16E" (Llama 4): 17B active, 16 experts; not the total.
+_ACTIVE_BEFORE_EXPERTS = re.compile(r"\d+(?:\.\d+)? ?[mbt]-\d+e(?![a-z0-9])")
+
+
+def _preset_names(model: Architecture) -> tuple[str, ...]:
+    return (model.key, model.name, model.hub_id or "", *model.aliases)
+
+
+@cache
+def _written_sizes(key: str) -> frozenset[Size]:
+    return frozenset().union(*(_sizes(name) for name in _preset_names(presets()[key])))
+
+
+@cache
+def _writes_total(key: str) -> bool:
+    """Whether one of the preset's names carries its total (not DeepSeek-V3's, not "17B-16E")."""
+    names = (_ACTIVE_BEFORE_EXPERTS.sub(" ", name.lower()) for name in _preset_names(presets()[key]))
+    return any(prefix == "" for name in names for prefix, _ in _sizes(name))
+
+
+def _near(value: int, totals: tuple[int, ...]) -> bool:
+    return any(abs(value - total) <= _TOTAL_TOLERANCE * total for total in totals)
+
+
+@cache
+def _counts_of(key: str) -> tuple[tuple[int, int], tuple[int, int] | None]:
+    """The preset's total (counted with any vision tower, and published) and, for a mixture of
+    experts, its active count (counted and published): what a size typed may mean besides a name's."""
+    model = presets()[key]
+    total = (model.parameter_count + model.non_text_params, model.published_params)
+    active = (model.active_parameter_count, model.published_active_params or 0) if model.is_moe else None
+    return total, active
+
+
+def _has_size(model: Architecture, size: Size) -> bool:
+    """Whether ``size`` is written in one of the preset's names, or is its total (or active count)
+    where its names write none."""
+    written = _written_sizes(model.key)
+    if size in written:
+        return True
+    prefix, value = size
+    total, active = _counts_of(model.key)
+    if prefix == "" and not _writes_total(model.key):
+        return _near(value, total)
+    if prefix == "a" and active is not None and all(p != "a" for p, _ in written):
+        return _near(value, active)
+    return False
+
+
+# The version after a family's name ("qwen3", "Qwen2.5", "llama 3.2", "DeepSeek-V3"), read only when a
+# size is typed too: "qwen3 3b" is not Qwen2.5 3B. Without a size a number may be the size ("qwen72").
+_VERSION = re.compile(r"\s*[a-z]+[\s_-]*v?(\d+(?:\.\d+)*)(?![\d.])")
+
+
+def _version(text: str) -> str | None:
+    found = _VERSION.match(_SIZE.sub(" ", text.lower()))
+    return found.group(1) if found else None
+
+
+def _same_version(model: Architecture, typed: str) -> bool:
+    """ "3" is Qwen3's, and Llama 3.1's and 3.2's ("llama 3 8b"); "2.5" is not Qwen3's."""
+    version = _version(model.name)
+    return version is None or version == typed or version.startswith(typed + ".")
+
+
+@cache
+def _keys_of_size(size: Size) -> frozenset[str]:
+    return frozenset(key for key, model in presets().items() if _has_size(model, size))
+
+
+@cache
+def _keys_of_version(version: str) -> frozenset[str]:
+    return frozenset(key for key, model in presets().items() if _same_version(model, version))
+
+
+def _keys_fitting(sizes: frozenset[Size], version: str | None) -> frozenset[str]:
+    """The presets of every size typed (and of the family's version typed with them)."""
+    keys = frozenset(presets())
+    for size in sizes:
+        keys &= _keys_of_size(size)
+    return keys & _keys_of_version(version) if version is not None else keys
+
+
+# --- variants of a preset's repo ------------------------------------------------------------------
+# The vendor's own fine-tunes of a preset's repo hold the same architecture: "meta-llama/Llama-3.1-8B"
+# and ".../Llama-3.1-8B-Instruct", "google/gemma-3-1b-pt" and "-it". Only these exact suffixes of the
+# preset's own owner/name (any case): a fine-tune under another name may have another shape. A
+# trailing version tag stays and must match ("Mixtral-8x7B-Instruct-v0.1" is Mixtral-8x7B-v0.1's,
+# "Mistral-7B-Instruct-v0.2" is not Mistral-7B-v0.1's); so does Llama 2's "-hf".
+_VARIANT_SUFFIXES = (
+    "-instruct-2507",
+    "-thinking-2507",
+    "-instruct",
+    "-thinking",
+    "-base",
+    "-chat",
+    "-it",
+    "-pt",
+)
+# The Hub's owner/name characters (bot.estimate.hub checks the rest): only such a name is echoed back.
+_REPO_FORM = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
+_VERSION_TAIL = re.compile(r"(?:-v\d+(?:\.\d+)*|-hf)$")
+
+
+def _repo_stem(repo: str) -> str:
+    """``owner/name`` in lower case without one variant suffix (before any version tag or ``-hf``)."""
+    repo = repo.lower()
+    tail = _VERSION_TAIL.search(repo)
+    head, end = (repo[: tail.start()], tail.group()) if tail else (repo, "")
+    for suffix in _VARIANT_SUFFIXES:
+        if head.endswith(suffix):
+            head = head.removesuffix(suffix)
+            break
+    return head + end
+
+
+@cache
+def _by_repo_stem() -> dict[str, Architecture]:
+    found: dict[str, Architecture] = {}
+    for model in presets().values():
+        for repo in (model.hub_id, *model.aliases):
+            if repo and "/" in repo:
+                found.setdefault(_repo_stem(repo), model)
+    return found
+
+
+def preset_variant(model: Architecture) -> str | None:
+    """The repo ID a preset was asked for by, when it is another than the preset's own (a variant
+    such as ``meta-llama/Llama-3.1-8B-Instruct``, counted as the preset): the answer says so."""
+    own = presets().get(model.key)
+    if model.source != "preset" or own is None or model.hub_id is None:
+        return None
+    return model.hub_id if model.hub_id.lower() != (own.hub_id or "").lower() else None
+
+
 def find_preset(name: str) -> Architecture | None:
     """The preset a user meant by its key, name, Hub repo id or an alias, ignoring case, spaces and
-    punctuation."""
-    return _by_name().get(_squash(name))
+    punctuation, or by a variant of its repo (``Qwen/Qwen2.5-7B-Instruct``: the preset, with that
+    repo as its ``hub_id``, which :func:`preset_variant` reads). A size in the name must be the
+    preset's."""
+    name = name.strip()
+    found = _by_name().get(_squash(name))
+    if found is None and "/" in name:
+        found = _by_repo_stem().get(_repo_stem(name))
+    if found is None or found.key not in _keys_fitting(_sizes(name), None):
+        return None
+    if _REPO_FORM.fullmatch(name) and name.lower() != (found.hub_id or "").lower():
+        return found.model_copy(update={"hub_id": name})
+    return found
+
+
+@cache
+def _name_tokens(key: str) -> tuple[str, tuple[str, ...]]:
+    name = presets()[key].name
+    return _squash(name), tuple(re.findall(r"[a-z0-9]+", name.lower()))
 
 
 def search_presets(query: str, limit: int = 25) -> list[Architecture]:
     """Presets for autocomplete: every word of the query appears in order in the name (loosely),
-    or every word is part of one of its other names (a Hub repo id, an alias)."""
-    words = [_squash(word) for word in query.replace("/", " ").split()]
+    or every word is part of one of its other names (a Hub repo id, an alias). A size in the query
+    must be the preset's, and the family's version with it ("qwen3 4b": Qwen3 4B or nothing)."""
+    sizes = _sizes(query)
+    version = _version(query) if sizes else None
+    # The sizes are checked apart: "deepseek v3 671b" is DeepSeek-V3, whose name writes no size.
+    words = [_squash(word) for word in _SIZE.sub(" ", query.lower()).replace("/", " ").split()]
     words = [word for word in words if word]
-    if not words:
+    if not words and not sizes:
         return list(presets().values())[:limit]
+    fitting = _keys_fitting(sizes, version)
     hits: list[tuple[int, int, int, int, Architecture]] = []
     for index, model in enumerate(presets().values()):
-        target = _squash(model.name)
-        tokens = re.findall(r"[a-z0-9]+", model.name.lower())
+        if model.key not in fitting:
+            continue
+        target, tokens = _name_tokens(model.key)
         if all(_is_subsequence(word, target) for word in words):
             # Words that are a token of the name first ("llama 4" -> Llama 4, not Llama 3.1 405B),
             # then words that start one, then whole-word substrings, then the data file's order.
@@ -455,7 +632,11 @@ def search_presets(query: str, limit: int = 25) -> list[Architecture]:
             hits.append((-equal, -starts, -exact, index, model))
         elif any(all(word in other for word in words) for other in _names(model)):
             hits.append((1, 1, 1, index, model))
-    return [model for *_, model in sorted(hits, key=lambda hit: hit[:4])][:limit]
+    found = [model for *_, model in sorted(hits, key=lambda hit: hit[:4])]
+    named = find_preset(query)  # a name or repo ID exactly, or a variant's repo: first
+    if named is not None:
+        found = [named, *(model for model in found if model.key != named.key)]
+    return found[:limit]
 
 
 def close_matches(name: str, limit: int = 5) -> list[str]:

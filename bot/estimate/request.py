@@ -17,7 +17,7 @@ from pydantic_core import PydanticCustomError
 
 from bot.estimate.hardware import DEFAULT_GPU, Gpu
 from bot.estimate.hub import is_repo_id, looks_like_repo_id, registered
-from bot.estimate.models import Architecture, close_matches, find_preset
+from bot.estimate.models import Architecture, close_matches, find_preset, preset_variant
 from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.options import Kind, Limit, Option, OptionSpec
 
@@ -228,8 +228,8 @@ class EstimateRequest(BaseModel):
             value = getattr(self, name)
             if value is None or value == default:
                 continue
-            if kind == "text":  # the model: a preset by its key, a Hub repo by its ID
-                value = value.hub_id if value.source == "hub" else value.key
+            if kind == "text":  # the model: a preset by its key, a Hub repo (or a preset's variant) by its ID
+                value = value.hub_id if value.source == "hub" or preset_variant(value) else value.key
             elif kind == "choice":
                 value = str(value)  # a StrEnum's str() is its value
             values[name] = value

@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.estimate.core import USUAL_CARDS_GB, Estimate
 from bot.estimate.hardware import DEFAULT_GPU
+from bot.estimate.models import preset_variant
 from bot.estimate.optimizers import PartKind
 from bot.estimate.sharding import Strategy, card_share
 from bot.estimate.value_type import value_type
@@ -362,10 +363,13 @@ def preset_line(estimate: Estimate, w: Words) -> str | None:
         # A Hub repo says where its architecture came from and what its count means (a stored count
         # that differs, a family counted approximately, a multimodal repo's text model).
         return "\n".join(architecture_notes(model, w))
+    lines = []
+    if preset_variant(model) is not None:  # another repo of the same architecture, e.g. the Instruct one
+        lines.append(w("glance.variant", name=model.name))  # the command line above names the repo
     if model.is_moe:
         total, active = w.count(model.parameter_count), w.count(model.active_parameter_count)
-        return w("glance.moe", total=total, active=active)
-    return None
+        lines.append(w("glance.moe", total=total, active=active))
+    return "\n".join(lines) or None
 
 
 def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.estimate.hub import is_repo_id
-from bot.estimate.models import find_preset, search_presets
+from bot.estimate.models import find_preset, preset_variant, search_presets
 from bot.estimate.options import OptionSpec
 from bot.estimate.request import PRIVATE, Problem, command_options, parse_request
 from bot.hub_settings import HubSettings, hub_settings_from_env
@@ -258,20 +258,30 @@ class VramCog(commands.Cog):
                 name=text(
                     language, "choice.model", name=m.name, count=format_count(m.parameter_count, language)
                 ),
-                value=m.key,
+                value=preset_variant(m) or m.key,  # a variant's repo ID keeps its note in the answer
             )
             for m in search_presets(current, limit=AUTOCOMPLETE_MAX)
         ]
         # Presets first; a "/" says the user is typing a repo ID, so the Hub's search follows.
         if "/" in current and len(choices) < AUTOCOMPLETE_MAX:
             repos = await self.hub.suggest(current.strip(), self.hub_suggestions_wait_s)
+            taken = {choice.value for choice in choices}
             choices += [
-                app_commands.Choice(name=repo, value=repo) for repo in repos if find_preset(repo) is None
+                app_commands.Choice(name=repo, value=repo)
+                for repo in repos
+                if repo not in taken and not _is_a_presets_own(repo)
             ]
         return choices[:AUTOCOMPLETE_MAX]
 
 
 _COMMAND_KINDS = (discord.InteractionType.application_command, discord.InteractionType.autocomplete)
+
+
+def _is_a_presets_own(repo: str) -> bool:
+    """A Hub suggestion the preset's own choice already stands for (its variants stay: each answers
+    from the preset, saying so)."""
+    found = find_preset(repo)
+    return found is not None and preset_variant(found) is None
 
 
 async def setup(bot: commands.Bot) -> None:
