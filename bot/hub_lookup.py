@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,12 +30,14 @@ from huggingface_hub.errors import (
     HfHubHTTPError,
     RepositoryNotFoundError,
     RevisionNotFoundError,
+    SafetensorsParsingError,
 )
 from huggingface_hub.file_download import DryRunFileInfo
 from huggingface_hub.hf_api import ExpandModelProperty_T
 
-from bot.estimate.hub import ConfigProblem, HubFailure, architecture_from_config
+from bot.estimate.hub import ConfigProblem, HubFailure, HubModel, architecture_from_config
 from bot.estimate.models import Architecture
+from bot.estimate.tensors import CountedModel, TensorCount, count_tensors, packing_of
 from bot.hub_settings import HubSettings
 
 log = logging.getLogger(__name__)
@@ -101,29 +107,29 @@ def _newest_cached_config(repo: str, settings: HubSettings) -> tuple[str, str] |
     return max(found)[1:] if found else None
 
 
-def _cached_model(repo: str, settings: HubSettings) -> tuple[dict[str, Any], Architecture] | None:
+def _cached_model(repo: str, settings: HubSettings) -> tuple[dict[str, Any], HubModel] | None:
     found = _newest_cached_config(repo, settings)
     if found is None:
         return None
     try:
-        return _from_config(repo, found[0], None, found[1])
+        return _combined(repo, found[0], None, found[1], cached_tensors(repo, found[1]))
     except HubFailure:
         return None
 
 
-def cached_architecture(repo: str, settings: HubSettings) -> Architecture | None:
+def cached_architecture(repo: str, settings: HubSettings) -> HubModel | None:
     """The architecture from the newest config.json in the disk cache (no request), if any: what
     offline mode and a rate-limited Hub answer with."""
     found = _cached_model(repo, settings)
     return None if found is None else found[1]
 
 
-def fetch_architecture(repo: str, settings: HubSettings) -> Architecture:
+def fetch_architecture(repo: str, settings: HubSettings) -> HubModel:
     """The repo's architecture, from the Hub (or its disk cache); :class:`HubFailure` otherwise."""
     return fetch_model(repo, settings)[1]
 
 
-def fetch_model(repo: str, settings: HubSettings) -> tuple[dict[str, Any], Architecture]:
+def fetch_model(repo: str, settings: HubSettings) -> tuple[dict[str, Any], HubModel]:
     """The repo's ``config.json`` and its architecture, as :func:`fetch_architecture` reads them
     (``vram-bot measure`` builds the model from the config itself)."""
     if settings.is_offline:
@@ -155,4 +161,169 @@ def fetch_model(repo: str, settings: HubSettings) -> tuple[dict[str, Any], Archi
             "Hub lookup of %s failed on the local cache (set HF_HOME to a writable folder): %s", repo, exc
         )
         raise HubFailure("unavailable", repo) from None
-    return _from_config(canonical, path, stored, info.sha)
+    return _with_tensors(api, canonical, path, stored, info.sha, settings)
+
+
+# --- the repo's own tensors: its safetensors headers -------------------------------------------------
+
+SAFETENSORS_FILE = "model.safetensors"
+SAFETENSORS_INDEX = "model.safetensors.index.json"
+INDEX_MAX_BYTES = 32_000_000  # DeepSeek-V3's index, 91,000 tensors, is 9 MB
+# The most shards read: the largest checkpoints have fewer (Llama 3.1 405B 191, DeepSeek-V3 163).
+MAX_SHARDS = 256
+PARALLEL_HEADERS = 8  # header reads in flight for one repo
+TENSORS_CACHE_MAX = 512
+_SHARD_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.safetensors")
+# What a repo's tensors said, by (repo, commit): a commit's files never change. None: no safetensors.
+_tensors_cache: OrderedDict[tuple[str, str], TensorCount | None] = OrderedDict()
+_tensors_lock = threading.Lock()
+
+
+class _NotCountable(Exception):
+    """The repo's safetensors cannot be counted (too many shards, a malformed index)."""
+
+
+def _download_index(repo: str, revision: str | None, settings: HubSettings) -> str:
+    """The index's path in the cache; a dry run first refuses an oversized one before any byte."""
+    common = {
+        "repo_id": repo,
+        "filename": SAFETENSORS_INDEX,
+        "revision": revision,
+        "endpoint": settings.endpoint,
+        "token": settings.token,
+        "cache_dir": settings.cache_dir,
+        "etag_timeout": settings.timeout_s,
+    }
+    info = hf_hub_download(**common, dry_run=True)  # type: ignore[call-overload]
+    if isinstance(info, DryRunFileInfo) and (info.file_size or 0) > INDEX_MAX_BYTES:
+        raise _NotCountable(f"{SAFETENSORS_INDEX} over {INDEX_MAX_BYTES} bytes")
+    return str(hf_hub_download(**common))  # type: ignore[call-overload]
+
+
+def _shards(index_path: str) -> list[str]:
+    try:
+        index = json.loads(Path(index_path).read_bytes())
+        names = set(index["weight_map"].values())
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError):
+        raise _NotCountable("malformed index") from None
+    if not names or not all(isinstance(n, str) and _SHARD_NAME.fullmatch(n) for n in names):
+        raise _NotCountable("index names no plain shard files")
+    if len(names) > MAX_SHARDS:
+        raise _NotCountable(f"{len(names)} shards, over {MAX_SHARDS}")
+    return sorted(names)
+
+
+def _headers(api: HfApi, repo: str, revision: str | None, settings: HubSettings) -> list[dict[str, Any]]:
+    """Every shard's tensors (name -> dtype, shape) from the headers alone: ``model.safetensors``, or
+    the shards ``model.safetensors.index.json`` names, at most PARALLEL_HEADERS at a time. Each header
+    costs one range request (two when it is over 100 kB: huggingface_hub's
+    ``parse_safetensors_file_metadata``)."""
+
+    def read(filename: str) -> dict[str, Any]:
+        found = api.parse_safetensors_file_metadata(
+            repo, filename, revision=revision, timeout=settings.timeout_s
+        )
+        return {name: (info.dtype, info.shape) for name, info in found.tensors.items()}
+
+    try:
+        return [read(SAFETENSORS_FILE)]
+    except EntryNotFoundError:
+        pass
+    shards = _shards(_download_index(repo, revision, settings))
+    with ThreadPoolExecutor(max_workers=min(PARALLEL_HEADERS, len(shards))) as pool:
+        return list(pool.map(read, shards))
+
+
+def _layers(config: dict[str, Any]) -> int | None:
+    """The decoder's layer count, past which numbered layers are multi-token prediction."""
+    inner = config.get("text_config")
+    found = (inner if isinstance(inner, dict) else config).get("num_hidden_layers")
+    return found if isinstance(found, int) and not isinstance(found, bool) and found > 0 else None
+
+
+def fetch_tensors(
+    api: HfApi, repo: str, revision: str | None, config: dict[str, Any], settings: HubSettings
+) -> TensorCount | None:
+    """The exact count of the repo's tensors at ``revision``, unpacked by the config's
+    ``quantization_config``; None where the repo has no safetensors or they cannot be read (the
+    answer then rests on the config alone). Kept per commit, so a repo's headers are read once."""
+    key = (repo.lower(), revision) if revision else None
+    with _tensors_lock:
+        if key is not None and key in _tensors_cache:
+            return _tensors_cache[key]
+    try:
+        shards = _headers(api, repo, revision, settings)
+        packing, bits = packing_of(config)
+        tensors = ((name, dtype, shape) for shard in shards for name, (dtype, shape) in shard.items())
+        found: TensorCount | None = count_tensors(
+            tensors, packing=packing, bits=bits, layers=_layers(config), shards=len(shards)
+        )
+    except EntryNotFoundError:  # neither file: no safetensors weights (a lasting answer)
+        found = None
+    except (_NotCountable, SafetensorsParsingError, ValueError) as exc:
+        log.info("The safetensors of %s cannot be counted: %s", repo, exc)
+        found = None
+    except (HfHubHTTPError, httpx2.HTTPError, OSError) as exc:  # a passing fault: asked again next time
+        log.info("Reading the safetensors headers of %s failed: %s", repo, exc)
+        return None
+    if key is not None:
+        with _tensors_lock:
+            _tensors_cache[key] = found
+            while len(_tensors_cache) > TENSORS_CACHE_MAX:
+                _tensors_cache.popitem(last=False)
+    return found
+
+
+def cached_tensors(repo: str, revision: str) -> TensorCount | None:
+    """What :func:`fetch_tensors` found for ``repo`` at ``revision`` in this process, if it did."""
+    with _tensors_lock:
+        return _tensors_cache.get((repo.lower(), revision))
+
+
+def _counted_only(
+    repo: str, config: dict[str, Any], revision: str | None, tensors: TensorCount
+) -> CountedModel:
+    """A repo whose family no declaration knows, by its tensors' count."""
+    inner = config.get("text_config")
+    text = inner if isinstance(inner, dict) else config
+    family, context = config.get("model_type"), text.get("max_position_embeddings")
+    return CountedModel(
+        name=repo,
+        hub_id=repo,
+        hub_revision=revision,
+        model_type=family[:40] if isinstance(family, str) and family else None,
+        context_length=context
+        if isinstance(context, int) and not isinstance(context, bool) and 0 < context <= 100_000_000
+        else None,
+        tensors=tensors,
+    )
+
+
+# A config whose family the counter cannot take, but whose tensors still give N exactly.
+_COUNTED_BY_TENSORS = frozenset({"unknown_architecture", "not_a_decoder"})
+
+
+def _combined(
+    repo: str, path: str, stored: int | None, revision: str | None, tensors: TensorCount | None
+) -> tuple[dict[str, Any], HubModel]:
+    """The config's architecture with its tensors' count (N), or the tensors' count alone where no
+    declaration knows the family; the config alone where the tensors were not read."""
+    if tensors is None:
+        return _from_config(repo, path, stored, revision)
+    try:
+        # The stored count is not needed: the tensors say what the repo holds, unpacked.
+        config, found = _from_config(repo, path, None, revision)
+    except HubFailure as failure:
+        if failure.kind not in _COUNTED_BY_TENSORS:
+            raise
+        config = cast(dict[str, Any], _read_config(path, repo))  # a dict, or _from_config said malformed
+        return config, _counted_only(repo, config, revision, tensors)
+    return config, found.model_copy(update={"tensors": tensors})
+
+
+def _with_tensors(
+    api: HfApi, repo: str, path: str, stored: int | None, revision: str | None, settings: HubSettings
+) -> tuple[dict[str, Any], HubModel]:
+    config = _read_config(path, repo)
+    tensors = fetch_tensors(api, repo, revision, config, settings) if isinstance(config, dict) else None
+    return _combined(repo, path, stored, revision, tensors)
