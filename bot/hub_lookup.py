@@ -274,6 +274,12 @@ def fetch_tensors(
     return found
 
 
+def forget_tensors() -> None:
+    """Empty the per-commit memory of tensor counts (tests)."""
+    with _tensors_lock:
+        _tensors_cache.clear()
+
+
 def cached_tensors(repo: str, revision: str) -> TensorCount | None:
     """What :func:`fetch_tensors` found for ``repo`` at ``revision`` in this process, if it did."""
     with _tensors_lock:

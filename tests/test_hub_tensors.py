@@ -1,0 +1,135 @@
+"""Counts from a repo's own tensors, through the fake Hub's safetensors headers: a family no
+declaration knows answers with its exact count, a packed checkpoint is unpacked, the header reads
+are bounded and kept per commit; and ``vram-bot estimate --model`` answers such a repo."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from bot import hub_lookup
+from bot.cli import main
+from bot.estimate.hub import HubFailure, forget_all
+from bot.estimate.models import Architecture
+from bot.estimate.tensors import CountedModel
+from bot.hub_lookup import fetch_architecture
+from bot.hub_settings import HubSettings
+from tests.fake_hub import FakeHub, point_hub_client_at, running_in_thread
+from tests.hub_tensors import (
+    MAMBA2_CONFIG,
+    MAMBA2_PARAMS,
+    QWEN3_32B_PARAMS,
+    QWEN3_FP8_CONFIG,
+    mamba2_shards,
+    qwen3_fp8_tensors,
+)
+
+
+def _serve(hub: FakeHub) -> None:
+    hub.add("acme/Mamba2-130m", MAMBA2_CONFIG)
+    hub.add_safetensors("acme/Mamba2-130m", mamba2_shards())
+    hub.add("acme/Qwen3-32B-FP8", QWEN3_FP8_CONFIG, stored_params=17_000_000_000)
+    hub.add_safetensors("acme/Qwen3-32B-FP8", {"model.safetensors": qwen3_fp8_tensors()})
+    # An index naming more shards than the lookup reads (each a real, tiny shard).
+    hub.add("acme/Many-Shards", MAMBA2_CONFIG | {"hidden_size": 64})
+    many = {f"model-{i:05d}-of-00300.safetensors": {f"x.{i}.weight": ("F32", [4])} for i in range(300)}
+    hub.add_safetensors("acme/Many-Shards", many)
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def hub() -> AsyncIterator[FakeHub]:
+    hub = FakeHub()
+    await hub.start()
+    _serve(hub)
+    yield hub
+    await hub.stop()
+
+
+on_the_loop = pytest.mark.asyncio(loop_scope="module")
+
+
+def _settings(hub: FakeHub, cache: Path) -> HubSettings:
+    return HubSettings(endpoint=hub.url, cache_dir=cache, timeout_s=2.0, offline=False)
+
+
+@on_the_loop
+async def test_an_unknown_family_is_counted_exactly_from_its_sharded_tensors(
+    hub: FakeHub, tmp_path: Path
+) -> None:
+    hub_lookup.forget_tensors()  # another test may have read this commit's headers
+    hub.requests.clear()
+    found = await asyncio.to_thread(fetch_architecture, "acme/Mamba2-130m", _settings(hub, tmp_path))
+    assert isinstance(found, CountedModel)  # before: refused, "lacks num_attention_heads, intermediate_size"
+    assert found.total_params == MAMBA2_PARAMS
+    assert found.tensors.shards == 3
+    assert found.tensors.tied_embeddings
+    assert found.tensors.part("embeddings") == 50280 * 768
+    assert found.hub_revision == hub.repos["acme/mamba2-130m"].sha
+    assert hub.range_reads() == 3  # one range read a shard: the headers are under 100 kB
+    assert hub.whole_weight_reads == 0
+    # The same commit again (a fresh disk cache): the headers are not read twice.
+    hub.requests.clear()
+    again = await asyncio.to_thread(fetch_architecture, "acme/Mamba2-130m", _settings(hub, tmp_path / "b"))
+    assert again == found
+    assert hub.range_reads() == 0
+
+
+@on_the_loop
+async def test_an_fp8_checkpoint_is_unpacked_to_the_count_of_its_architecture(
+    hub: FakeHub, tmp_path: Path
+) -> None:
+    hub_lookup.forget_tensors()
+    hub.requests.clear()
+    found = await asyncio.to_thread(fetch_architecture, "acme/Qwen3-32B-FP8", _settings(hub, tmp_path))
+    assert isinstance(found, Architecture)
+    assert found.tensors is not None
+    assert found.total_params == found.parameter_count == QWEN3_32B_PARAMS
+    assert found.tensors.packing == "fp8"
+    assert found.tensors.stored_elements > QWEN3_32B_PARAMS  # the scales, stored beside the weights
+    assert found.hub_stored_params is None  # nothing left to explain: the tensors agree
+    assert hub.range_reads() == 2  # a 149 kB header: the first 100 kB, then the rest
+
+
+@on_the_loop
+async def test_too_many_shards_are_not_read_and_the_config_decides(hub: FakeHub, tmp_path: Path) -> None:
+    hub.requests.clear()
+    with pytest.raises(HubFailure) as failure:
+        await asyncio.to_thread(fetch_architecture, "acme/Many-Shards", _settings(hub, tmp_path))
+    assert failure.value.kind == "unknown_architecture"
+    assert hub.range_reads() == 0  # model.safetensors is absent, the index names too many shards
+    assert hub_lookup.MAX_SHARDS < 300
+
+
+@pytest.fixture(scope="module")
+def threaded_hub() -> Iterator[FakeHub]:
+    hub = FakeHub()
+    _serve(hub)
+    with running_in_thread(hub):
+        yield hub
+    forget_all()
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_the_cli_answers_an_unknown_family_with_its_count_and_asks_for_activations(
+    threaded_hub: FakeHub,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    language: str,
+) -> None:
+    point_hub_client_at(threaded_hub, tmp_path, monkeypatch)
+    forget_all()
+    assert main(["estimate", "--model", "acme/Mamba2-130m", "--view", "details", "--lang", language]) == 0
+    out = capsys.readouterr().out
+    assert "/vram model:acme/Mamba2-130m optimizer:adam" in out
+    assert ("128,983,488 parameters, counted from its tensors" if language == "en" else "128.983.488") in out
+    assert ("add activations (GB" if language == "en" else "geben Sie activations an") in out
+    assert "(mamba2)" in out
+    assert main(["estimate", "--model", "acme/Mamba2-130m", "--activations", "3"]) == 0
+    answer = capsys.readouterr().out
+    assert "2.1 GB" in answer  # M = 0.129 B x 16 B = 2.06 GB; V = M + 3
+    assert "5.1 GB" in answer
