@@ -171,7 +171,7 @@ SAFETENSORS_INDEX = "model.safetensors.index.json"
 INDEX_MAX_BYTES = 32_000_000  # DeepSeek-V3's index, 91,000 tensors, is 9 MB
 # The most shards read: the largest checkpoints have fewer (Llama 3.1 405B 191, DeepSeek-V3 163).
 MAX_SHARDS = 256
-PARALLEL_HEADERS = 8  # header reads in flight for one repo
+PARALLEL_HEADERS = 16  # header reads in flight for one repo (DeepSeek-V3: 163 shards, 11 rounds)
 TENSORS_CACHE_MAX = 512
 _SHARD_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.safetensors")
 # What a repo's tensors said, by (repo, commit): a commit's files never change. None: no safetensors.

@@ -18,6 +18,9 @@ from bot.estimate.models import Architecture
 from bot.estimate.tensors import CountedModel
 from bot.hub_lookup import fetch_architecture
 from bot.hub_settings import HubSettings
+from bot.present.hub_problems import hub_notes
+from bot.present.i18n import DEFAULT_LANGUAGE
+from bot.present.words import Words
 from tests.fake_hub import FakeHub, point_hub_client_at, running_in_thread
 from tests.hub_tensors import (
     MAMBA2_CONFIG,
@@ -28,12 +31,50 @@ from tests.hub_tensors import (
     qwen3_fp8_tensors,
 )
 
+HYBRID_CONFIG = {
+    "architectures": ["AcmeHybridForCausalLM"],
+    "model_type": "acme_hybrid",
+    "hidden_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "intermediate_size": 128,
+    "vocab_size": 512,
+    "tie_word_embeddings": False,
+}
+MIXER = 256 * 64  # the mixer's in_proj in each layer, which a Llama layout does not have
+
+
+def _hybrid_tensors() -> dict[str, tuple[str, list[int]]]:
+    tensors = {"model.embed_tokens.weight": ("BF16", [512, 64]), "lm_head.weight": ("BF16", [512, 64])}
+    for layer in range(2):
+        prefix = f"model.layers.{layer}"
+        shapes = {
+            "self_attn.q_proj": [64, 64],
+            "self_attn.k_proj": [32, 64],
+            "self_attn.v_proj": [32, 64],
+            "self_attn.o_proj": [64, 64],
+            "mlp.gate_proj": [128, 64],
+            "mlp.up_proj": [128, 64],
+            "mlp.down_proj": [64, 128],
+            "mixer.in_proj": [256, 64],
+            "input_layernorm": [64],
+            "post_attention_layernorm": [64],
+        }
+        tensors.update({f"{prefix}.{name}.weight": ("BF16", shape) for name, shape in shapes.items()})
+    tensors["model.norm.weight"] = ("BF16", [64])
+    return tensors
+
 
 def _serve(hub: FakeHub) -> None:
     hub.add("acme/Mamba2-130m", MAMBA2_CONFIG)
     hub.add_safetensors("acme/Mamba2-130m", mamba2_shards())
     hub.add("acme/Qwen3-32B-FP8", QWEN3_FP8_CONFIG, stored_params=17_000_000_000)
     hub.add_safetensors("acme/Qwen3-32B-FP8", {"model.safetensors": qwen3_fp8_tensors()})
+    # A causal LM of a family no declaration knows whose config reads like Llama's: the layout
+    # counts it as one, its tensors hold a mixer more a layer.
+    hub.add("acme/Hybrid-Tiny", HYBRID_CONFIG)
+    hub.add_safetensors("acme/Hybrid-Tiny", {"model.safetensors": _hybrid_tensors()})
     # An index naming more shards than the lookup reads (each a real, tiny shard).
     hub.add("acme/Many-Shards", MAMBA2_CONFIG | {"hidden_size": 64})
     many = {f"model-{i:05d}-of-00300.safetensors": {f"x.{i}.weight": ("F32", [4])} for i in range(300)}
@@ -92,6 +133,21 @@ async def test_an_fp8_checkpoint_is_unpacked_to_the_count_of_its_architecture(
     assert found.tensors.stored_elements > QWEN3_32B_PARAMS  # the scales, stored beside the weights
     assert found.hub_stored_params is None  # nothing left to explain: the tensors agree
     assert hub.range_reads() == 2  # a 149 kB header: the first 100 kB, then the rest
+
+
+@on_the_loop
+async def test_a_layout_that_miscounts_a_repo_gives_way_to_its_tensors_and_says_so(
+    hub: FakeHub, tmp_path: Path
+) -> None:
+    hub_lookup.forget_tensors()
+    found = await asyncio.to_thread(fetch_architecture, "acme/Hybrid-Tiny", _settings(hub, tmp_path))
+    assert isinstance(found, Architecture)
+    assert found.total_params == found.parameter_count + 2 * MIXER  # N: the tensors' count
+    assert found.params_billion == found.total_params / 1e9
+    words = Words(DEFAULT_LANGUAGE)
+    notes = " ".join(hub_notes(found, words))
+    assert f"its tensors hold {words.count(found.total_params)}" in notes
+    assert "pre-quantized" not in notes  # the miss is the layout's, not a packing's
 
 
 @on_the_loop
