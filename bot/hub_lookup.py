@@ -37,7 +37,7 @@ from huggingface_hub.hf_api import ExpandModelProperty_T
 
 from bot.estimate.hub import ConfigProblem, HubFailure, HubModel, architecture_from_config
 from bot.estimate.models import Architecture
-from bot.estimate.tensors import CountedModel, TensorCount, count_tensors, packing_of
+from bot.estimate.tensors import CountedModel, TensorCount, count_tensors, hub_total, packing_of
 from bot.hub_settings import HubSettings
 
 log = logging.getLogger(__name__)
@@ -315,7 +315,7 @@ def _combined(
     """The config's architecture with its tensors' count (N), or the tensors' count alone where no
     declaration knows the family; the config alone where the tensors were not read."""
     if tensors is None:
-        return _from_config(repo, path, stored, revision)
+        return _counted_by_hub_total(repo, path, stored, revision)
     try:
         # The stored count is not needed: the tensors say what the repo holds, unpacked.
         config, found = _from_config(repo, path, None, revision)
@@ -325,6 +325,22 @@ def _combined(
         config = cast(dict[str, Any], _read_config(path, repo))  # a dict, or _from_config said malformed
         return config, _counted_only(repo, config, revision, tensors)
     return config, found.model_copy(update={"tensors": tensors})
+
+
+def _counted_by_hub_total(
+    repo: str, path: str, stored: int | None, revision: str | None
+) -> tuple[dict[str, Any], HubModel]:
+    """The config's architecture; where no declaration knows its family, the Hub's stored total of
+    an unpacked checkpoint (exact, without parts) rather than a refusal."""
+    try:
+        return _from_config(repo, path, stored, revision)
+    except HubFailure as failure:
+        config = _read_config(path, repo)
+        if failure.kind not in _COUNTED_BY_TENSORS or not stored or not isinstance(config, dict):
+            raise
+        if packing_of(config)[0] is not None:  # packed: the Hub's total counts packed elements
+            raise
+        return config, _counted_only(repo, config, revision, hub_total(stored))
 
 
 def _with_tensors(

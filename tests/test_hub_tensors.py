@@ -13,7 +13,7 @@ import pytest_asyncio
 
 from bot import hub_lookup
 from bot.cli import main
-from bot.estimate.hub import HubFailure, forget_all
+from bot.estimate.hub import forget_all
 from bot.estimate.models import Architecture
 from bot.estimate.tensors import CountedModel
 from bot.hub_lookup import fetch_architecture
@@ -76,7 +76,7 @@ def _serve(hub: FakeHub) -> None:
     hub.add("acme/Hybrid-Tiny", HYBRID_CONFIG)
     hub.add_safetensors("acme/Hybrid-Tiny", {"model.safetensors": _hybrid_tensors()})
     # An index naming more shards than the lookup reads (each a real, tiny shard).
-    hub.add("acme/Many-Shards", MAMBA2_CONFIG | {"hidden_size": 64})
+    hub.add("acme/Many-Shards", MAMBA2_CONFIG | {"hidden_size": 64}, stored_params=1200)
     many = {f"model-{i:05d}-of-00300.safetensors": {f"x.{i}.weight": ("F32", [4])} for i in range(300)}
     hub.add_safetensors("acme/Many-Shards", many)
 
@@ -151,13 +151,18 @@ async def test_a_layout_that_miscounts_a_repo_gives_way_to_its_tensors_and_says_
 
 
 @on_the_loop
-async def test_too_many_shards_are_not_read_and_the_config_decides(hub: FakeHub, tmp_path: Path) -> None:
+async def test_too_many_shards_are_not_read_and_the_hubs_own_total_counts(
+    hub: FakeHub, tmp_path: Path
+) -> None:
     hub.requests.clear()
-    with pytest.raises(HubFailure) as failure:
-        await asyncio.to_thread(fetch_architecture, "acme/Many-Shards", _settings(hub, tmp_path))
-    assert failure.value.kind == "unknown_architecture"
+    found = await asyncio.to_thread(fetch_architecture, "acme/Many-Shards", _settings(hub, tmp_path))
     assert hub.range_reads() == 0  # model.safetensors is absent, the index names too many shards
     assert hub_lookup.MAX_SHARDS < 300
+    # Not packed, so the Hub's stored total is exact: 300 tensors of 4.
+    assert isinstance(found, CountedModel)
+    assert found.total_params == 1200
+    assert found.tensors.read_from == "hub_total"
+    assert "Hub's own total" in " ".join(hub_notes(found, Words(DEFAULT_LANGUAGE)))
 
 
 @pytest.fixture(scope="module")
@@ -183,7 +188,9 @@ def test_the_cli_answers_an_unknown_family_with_its_count_and_asks_for_activatio
     out = capsys.readouterr().out
     assert "/vram model:acme/Mamba2-130m optimizer:adam" in out
     assert ("128,983,488 parameters, counted from its tensors" if language == "en" else "128.983.488") in out
-    assert ("add activations (GB" if language == "en" else "geben Sie activations an") in out
+    assert (
+        "activations need activations (GB" if language == "en" else "Aktivierungen brauchen activations"
+    ) in out
     assert "(mamba2)" in out
     assert main(["estimate", "--model", "acme/Mamba2-130m", "--activations", "3"]) == 0
     answer = capsys.readouterr().out

@@ -47,6 +47,9 @@ class TensorCount(BaseModel):
     tied_embeddings: bool = False  # embeddings and no separate LM head
     largest_tensor: int = Field(default=0, ge=0)  # the most parameters one tensor holds (unpacked)
     shards: int = Field(default=1, ge=1)
+    # Where the count comes from: the headers read, or (their reading failed or was too big) the Hub's
+    # own total of an unpacked checkpoint's elements, which is exact too but has no parts.
+    read_from: Literal["headers", "hub_total"] = "headers"
 
     def part(self, name: PartName) -> int:
         return dict(self.parts).get(name, 0)
@@ -199,6 +202,12 @@ def count_tensors(
         largest_tensor=largest,
         shards=shards,
     )
+
+
+def hub_total(stored: int) -> TensorCount:
+    """The Hub's stored safetensors total as the count: exact for a checkpoint that is not packed
+    (the Hub adds up every tensor's elements), though it cannot tell the parts or leave MTP out."""
+    return TensorCount(total=stored, parts=(), stored_elements=stored, read_from="hub_total")
 
 
 # --- a model known by its tensors only ---------------------------------------------------------------

@@ -80,8 +80,10 @@ def hub_notes(model: HubModel, w: Words) -> list[str]:
     family = f"`{model.model_type or '?'}`"
     tensors = model.tensors
     if isinstance(model, CountedModel):
+        read_from = model.tensors.read_from
+        source = "hub.tensors_source" if read_from == "headers" else "hub.stored_source"
         notes = [
-            w("hub.tensors_source", commit=commit),
+            w(source, commit=commit),
             w("hub.tensors_only", family=family, count=w.count(model.tensors.total)),
         ]
         return notes + _packing_notes(model.tensors, w)
@@ -144,7 +146,7 @@ _PART_KEYS: dict[PartName, str] = {
 def tensor_parts(model: HubModel, w: Words) -> str | None:
     """Details' split of a repo's tensors by part (None where they were not read)."""
     tensors = model.tensors
-    if tensors is None:
+    if tensors is None or not tensors.parts:
         return None
     parts = [w(_PART_KEYS[part], count=w.count(count)) for part, count in tensors.parts]
     if tensors.tied_embeddings:
