@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import struct
 import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +23,14 @@ from pathlib import Path
 from typing import Any, cast
 
 import httpx2
-from huggingface_hub import HfApi, hf_hub_download, scan_cache_dir
+from huggingface_hub import (
+    HfApi,
+    get_session,
+    hf_hub_download,
+    hf_hub_url,
+    hf_raise_for_status,
+    scan_cache_dir,
+)
 from huggingface_hub.errors import (
     CacheNotFound,
     EntryNotFoundError,
@@ -30,10 +38,10 @@ from huggingface_hub.errors import (
     HfHubHTTPError,
     RepositoryNotFoundError,
     RevisionNotFoundError,
-    SafetensorsParsingError,
 )
 from huggingface_hub.file_download import DryRunFileInfo
 from huggingface_hub.hf_api import ExpandModelProperty_T
+from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # documented as public
 
 from bot.estimate.hub import ConfigProblem, HubFailure, HubModel, architecture_from_config
 from bot.estimate.models import Architecture
@@ -161,7 +169,7 @@ def fetch_model(repo: str, settings: HubSettings) -> tuple[dict[str, Any], HubMo
             "Hub lookup of %s failed on the local cache (set HF_HOME to a writable folder): %s", repo, exc
         )
         raise HubFailure("unavailable", repo) from None
-    return _with_tensors(api, canonical, path, stored, info.sha, settings)
+    return _with_tensors(canonical, path, stored, info.sha, settings)
 
 
 # --- the repo's own tensors: its safetensors headers -------------------------------------------------
@@ -171,6 +179,9 @@ SAFETENSORS_INDEX = "model.safetensors.index.json"
 INDEX_MAX_BYTES = 32_000_000  # DeepSeek-V3's index, 91,000 tensors, is 9 MB
 # The most shards read: the largest checkpoints have fewer (Llama 3.1 405B 191, DeepSeek-V3 163).
 MAX_SHARDS = 256
+FIRST_READ_BYTES = 100_000  # huggingface_hub's first read: 97 % of the Hub's headers fit (its comment)
+HEADER_MAX_BYTES = 10_000_000  # one header: some 70,000 tensors; real ones are under 1 MB
+HEADERS_BUDGET_BYTES = 64_000_000  # all of one repo's headers together
 PARALLEL_HEADERS = 16  # header reads in flight for one repo (DeepSeek-V3: 163 shards, 11 rounds)
 TENSORS_CACHE_MAX = 512
 _SHARD_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.safetensors")
@@ -213,25 +224,85 @@ def _shards(index_path: str) -> list[str]:
     return sorted(names)
 
 
-def _headers(api: HfApi, repo: str, revision: str | None, settings: HubSettings) -> list[dict[str, Any]]:
-    """Every shard's tensors (name -> dtype, shape) from the headers alone: ``model.safetensors``, or
-    the shards ``model.safetensors.index.json`` names, at most PARALLEL_HEADERS at a time. Each header
-    costs one range request (two when it is over 100 kB: huggingface_hub's
-    ``parse_safetensors_file_metadata``)."""
+class _Budget:
+    """The header bytes one repo may still cost, across its shards (read in parallel)."""
 
-    def read(filename: str) -> dict[str, Any]:
-        found = api.parse_safetensors_file_metadata(
-            repo, filename, revision=revision, timeout=settings.timeout_s
-        )
-        return {name: (info.dtype, info.shape) for name, info in found.tensors.items()}
+    def __init__(self, limit: int) -> None:
+        self._left = limit
+        self._lock = threading.Lock()
 
+    def take(self, size: int) -> None:
+        with self._lock:
+            if size > self._left:
+                raise _NotCountable(f"headers over {HEADERS_BUDGET_BYTES} bytes")
+            self._left -= size
+
+
+def _range(url: str, headers: dict[str, str], first: int, last: int, settings: HubSettings) -> bytes:
+    """Bytes ``first`` to ``last`` of a file, and never more: a server that ignores the range (200
+    with the whole file) is read no further than the range's length."""
+    wanted = last - first + 1
+    with get_session().stream(
+        "GET", url, headers={**headers, "Range": f"bytes={first}-{last}"}, timeout=settings.timeout_s
+    ) as response:
+        if response.status_code >= 400:
+            response.read()
+            hf_raise_for_status(response)
+        body = bytearray()
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) >= wanted:
+                break
+    return bytes(body[:wanted])
+
+
+def _header(
+    repo: str, filename: str, revision: str | None, settings: HubSettings, budget: _Budget
+) -> dict[str, tuple[str, list[int]]]:
+    """One safetensors file's tensors (name -> dtype, shape) from its header: the 8-byte
+    little-endian length, then that much JSON (the format: safetensors' README). As
+    huggingface_hub's ``parse_safetensors_file_metadata`` reads it: the first 100 kB, which holds
+    nearly every header, then the rest if it is longer; unlike it, with a bound on each header and on
+    the repo's, so that no repo can make the bot download more than headers."""
+    url = hf_hub_url(repo, filename, revision=revision, endpoint=settings.endpoint)
+    headers = build_hf_headers(token=settings.token, headers=settings.headers or None)
+    budget.take(FIRST_READ_BYTES)
+    start = _range(url, headers, 0, FIRST_READ_BYTES - 1, settings)
+    if len(start) < 8:
+        raise _NotCountable(f"{filename} is not a safetensors file")
+    (length,) = struct.unpack("<Q", start[:8])
+    if length > HEADER_MAX_BYTES:
+        raise _NotCountable(f"{filename}'s header is over {HEADER_MAX_BYTES} bytes")
+    if length <= len(start) - 8:
+        raw = start[8 : 8 + length]
+    else:
+        budget.take(length)
+        raw = _range(url, headers, 8, length + 7, settings)
     try:
-        return [read(SAFETENSORS_FILE)]
+        entries = json.loads(raw)
+        return {
+            name: (str(entry["dtype"]), [int(size) for size in entry["shape"]])
+            for name, entry in entries.items()
+            if name != "__metadata__"
+        }
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError):
+        raise _NotCountable(f"{filename}'s header is not safetensors JSON") from None
+
+
+def _headers(
+    repo: str, revision: str | None, settings: HubSettings
+) -> list[dict[str, tuple[str, list[int]]]]:
+    """Every shard's tensors from the headers alone: ``model.safetensors``, or the shards
+    ``model.safetensors.index.json`` names, at most PARALLEL_HEADERS at a time (one range request a
+    header, two for one over 100 kB)."""
+    budget = _Budget(HEADERS_BUDGET_BYTES)
+    try:
+        return [_header(repo, SAFETENSORS_FILE, revision, settings, budget)]
     except EntryNotFoundError:
         pass
     shards = _shards(_download_index(repo, revision, settings))
     with ThreadPoolExecutor(max_workers=min(PARALLEL_HEADERS, len(shards))) as pool:
-        return list(pool.map(read, shards))
+        return list(pool.map(lambda shard: _header(repo, shard, revision, settings, budget), shards))
 
 
 def _layers(config: dict[str, Any]) -> int | None:
@@ -242,7 +313,7 @@ def _layers(config: dict[str, Any]) -> int | None:
 
 
 def fetch_tensors(
-    api: HfApi, repo: str, revision: str | None, config: dict[str, Any], settings: HubSettings
+    repo: str, revision: str | None, config: dict[str, Any], settings: HubSettings
 ) -> TensorCount | None:
     """The exact count of the repo's tensors at ``revision``, unpacked by the config's
     ``quantization_config``; None where the repo has no safetensors or they cannot be read (the
@@ -252,7 +323,7 @@ def fetch_tensors(
         if key is not None and key in _tensors_cache:
             return _tensors_cache[key]
     try:
-        shards = _headers(api, repo, revision, settings)
+        shards = _headers(repo, revision, settings)
         packing, bits = packing_of(config)
         tensors = ((name, dtype, shape) for shard in shards for name, (dtype, shape) in shard.items())
         found: TensorCount | None = count_tensors(
@@ -260,7 +331,7 @@ def fetch_tensors(
         )
     except EntryNotFoundError:  # neither file: no safetensors weights (a lasting answer)
         found = None
-    except (_NotCountable, SafetensorsParsingError, ValueError) as exc:
+    except (_NotCountable, ValueError) as exc:
         log.info("The safetensors of %s cannot be counted: %s", repo, exc)
         found = None
     except (HfHubHTTPError, httpx2.HTTPError, OSError) as exc:  # a passing fault: asked again next time
@@ -344,8 +415,8 @@ def _counted_by_hub_total(
 
 
 def _with_tensors(
-    api: HfApi, repo: str, path: str, stored: int | None, revision: str | None, settings: HubSettings
+    repo: str, path: str, stored: int | None, revision: str | None, settings: HubSettings
 ) -> tuple[dict[str, Any], HubModel]:
     config = _read_config(path, repo)
-    tensors = fetch_tensors(api, repo, revision, config, settings) if isinstance(config, dict) else None
+    tensors = fetch_tensors(repo, revision, config, settings) if isinstance(config, dict) else None
     return _combined(repo, path, stored, revision, tensors)

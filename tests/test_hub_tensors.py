@@ -5,6 +5,7 @@ are bounded and kept per commit; and ``vram-bot estimate --model`` answers such 
 from __future__ import annotations
 
 import asyncio
+import struct
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -13,13 +14,14 @@ import pytest_asyncio
 
 from bot import hub_lookup
 from bot.cli import main
-from bot.estimate.hub import forget_all
+from bot.estimate.hub import HubFailure, forget_all
 from bot.estimate.models import Architecture
 from bot.estimate.tensors import CountedModel
 from bot.hub_lookup import fetch_architecture
 from bot.hub_settings import HubSettings
 from bot.present.hub_problems import hub_notes
 from bot.present.i18n import DEFAULT_LANGUAGE
+from bot.present.phrases import architecture_notes
 from bot.present.words import Words
 from tests.fake_hub import FakeHub, point_hub_client_at, running_in_thread
 from tests.hub_tensors import (
@@ -75,6 +77,23 @@ def _serve(hub: FakeHub) -> None:
     # counts it as one, its tensors hold a mixer more a layer.
     hub.add("acme/Hybrid-Tiny", HYBRID_CONFIG)
     hub.add_safetensors("acme/Hybrid-Tiny", {"model.safetensors": _hybrid_tensors()})
+    # A multimodal repo of a declared family: its text model in text_config, a vision tower beside.
+    hub.add(
+        "acme/Mistral3-Tiny",
+        {"model_type": "mistral3", "text_config": {**HYBRID_CONFIG, "model_type": "mistral"}},
+    )
+    tensors = {
+        name.replace("model.", "model.language_model.", 1): entry for name, entry in _hybrid_tensors().items()
+    }
+    tensors = {name: entry for name, entry in tensors.items() if ".mixer." not in name}
+    tensors["model.vision_tower.transformer.layers.0.attention.q_proj.weight"] = ("BF16", [32, 32])
+    tensors["model.multi_modal_projector.linear_1.weight"] = ("BF16", [64, 32])
+    hub.add_safetensors("acme/Mistral3-Tiny", {"model.safetensors": tensors})
+    # A header that claims a terabyte.
+    hostile = hub.add("acme/Hostile", MAMBA2_CONFIG | {"hidden_size": 32})
+    hostile.blobs["model.safetensors"] = struct.pack("<Q", 10**12) + b"{}"
+    hostile.lfs_sizes["model.safetensors"] = 10**12 + 8
+    hostile.files.add("model.safetensors")
     # An index naming more shards than the lookup reads (each a real, tiny shard).
     hub.add("acme/Many-Shards", MAMBA2_CONFIG | {"hidden_size": 64}, stored_params=1200)
     many = {f"model-{i:05d}-of-00300.safetensors": {f"x.{i}.weight": ("F32", [4])} for i in range(300)}
@@ -151,6 +170,22 @@ async def test_a_layout_that_miscounts_a_repo_gives_way_to_its_tensors_and_says_
 
 
 @on_the_loop
+async def test_a_multimodal_repo_counts_its_towers_in_n_and_says_the_activations_are_the_text_models(
+    hub: FakeHub, tmp_path: Path
+) -> None:
+    hub_lookup.forget_tensors()
+    found = await asyncio.to_thread(fetch_architecture, "acme/Mistral3-Tiny", _settings(hub, tmp_path))
+    assert isinstance(found, Architecture)
+    assert found.tensors is not None
+    assert found.total_params == found.parameter_count + 32 * 32 + 64 * 32  # the layout: text only
+    assert found.tensors.part("vision") == 32 * 32
+    assert found.tensors.part("projector") == 64 * 32
+    notes = architecture_notes(found, Words(DEFAULT_LANGUAGE))
+    assert any("its vision encoder included" in note for note in notes)
+    assert not any("tensors hold" in note for note in notes)  # the text model agrees with the layout
+
+
+@on_the_loop
 async def test_too_many_shards_are_not_read_and_the_hubs_own_total_counts(
     hub: FakeHub, tmp_path: Path
 ) -> None:
@@ -163,6 +198,16 @@ async def test_too_many_shards_are_not_read_and_the_hubs_own_total_counts(
     assert found.total_params == 1200
     assert found.tensors.read_from == "hub_total"
     assert "Hub's own total" in " ".join(hub_notes(found, Words(DEFAULT_LANGUAGE)))
+
+
+@on_the_loop
+async def test_a_header_past_its_bound_is_not_read(hub: FakeHub, tmp_path: Path) -> None:
+    hub.requests.clear()
+    with pytest.raises(HubFailure) as failure:
+        await asyncio.to_thread(fetch_architecture, "acme/Hostile", _settings(hub, tmp_path))
+    assert failure.value.kind == "unknown_architecture"  # as before: no count to answer with
+    assert hub.range_reads() == 1  # the first 100 kB, and not the terabyte it claims
+    assert hub_lookup.HEADER_MAX_BYTES < 10**12
 
 
 @pytest.fixture(scope="module")

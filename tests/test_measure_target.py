@@ -287,7 +287,8 @@ def test_a_repo_is_read_from_the_hub_and_built_from_its_config(hub_env: FakeHub)
     assert target.label.endswith(", built as llama)")
     # config.json, the model's metadata and the safetensors headers only: never a weight file whole.
     files = {path.rsplit("/", 1)[-1] for _, path in hub_env.requests if "/resolve" in path}
-    assert files == {"config.json", "model.safetensors", "model.safetensors.index.json"}
+    assert "config.json" in files
+    assert files <= {"config.json", "model.safetensors", "model.safetensors.index.json"}  # kept per commit
     assert hub_env.whole_weight_reads == 0
 
 

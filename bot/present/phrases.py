@@ -160,8 +160,8 @@ def architecture_notes(model: HubModel, w: Words) -> list[str]:
                 active=w.count(model.active_parameter_count),
             )
         )
-    if model.text_only_of_multimodal and model.tensors is None:  # the tensors count the towers too
-        notes.append(w("preset.text_only"))
+    if model.text_only_of_multimodal:  # N from the tensors holds the towers; the shape does not
+        notes.append(w("preset.text_only" if model.tensors is None else "preset.text_only_activations"))
     if model.mtp_layers:
         notes.append(w("preset.mtp", layers=w.plain(model.mtp_layers)))
     return notes + hub_notes(model, w)  # a Hub repo's source and stored count (bot/present/hub_problems.py)
