@@ -43,7 +43,7 @@ from huggingface_hub.file_download import DryRunFileInfo
 from huggingface_hub.hf_api import ExpandModelProperty_T
 from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # documented as public
 
-from bot.estimate.hub import ConfigProblem, HubFailure, HubModel, architecture_from_config
+from bot.estimate.hub import ConfigProblem, HubFailure, HubModel, architecture_from_config, is_repo_id
 from bot.estimate.models import Architecture
 from bot.estimate.tensors import CountedModel, TensorCount, count_tensors, hub_total, packing_of
 from bot.hub_settings import HubSettings
@@ -120,7 +120,7 @@ def _cached_model(repo: str, settings: HubSettings) -> tuple[dict[str, Any], Hub
     if found is None:
         return None
     try:
-        return _combined(repo, found[0], None, found[1], cached_tensors(repo, found[1]))
+        return _combined(repo, found[0], None, found[1], cached_tensors(repo, found[1], settings))
     except HubFailure:
         return None
 
@@ -317,11 +317,17 @@ def fetch_tensors(
 ) -> TensorCount | None:
     """The exact count of the repo's tensors at ``revision``, unpacked by the config's
     ``quantization_config``; None where the repo has no safetensors or they cannot be read (the
-    answer then rests on the config alone). Kept per commit, so a repo's headers are read once."""
+    answer then rests on the config alone). Kept per commit in memory and beside the Hugging Face
+    cache on disk, so a repo's headers are read once a commit."""
     key = (repo.lower(), revision) if revision else None
     with _tensors_lock:
         if key is not None and key in _tensors_cache:
             return _tensors_cache[key]
+    if revision is not None:
+        kept = _kept_tensors(repo, revision, settings)
+        if kept is not None:
+            _remember(repo, revision, kept)
+            return kept
     try:
         shards = _headers(repo, revision, settings)
         packing, bits = packing_of(config)
@@ -337,24 +343,70 @@ def fetch_tensors(
     except (HfHubHTTPError, httpx2.HTTPError, OSError) as exc:  # a passing fault: asked again next time
         log.info("Reading the safetensors headers of %s failed: %s", repo, exc)
         return None
-    if key is not None:
-        with _tensors_lock:
-            _tensors_cache[key] = found
-            while len(_tensors_cache) > TENSORS_CACHE_MAX:
-                _tensors_cache.popitem(last=False)
+    if revision is not None:
+        _remember(repo, revision, found)
+        if found is not None:
+            _keep_tensors(repo, revision, found, settings)
     return found
 
 
+def _remember(repo: str, revision: str, found: TensorCount | None) -> None:
+    with _tensors_lock:
+        _tensors_cache[repo.lower(), revision] = found
+        while len(_tensors_cache) > TENSORS_CACHE_MAX:
+            _tensors_cache.popitem(last=False)
+
+
+# On disk, one small JSON file a repo and commit beside huggingface_hub's own cache (which keeps
+# files of repos, not what we make of them): restarts and offline mode keep the counts.
+TENSORS_FOLDER = "vram-bot-tensors"
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+def _tensors_path(repo: str, revision: str, settings: HubSettings) -> Path | None:
+    if not _COMMIT.fullmatch(revision) or not is_repo_id(repo):  # never a path from odd input
+        return None
+    from huggingface_hub import constants
+
+    root = Path(settings.cache_dir) if settings.cache_dir is not None else Path(constants.HF_HUB_CACHE)
+    return root / TENSORS_FOLDER / repo.lower().replace("/", "--") / f"{revision}.json"
+
+
+def _keep_tensors(repo: str, revision: str, found: TensorCount, settings: HubSettings) -> None:
+    path = _tensors_path(repo, revision, settings)
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".partial")
+        partial.write_text(found.model_dump_json(), encoding="utf-8")
+        partial.replace(path)  # whole or not at all, should two processes write it at once
+    except OSError as exc:
+        log.info("Could not keep the tensor count of %s on disk: %s", repo, exc)
+
+
+def _kept_tensors(repo: str, revision: str, settings: HubSettings) -> TensorCount | None:
+    path = _tensors_path(repo, revision, settings)
+    if path is None or not path.is_file():
+        return None
+    try:
+        return TensorCount.model_validate_json(path.read_bytes())
+    except (OSError, ValueError):  # unreadable or from another version: read the headers again
+        return None
+
+
 def forget_tensors() -> None:
-    """Empty the per-commit memory of tensor counts (tests)."""
+    """Empty the per-commit memory of tensor counts (tests; the disk keeps its files)."""
     with _tensors_lock:
         _tensors_cache.clear()
 
 
-def cached_tensors(repo: str, revision: str) -> TensorCount | None:
-    """What :func:`fetch_tensors` found for ``repo`` at ``revision`` in this process, if it did."""
+def cached_tensors(repo: str, revision: str, settings: HubSettings) -> TensorCount | None:
+    """What :func:`fetch_tensors` found for ``repo`` at ``revision``, from memory or disk (no request)."""
     with _tensors_lock:
-        return _tensors_cache.get((repo.lower(), revision))
+        if (repo.lower(), revision) in _tensors_cache:
+            return _tensors_cache[repo.lower(), revision]
+    return _kept_tensors(repo, revision, settings)
 
 
 def _counted_only(

@@ -139,6 +139,17 @@ async def test_an_unknown_family_is_counted_exactly_from_its_sharded_tensors(
 
 
 @on_the_loop
+async def test_the_count_is_kept_on_disk_for_a_restart_and_offline_mode(hub: FakeHub, tmp_path: Path) -> None:
+    hub_lookup.forget_tensors()
+    online = await asyncio.to_thread(fetch_architecture, "acme/Mamba2-130m", _settings(hub, tmp_path))
+    hub_lookup.forget_tensors()  # a restart
+    hub.requests.clear()
+    offline = HubSettings(endpoint=hub.url, cache_dir=tmp_path, offline=True)
+    assert await asyncio.to_thread(fetch_architecture, "acme/Mamba2-130m", offline) == online
+    assert hub.requests == []
+
+
+@on_the_loop
 async def test_an_fp8_checkpoint_is_unpacked_to_the_count_of_its_architecture(
     hub: FakeHub, tmp_path: Path
 ) -> None:
