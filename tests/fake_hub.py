@@ -7,6 +7,12 @@
   regular (non-LFS) file; the redirect target serves the bytes with the same headers.
 - ``GET /api/models?search=...&sort=downloads&limit=N`` (``HfApi.list_models``): the matching repos,
   most downloaded first.
+- Safetensors weights (:meth:`FakeHub.add_safetensors`): ``model.safetensors`` or the shards of
+  ``model.safetensors.index.json``, as LFS files: ``resolve`` answers 302 with ``X-Linked-Size`` and
+  ``X-Linked-Etag`` to the CDN route ``/fake-cdn/...``, which honours ``Range: bytes=a-b`` with
+  ``206 Partial Content`` (what ``parse_safetensors_file_metadata`` reads: the 8-byte little-endian
+  header length, then the JSON header). The weight bytes after the header are zeros, made on demand.
+  The index is a regular file, served as config.json is.
 Errors as the Hub sends them: ``401`` + ``X-Error-Code: RepoNotFound`` for a missing repo, ``401``
 (no token) or ``403`` (a token without access) + ``X-Error-Code: GatedRepo`` for a gated file,
 ``404`` + ``X-Error-Code: EntryNotFound`` for a missing file, ``429`` with ``RateLimit`` headers.
@@ -17,6 +23,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
+import re
+import struct
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,8 +47,14 @@ class FakeRepo:
     gated: bool = False
     downloads: int = 0
     files: set[str] = field(default_factory=lambda: {"config.json"})
+    # Files other than config.json, by name: their bytes (a safetensors file's header only) and, for
+    # LFS files, the whole file's size.
+    blobs: dict[str, bytes] = field(default_factory=dict)
+    lfs_sizes: dict[str, int] = field(default_factory=dict)
 
-    def body(self) -> bytes:
+    def body(self, filename: str = "config.json") -> bytes:
+        if filename in self.blobs:
+            return self.blobs[filename]
         return self.raw if self.raw is not None else json.dumps(self.config).encode()
 
 
@@ -53,6 +68,7 @@ class FakeHub:
         self.rate_limited = False  # every answer is a 429
         self.down = False  # every answer is a 503
         self.tokens_with_access: set[str] = set()
+        self.whole_weight_reads = 0  # GETs of a weight file without a Range (never the bot's)
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -76,6 +92,7 @@ class FakeHub:
         app.router.add_get("/api/models/{owner}/{name}", self._model_info)
         app.router.add_route("*", "/{owner}/{name}/resolve/{revision}/{filename}", self._resolve)
         app.router.add_route("*", "/api/resolve-cache/models/{owner}/{name}/{sha}/{filename}", self._file)
+        app.router.add_route("*", CDN_PREFIX + "{owner}/{name}/{sha}/{filename}", self._lfs_file)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -147,7 +164,9 @@ class FakeHub:
             response = self._error(404, "EntryNotFound", "Entry not found")
             response.headers["X-Repo-Commit"] = repo.sha
             return response
-        headers = self._file_headers(repo, repo.body())
+        if filename in repo.lfs_sizes:
+            return self._lfs_redirect(repo, filename)
+        headers = self._file_headers(repo, repo.body(filename))
         headers["Location"] = f"/api/resolve-cache/models/{repo.repo_id}/{repo.sha}/{filename}"
         del headers["Content-Length"]
         return web.Response(status=307, headers=headers)
@@ -156,12 +175,71 @@ class FakeHub:
         repo = self._repo(request)
         if repo is None or request.match_info["sha"] != repo.sha:
             return self._error(404, "EntryNotFound", "Entry not found")
-        body = repo.body()
+        body = repo.body(request.match_info["filename"])
         headers = self._file_headers(repo, body)
         if request.method == "HEAD":
             return web.Response(status=200, headers=headers)
         del headers["Content-Length"]
         return web.Response(status=200, body=body, headers=headers, content_type="application/json")
+
+    # -- safetensors weights (LFS files behind a CDN that honours Range) ----------------------------
+
+    def add_safetensors(self, repo_id: str, shards: dict[str, dict[str, tuple[str, list[int]]]]) -> None:
+        """Give ``repo_id`` safetensors weights: shard file name -> {tensor name: (dtype, shape)}. One
+        file named ``model.safetensors`` is a single-file repo; otherwise an index maps the tensors."""
+        repo = self.repos[repo_id.lower()]
+        weight_map: dict[str, str] = {}
+        total = 0
+        for filename, tensors in shards.items():
+            header, size = safetensors_header(tensors)
+            repo.blobs[filename] = header
+            repo.lfs_sizes[filename] = len(header) + size
+            repo.files.add(filename)
+            weight_map.update(dict.fromkeys(tensors, filename))
+            total += size
+        if list(shards) != ["model.safetensors"]:
+            index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+            repo.blobs[INDEX_FILE] = json.dumps(index).encode()
+            repo.files.add(INDEX_FILE)
+
+    def range_reads(self) -> int:
+        """GETs of weight files at the CDN (every one a range read)."""
+        return sum(1 for method, path in self.requests if method == "GET" and path.startswith(CDN_PREFIX))
+
+    def _lfs_redirect(self, repo: FakeRepo, filename: str) -> web.Response:
+        # The Hub's answer for an LFS file: a 302 to the CDN, the file's size and hash in X-Linked-*.
+        etag = f'"{hashlib.sha256(repo.blobs[filename]).hexdigest()}"'
+        headers = {
+            "X-Repo-Commit": repo.sha,
+            "X-Linked-Size": str(repo.lfs_sizes[filename]),
+            "X-Linked-Etag": etag,
+            "ETag": etag,
+            "Location": f"{CDN_PREFIX}{repo.repo_id}/{repo.sha}/{filename}",
+        }
+        return web.Response(status=302, headers=headers)
+
+    async def _lfs_file(self, request: web.Request) -> web.StreamResponse:
+        repo = self._repo(request)
+        filename = request.match_info["filename"]
+        if repo is None or request.match_info["sha"] != repo.sha or filename not in repo.lfs_sizes:
+            return self._error(404, "EntryNotFound", "Entry not found")
+        size = repo.lfs_sizes[filename]
+        headers = {"Accept-Ranges": "bytes", "ETag": f'"{hashlib.sha256(repo.blobs[filename]).hexdigest()}"'}
+        if request.method == "HEAD":
+            return web.Response(status=200, headers={**headers, "Content-Length": str(size)})
+        wanted = request.headers.get("Range", "")
+        match = re.fullmatch(r"bytes=(\d+)-(\d*)", wanted.strip())
+        if match is None:  # the bot only ever asks for ranges; a whole weight file is not served
+            self.whole_weight_reads += 1
+            return self._error(400, None, "A range is required")
+        start = int(match.group(1))
+        end = min(int(match.group(2)) if match.group(2) else size - 1, size - 1)
+        if start > end:
+            return web.Response(status=416, headers={"Content-Range": f"bytes */{size}"})
+        header = repo.blobs[filename]
+        body = header[start : end + 1] + bytes(max(0, end + 1 - max(start, len(header))))
+        headers["Content-Range"] = f"bytes {start}-{end}/{size}"
+        return web.Response(status=206, body=body, headers=headers, content_type="application/octet-stream")
 
     async def _search(self, request: web.Request) -> web.Response:
         search = request.query.get("search", "").lower()
@@ -185,6 +263,26 @@ class FakeHub:
                 for repo in found[:limit]
             ]
         )
+
+
+INDEX_FILE = "model.safetensors.index.json"
+CDN_PREFIX = "/fake-cdn/"
+# Bits per element of the safetensors dtypes the tests use (safetensors' README).
+_DTYPE_BITS = {"F32": 32, "BF16": 16, "F16": 16, "I32": 32, "U8": 8, "I8": 8, "F8_E4M3": 8, "F8_E8M0": 8}
+
+
+def safetensors_header(tensors: dict[str, tuple[str, list[int]]]) -> tuple[bytes, int]:
+    """A safetensors file's first bytes (the 8-byte little-endian header length, then the JSON header,
+    padded to 8 bytes as the format pads it) and the size of the data after them."""
+    entries: dict[str, Any] = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    for name, (dtype, shape) in tensors.items():
+        size = -(-math.prod(shape) * _DTYPE_BITS[dtype] // 8)
+        entries[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    header = json.dumps(entries).encode()
+    header += b" " * (-len(header) % 8)
+    return struct.pack("<Q", len(header)) + header, offset
 
 
 @contextmanager

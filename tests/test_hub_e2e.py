@@ -16,9 +16,10 @@ from bot.hub_settings import HubSettings
 from bot.runtime.cog import VramCog
 from bot.runtime.hub_client import HubClient
 from bot.runtime.runner import VramBot
-from tests.fake_discord import FakeDiscord
+from tests.fake_discord import FakeDiscord, custom_ids
 from tests.fake_hub import FakeHub
 from tests.hub_configs import CONFIGS
+from tests.hub_tensors import MAMBA2_CONFIG, mamba2_shards
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -31,6 +32,8 @@ async def hub() -> AsyncIterator[FakeHub]:
     hub.add("acme/Slow-8B", CONFIGS["llama-3.1-8b"])
     hub.add("acme/Gated-8B", CONFIGS["llama-3.1-8b"], gated=True)
     hub.add("acme/Llama-Tuned-8B", CONFIGS["llama-3.1-8b"], downloads=99)
+    hub.add("acme/Mamba2-130m", MAMBA2_CONFIG)  # a family no declaration knows, in three shards
+    hub.add_safetensors("acme/Mamba2-130m", mamba2_shards())
     yield hub
     await hub.stop()
 
@@ -203,6 +206,20 @@ async def test_a_control_of_a_hub_answer_works_after_a_restart(
     clicked = await fake.send_interaction(fake.component_interaction(answer.message, custom_id, user="bob"))
     assert clicked.ephemeral  # bob's own copy of the comparison
     assert "acme/Qwen3-32B-FP8" in clicked.embed["description"]
+
+
+async def test_a_family_no_declaration_knows_answers_with_its_tensors_count(
+    fake: FakeDiscord, hub: FakeHub, cog: VramCog
+) -> None:
+    cog.defer_after_s = 5
+    callback = await fake.invoke("vram", model="acme/Mamba2-130m", activations=3)
+    assert callback.type == 4
+    assert not callback.ephemeral
+    assert callback.embed["title"].startswith("✅ acme/Mamba2-130m · Adam: 5.1 GB")  # 2.06 GB + 3 GB
+    assert "N is the exact count of its tensors, 129M" in callback.embed["description"]
+    custom_id = next(c for c in custom_ids(callback.message) if c.startswith("vram:det:"))
+    details = await fake.send_interaction(fake.component_interaction(callback.message, custom_id, user="bob"))
+    assert "128,983,488 parameters, counted from its tensors" in json.dumps(details.embed, ensure_ascii=False)
 
 
 async def test_a_rate_limited_hub_answers_from_the_cache_and_says_so(

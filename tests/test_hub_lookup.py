@@ -13,6 +13,7 @@ import pytest_asyncio
 from discord.ext import commands
 
 from bot.estimate.hub import HubFailure, forget_all, registered
+from bot.estimate.models import Architecture
 from bot.hub_lookup import fetch_architecture
 from bot.hub_settings import HubSettings, hub_settings_from_env
 from bot.runtime import hub_client
@@ -57,6 +58,7 @@ def settings_for(hub: FakeHub, cache: Path, token: str | None = None, timeout_s:
 
 async def test_a_repo_becomes_its_architecture_with_its_commit(hub: FakeHub, tmp_path: Path) -> None:
     found = await asyncio.to_thread(fetch_architecture, "acme/Qwen3-32B-FP8", settings_for(hub, tmp_path))
+    assert isinstance(found, Architecture)  # no safetensors served: the config alone
     assert found.parameter_count == 32_762_123_264
     assert found.hub_stored_params == 17_000_000_000  # FP8 packs: shown, not used
     assert found.hub_revision == hub.repos["acme/qwen3-32b-fp8"].sha

@@ -285,9 +285,11 @@ def test_a_repo_is_read_from_the_hub_and_built_from_its_config(hub_env: FakeHub)
     assert target.architecture.parameter_count == architecture_from_config("a/b", TINY_LLAMA).parameter_count
     assert target.label.startswith("acme/Tiny-Llama (Hugging Face at ")
     assert target.label.endswith(", built as llama)")
-    # config.json and the model's metadata only: never a weight file.
+    # config.json, the model's metadata and the safetensors headers only: never a weight file whole.
     files = {path.rsplit("/", 1)[-1] for _, path in hub_env.requests if "/resolve" in path}
-    assert files == {"config.json"}
+    assert "config.json" in files
+    assert files <= {"config.json", "model.safetensors", "model.safetensors.index.json"}  # kept per commit
+    assert hub_env.whole_weight_reads == 0
 
 
 def test_a_multimodal_repo_is_measured_as_its_text_model(hub_env: FakeHub) -> None:

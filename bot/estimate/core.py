@@ -254,8 +254,9 @@ def smallest_card(total_gb: float) -> float | None:
 def _adapters(request: EstimateRequest, params_billion: float) -> tuple[int | None, float]:
     """The LoRA rank and the adapters' parameters in billions: counted from a preset's layers at
     ``lora_rank``, else the usual fraction of the model (no layers to count, so no rank)."""
-    if request.model is not None and request.params is None:
-        return request.lora_rank, request.model.lora_adapter_params(request.lora_rank) / 1e9
+    shape = request.architecture
+    if shape is not None and request.params is None:
+        return request.lora_rank, shape.lora_adapter_params(request.lora_rank) / 1e9
     return None, params_billion * LORA_TRAINABLE_FRACTION
 
 
@@ -316,9 +317,9 @@ def _saved(request: EstimateRequest, model: Architecture, batch_size: int) -> Me
 def _activations(request: EstimateRequest) -> tuple[float, ActivationEstimate | None]:
     if request.activations is not None:
         return request.activations, None  # an entered figure always wins
-    if request.model is not None and request.wants_activation_estimate:
+    if request.architecture is not None and request.wants_activation_estimate:
         batch_size = request.batch_size or DEFAULT_BATCH_SIZE
-        saved = _saved(request, request.model, batch_size)
+        saved = _saved(request, request.architecture, batch_size)
         found = ActivationEstimate(
             batch_size=batch_size,
             seq_len=saved.seq_len,
@@ -393,7 +394,7 @@ def _peak(
     """V plus what one step holds beyond it, when the bot estimated the activations itself (an entered
     figure is taken as measured: it gets nothing added) and the optimizer's step is known; under ZeRO
     also one card's peak (``card_states_gb``: its model states under ``strategy``)."""
-    model = request.model
+    model = request.architecture
     if model is None or not request.wants_activation_estimate or request.bytes_per_param is not None:
         return None
     batch_size = request.batch_size or DEFAULT_BATCH_SIZE
@@ -432,7 +433,7 @@ def _largest_batch(
     """The largest micro-batch whose step fits the card: its peak where the setup is known (the
     card's model states, ``card_states_gb``, plus the step's transients and the CUDA context), else
     the states plus the activations. Under ZeRO (``strategy``), the card's share of the step."""
-    model = request.model
+    model = request.architecture  # a repo known by its tensors only has no step to grow with b
     if model is None or request.activations is not None:
         return None  # an entered figure was measured at one batch, which we do not know
     capacity = request.card.memory_gb

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from bot.estimate.models import Architecture
+from bot.estimate.tensors import CountedModel
 
 # The Hub's repo IDs: "owner/name", each part letters, digits, "-", "_" and ".", not starting or
 # ending with "-" or ".", without "--" or ".." (the Hub's own rules), 96 characters at most.
@@ -303,19 +304,22 @@ def architecture_from_config(
 
 # --- the registry of looked-up repos ---------------------------------------------------------------
 
+# What a looked-up repo is: its shape (a family declared), or only its tensors' exact count.
+HubModel = Architecture | CountedModel
+
 
 @dataclass
 class _Registry:
     """Repo ID -> architecture, filled by the runtime before it validates a request naming the repo."""
 
-    by_repo: dict[str, Architecture]
+    by_repo: dict[str, HubModel]
 
 
 _REGISTRY = _Registry({})
 REGISTRY_MAX = 4096
 
 
-def register(architecture: Architecture) -> None:
+def register(architecture: HubModel) -> None:
     """Make a looked-up repo known to the request's validator (the latest revision wins)."""
     if architecture.hub_id is None:
         raise ValueError("only Hub architectures are registered")
@@ -328,7 +332,7 @@ def register(architecture: Architecture) -> None:
         del _REGISTRY.by_repo[next(iter(_REGISTRY.by_repo))]
 
 
-def registered(repo_id: str) -> Architecture | None:
+def registered(repo_id: str) -> HubModel | None:
     """The architecture of a looked-up repo; repo IDs are case-insensitive on the Hub."""
     return _REGISTRY.by_repo.get(repo_id.lower())
 

@@ -24,6 +24,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bot.estimate.tensors import TensorCount
+
 KEY_PATTERN = r"^[a-z0-9][a-z0-9.-]{0,19}$"  # keys travel in a Discord custom_id: short and plain
 
 
@@ -122,6 +124,9 @@ class Architecture(BaseModel):
     # The Hub's stored (safetensors) total when it disagrees with the count by more than 1 %
     # (pre-quantized checkpoints store packed tensors): shown, never used.
     hub_stored_params: int | None = Field(default=None, gt=0)
+    # A Hub repo's own tensors, counted from its safetensors headers (bot/estimate/tensors.py): when
+    # read, their count is N, and a count from this shape that differs is shown beside it.
+    tensors: TensorCount | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Architecture:
@@ -364,8 +369,13 @@ class Architecture(BaseModel):
         return self._counts(self.experts_per_token, self.active_embeddings)
 
     @property
+    def total_params(self) -> int:
+        """N as a count: the repo's tensors where they were read (the truth), else this shape's count."""
+        return self.tensors.total if self.tensors is not None else self.parameter_count
+
+    @property
     def params_billion(self) -> float:
-        return self.parameter_count / 1e9
+        return self.total_params / 1e9
 
     @property
     def active_params_billion(self) -> float:

@@ -16,10 +16,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 from pydantic_core import PydanticCustomError
 
 from bot.estimate.hardware import DEFAULT_GPU, Gpu
-from bot.estimate.hub import is_repo_id, looks_like_repo_id, registered
+from bot.estimate.hub import HubModel, is_repo_id, looks_like_repo_id, registered
 from bot.estimate.models import Architecture, close_matches, find_preset, preset_variant
 from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.options import Kind, Limit, Option, OptionSpec
+from bot.estimate.tensors import CountedModel
 
 # Without a batch size or a sequence length, an activation estimate assumes these.
 DEFAULT_BATCH_SIZE = 1
@@ -50,7 +51,7 @@ class EstimateRequest(BaseModel):
     ) = None
     model: (
         Annotated[
-            Architecture,
+            HubModel,
             Option(
                 kind="text",
                 description_key="option.model",
@@ -166,7 +167,7 @@ class EstimateRequest(BaseModel):
     @field_validator("model", mode="before")
     @classmethod
     def _preset(cls, value: object) -> object:
-        if value is None or isinstance(value, Architecture):
+        if value is None or isinstance(value, Architecture | CountedModel):
             return value
         limit = option("model").option.max_length or 0
         if not isinstance(value, str) or len(value) > limit:
@@ -209,9 +210,15 @@ class EstimateRequest(BaseModel):
         return self.model.params_billion
 
     @property
+    def architecture(self) -> Architecture | None:
+        """The model's shape, where its family is declared: what activations, LoRA's layers and the
+        step's peak are computed from. A repo known only by its tensors' count has none."""
+        return self.model if isinstance(self.model, Architecture) else None
+
+    @property
     def wants_activation_estimate(self) -> bool:
         return (
-            self.model is not None
+            self.architecture is not None
             and self.activations is None
             and (self.batch_size is not None or self.seq_len is not None)
         )

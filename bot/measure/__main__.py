@@ -20,7 +20,7 @@ from bot.estimate.activations_measured import (
     model_state_bytes_per_param,
 )
 from bot.estimate.hub import HubFailure, is_repo_id, looks_like_repo_id
-from bot.estimate.models import find_preset, search_presets
+from bot.estimate.models import Architecture, find_preset, search_presets
 from bot.measure import extrapolate, measure_step, torch_available
 from bot.measure.configs import (
     MeasureError,
@@ -111,6 +111,8 @@ def resolve(model: str) -> Target:
         config, arch = fetch_model(model, hub_settings_from_env(os.environ, timeout_s=10.0))
     except HubFailure as failure:
         raise MeasureError(_hub_message(failure)) from None
+    if not isinstance(arch, Architecture):  # known by its tensors only: no estimate to measure against
+        raise MeasureError(_hub_message(HubFailure("unknown_architecture", model)))
     return hub_target(arch.hub_id or model, config, arch)
 
 

@@ -48,7 +48,12 @@ SQUARES: dict[str, str] = {
     "activations": "🟪",
 }
 FREE_SQUARE = "⬛"
-ACTIVATION_KEYS = ("glance.activations", "glance.activations_estimated", "glance.activations_not_counted")
+ACTIVATION_KEYS = (
+    "glance.activations",
+    "glance.activations_estimated",
+    "glance.activations_not_counted",
+    "glance.activations_need_option",
+)
 _PART_KEYS: dict[PartKind, str] = {
     "weights": "glance.weights",
     "gradients": "glance.gradients",
@@ -254,6 +259,8 @@ def _activations_key(estimate: Estimate) -> str:
     if estimate.activation_estimate is not None:
         return "glance.activations_estimated"
     if estimate.request.model is not None and estimate.request.activations is None:
+        if estimate.request.architecture is None:  # known by its tensors only: no shape to estimate
+            return "glance.activations_need_option"
         # A preset without batch or sequence length: A = 0 would read as "no activations", so say
         # that they are left out and how to have them estimated.
         return "glance.activations_not_counted"

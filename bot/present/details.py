@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from bot.estimate.core import Estimate
+from bot.estimate.tensors import CountedModel
 from bot.present.answer import colour
 from bot.present.command_line import command_line
+from bot.present.hub_problems import tensor_parts
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.phrases import (
     EmbedField,
@@ -95,14 +97,18 @@ def _preset(estimate: Estimate, w: Words) -> str | None:
     if model is None:
         return None
     if estimate.preset_overridden:
-        return w("preset.overridden", model=model.name, count=w.count(model.parameter_count))
-    line = w(
-        "preset.counted",
-        model=model.name,
-        count=w.plain(model.parameter_count),
-        shape=architecture_shape(model, w),
-    )
-    return " ".join([line, *architecture_notes(model, w)])
+        return w("preset.overridden", model=model.name, count=w.count(model.total_params))
+    if isinstance(model, CountedModel):  # its tensors' count, and no shape
+        line = w("preset.counted_tensors_only", model=model.name, count=w.plain(model.total_params))
+    else:
+        line = w(
+            "preset.counted_tensors" if model.tensors is not None else "preset.counted",
+            model=model.name,
+            count=w.plain(model.total_params),
+            shape=architecture_shape(model, w),
+        )
+    parts = tensor_parts(model, w)
+    return " ".join([line, *architecture_notes(model, w), *([parts] if parts else [])])
 
 
 def _cluster(estimate: Estimate, w: Words) -> EmbedField | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.estimate.core import AdapterHint, ClusterVerdict, Estimate, LargestBatch
+from bot.estimate.models import Architecture
 from bot.estimate.sharding import PerGpu
 from bot.present.command_line import command_line
 
@@ -79,8 +80,8 @@ def figures(estimate: Estimate) -> dict[str, Any]:
         "command_line": command_line(request),
         "parameters": {
             "billion": estimate.params_billion,
-            "count": counted.parameter_count if counted else None,
-            "active_count": counted.active_parameter_count if counted else None,
+            "count": counted.total_params if counted else None,
+            "active_count": counted.active_parameter_count if isinstance(counted, Architecture) else None,
         },
         "bytes_per_param": estimate.bytes_per_param,
         "parts": [

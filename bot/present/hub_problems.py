@@ -6,8 +6,9 @@ spelled out in full (a test checks each is used and defined).
 
 from __future__ import annotations
 
-from bot.estimate.hub import KNOWN_FAMILIES, HubFailure
-from bot.estimate.models import Architecture, close_matches
+from bot.estimate.hub import COUNT_TOLERANCE, KNOWN_FAMILIES, HubFailure, HubModel
+from bot.estimate.models import close_matches
+from bot.estimate.tensors import CountedModel, Packing, PartName, TensorCount
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.problems import given_value
 from bot.present.words import Words
@@ -70,15 +71,33 @@ def rate_limited_note(repo: str, language: Language = DEFAULT_LANGUAGE) -> str:
     return w("hub.rate_limited_cached", repo=given_value(repo, w))
 
 
-def hub_notes(model: Architecture, w: Words) -> list[str]:
-    """What an answer for a Hub repo adds: where the shape came from, and a stored count it did not use."""
+def hub_notes(model: HubModel, w: Words) -> list[str]:
+    """What an answer for a Hub repo adds: where its count came from, what no declaration knows, a
+    count of its layout that its tensors contradict, and how a packed checkpoint was counted."""
     if model.source != "hub":
         return []
-    notes = [w("hub.source", commit=(model.hub_revision or "main")[:SHORT_COMMIT])]
-    family = model.model_type
-    if family not in KNOWN_FAMILIES:  # a causal LM of another family: counted by the Llama layout
-        notes.append(w("hub.generic_family", family=f"`{family or '?'}`"))
-    if model.hub_stored_params is not None:
+    commit = (model.hub_revision or "main")[:SHORT_COMMIT]
+    family = f"`{model.model_type or '?'}`"
+    tensors = model.tensors
+    if isinstance(model, CountedModel):
+        read_from = model.tensors.read_from
+        source = "hub.tensors_source" if read_from == "headers" else "hub.stored_source"
+        notes = [
+            w(source, commit=commit),
+            w("hub.tensors_only", family=family, count=w.count(model.tensors.total)),
+        ]
+        return notes + _packing_notes(model.tensors, w)
+    notes = [w("hub.source", commit=commit)]
+    if model.model_type not in KNOWN_FAMILIES:  # a causal LM of another family: the Llama layout
+        notes.append(w("hub.generic_family_tensors" if tensors else "hub.generic_family", family=family))
+    if tensors is not None:
+        # The layout counts the text model only; the towers and projectors are the tensors' to say.
+        text = tensors.total - sum(tensors.part(part) for part in _NOT_TEXT)
+        counted = model.parameter_count
+        if abs(text - counted) > COUNT_TOLERANCE * counted:
+            notes.append(w("hub.tensors_differ", counted=w.count(counted), tensors=w.count(tensors.total)))
+        notes += _packing_notes(tensors, w)
+    elif model.hub_stored_params is not None:
         notes.append(
             w(
                 "hub.count_differs",
@@ -87,3 +106,49 @@ def hub_notes(model: Architecture, w: Words) -> list[str]:
             )
         )
     return notes
+
+
+_NOT_TEXT: tuple[PartName, ...] = ("vision", "audio", "projector")
+_PACKING_NAMES: dict[Packing, str] = {
+    "fp8": "FP8",
+    "mxfp4": "MXFP4",
+    "gptq": "GPTQ",
+    "awq": "AWQ",
+    "bitsandbytes_4bit": "bitsandbytes 4-bit",
+    "bitsandbytes_8bit": "bitsandbytes 8-bit",
+}
+
+
+def _packing_notes(tensors: TensorCount, w: Words) -> list[str]:
+    if tensors.packing is None:
+        return []
+    if tensors.packing == "unknown":
+        return [w("hub.packing_unknown")]
+    name = _PACKING_NAMES[tensors.packing]
+    stored = w.count(tensors.stored_elements)
+    return [w("hub.unpacked", packing=name, count=w.count(tensors.total), stored=stored)]
+
+
+# Every part's label, spelled out in full (the catalogue test finds each key).
+_PART_KEYS: dict[PartName, str] = {
+    "embeddings": "tensor_part.embeddings",
+    "layers": "tensor_part.layers",
+    "experts": "tensor_part.experts",
+    "lm_head": "tensor_part.lm_head",
+    "other": "tensor_part.other",
+    "vision": "tensor_part.vision",
+    "audio": "tensor_part.audio",
+    "projector": "tensor_part.projector",
+    "mtp": "tensor_part.mtp",
+}
+
+
+def tensor_parts(model: HubModel, w: Words) -> str | None:
+    """Details' split of a repo's tensors by part (None where they were not read)."""
+    tensors = model.tensors
+    if tensors is None or not tensors.parts:
+        return None
+    parts = [w(_PART_KEYS[part], count=w.count(count)) for part, count in tensors.parts]
+    if tensors.tied_embeddings:
+        parts.append(w("tensor_part.tied"))
+    return w("hub.parts", parts=", ".join(parts), shards=w.plain(tensors.shards))

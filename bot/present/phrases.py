@@ -8,8 +8,10 @@ from typing import TypedDict
 from bot.estimate.activations_measured import traits_for
 from bot.estimate.core import CUDA_CONTEXT_GB, AdapterHint, Estimate
 from bot.estimate.hardware import Gpu
+from bot.estimate.hub import HubModel
 from bot.estimate.models import Architecture
 from bot.estimate.optimizers import Optimizer, Precision
+from bot.estimate.tensors import CountedModel
 from bot.present.hub_problems import hub_notes
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.words import Words, optimizer_name, precision_name, strategy_name
@@ -102,7 +104,7 @@ def adapter_fit(hint: AdapterHint, w: Words) -> str:
 
 def adapters_text(estimate: Estimate, w: Words) -> str:
     """How many adapter parameters LoRA trains, on which layers, and how that was counted."""
-    lora, model = estimate.lora, estimate.request.model
+    lora, model = estimate.lora, estimate.request.architecture
     if lora.rank is None or model is None:
         return w("lora.budget")
     share = lora.adapter_params_billion / estimate.params_billion * 100
@@ -141,9 +143,12 @@ def architecture_shape(model: Architecture, w: Words) -> str:
     return shape + (w("preset.experts", experts=model.experts) if model.experts > 1 else "")
 
 
-def architecture_notes(model: Architecture, w: Words) -> list[str]:
+def architecture_notes(model: HubModel, w: Words) -> list[str]:
     """What the count of a preset means: total and active parameters of a mixture of experts, the
-    text model of a multimodal repo, multi-token-prediction layers left out."""
+    text model of a multimodal repo, multi-token-prediction layers left out; for a repo known by its
+    tensors only, what they say."""
+    if isinstance(model, CountedModel):
+        return hub_notes(model, w)
     notes = []
     if model.is_moe:
         # Llama 4 in transformers keeps every expert's activations, not only the routed ones'.
@@ -155,8 +160,8 @@ def architecture_notes(model: Architecture, w: Words) -> list[str]:
                 active=w.count(model.active_parameter_count),
             )
         )
-    if model.text_only_of_multimodal:
-        notes.append(w("preset.text_only"))
+    if model.text_only_of_multimodal:  # N from the tensors holds the towers; the shape does not
+        notes.append(w("preset.text_only" if model.tensors is None else "preset.text_only_activations"))
     if model.mtp_layers:
         notes.append(w("preset.mtp", layers=w.plain(model.mtp_layers)))
     return notes + hub_notes(model, w)  # a Hub repo's source and stored count (bot/present/hub_problems.py)
@@ -220,7 +225,7 @@ def activation_assumptions(estimate: Estimate, w: Words) -> str | None:
         per_layer=w.gb(found.per_layer_gb),
         outside=w.gb(found.outside_layers_gb),
     )
-    model = estimate.request.model
+    model = estimate.request.architecture
     if model is not None and model.is_moe and traits_for(model).dense_experts:
         # Far more than a top-k MoE keeps, and not what every framework does: say why.
         experts = w(

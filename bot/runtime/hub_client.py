@@ -19,8 +19,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from bot.estimate.hub import HubFailure, is_repo_id, register
-from bot.estimate.models import Architecture
+from bot.estimate.hub import HubFailure, HubModel, is_repo_id, register
 from bot.hub_settings import HubSettings
 
 log = logging.getLogger(__name__)
@@ -31,13 +30,13 @@ T = TypeVar("T")
 # huggingface_hub and its HTTP stack take about a tenth of a second to import: not at start-up, but
 # in the thread of the first lookup (or ahead of it, see :func:`warm_up`). Each of these runs in a
 # worker thread.
-def _fetch_architecture(repo: str, settings: HubSettings) -> Architecture:
+def _fetch_architecture(repo: str, settings: HubSettings) -> HubModel:
     from bot.hub_lookup import fetch_architecture
 
     return fetch_architecture(repo, settings)
 
 
-def _cached_architecture(repo: str, settings: HubSettings) -> Architecture | None:
+def _cached_architecture(repo: str, settings: HubSettings) -> HubModel | None:
     from bot.hub_lookup import cached_architecture
 
     return cached_architecture(repo, settings)
@@ -121,7 +120,7 @@ class _Bounded(OrderedDict[str, tuple[T, float]]):
 class Resolved:
     """A looked-up repo: its architecture, and whether it came from the cache because the Hub said 429."""
 
-    architecture: Architecture
+    architecture: HubModel
     rate_limited: bool = False
 
 
@@ -141,9 +140,9 @@ class HubClient:
         self.enabled = enabled
         self.ttl_s = ttl_s
         self._clock = clock
-        self._cache: _Bounded[Architecture] = _Bounded()  # repo (lower case) -> (arch, expiry)
+        self._cache: _Bounded[HubModel] = _Bounded()  # repo (lower case) -> (arch, expiry)
         self._failures: _Bounded[HubFailure] = _Bounded()
-        self._inflight: dict[str, asyncio.Task[Architecture]] = {}
+        self._inflight: dict[str, asyncio.Task[HubModel]] = {}
         self._suggestions: _Bounded[tuple[str, ...]] = _Bounded()
         self._searches: dict[str, asyncio.Task[tuple[str, ...]]] = {}
         self.lookups = 0  # lookups that went to the Hub (a test and the benchmark read it)
@@ -152,7 +151,7 @@ class HubClient:
     def deadline_s(self) -> float:
         return self.settings.timeout_s * REQUESTS_PER_LOOKUP
 
-    def cached(self, repo: str) -> Architecture | None:
+    def cached(self, repo: str) -> HubModel | None:
         """The fresh in-memory answer for ``repo``, without waiting for anything."""
         return self._cache.fresh(repo.lower(), self._clock())
 
@@ -183,7 +182,7 @@ class HubClient:
             log.warning("The Hub is rate-limiting; answered %s from the cache", repo)
             return Resolved(stale, rate_limited=True)
 
-    async def _lookup(self, repo: str) -> Architecture:
+    async def _lookup(self, repo: str) -> HubModel:
         self.lookups += 1
         work = asyncio.ensure_future(asyncio.to_thread(_fetch_architecture, repo, self.settings))
         try:
@@ -199,17 +198,17 @@ class HubClient:
         self._keep(architecture)
         return architecture
 
-    def _keep(self, architecture: Architecture) -> None:
+    def _keep(self, architecture: HubModel) -> None:
         register(architecture)
         repo = architecture.hub_id or architecture.name  # every Hub architecture has its hub_id
         self._cache.put(repo.lower(), architecture, self._clock() + self.ttl_s)
         self._failures.pop(repo.lower(), None)
 
-    def _keep_late_answer(self, work: asyncio.Future[Architecture]) -> None:
+    def _keep_late_answer(self, work: asyncio.Future[HubModel]) -> None:
         if not work.cancelled() and work.exception() is None:
             self._keep(work.result())
 
-    async def _stale(self, repo: str) -> Architecture | None:
+    async def _stale(self, repo: str) -> HubModel | None:
         """An expired memory entry, else the config.json on disk: what a 429 is answered with."""
         entry = self._cache.get(repo.lower())
         if entry is not None:
