@@ -18,6 +18,7 @@ from bot.estimate.core import estimate
 from bot.estimate.hub import architecture_from_config
 from bot.estimate.models import (
     _SIZE,
+    Architecture,
     _sizes,
     _squash,
     close_matches,
@@ -331,7 +332,7 @@ def test_a_variant_of_a_presets_repo_is_the_preset_and_says_so(repo: str, key: s
     request = parse_request(model=repo)
     assert request.given()["model"] == repo  # controls and the command line carry the repo
     pressed = unpack(pack(request)).model  # a control's custom_id keeps the variant
-    assert pressed is not None
+    assert isinstance(pressed, Architecture)
     assert preset_variant(pressed) == repo
     english = render_embed(estimate(request), Language.EN)["description"]
     german = render_embed(estimate(request), Language.DE)["description"]
