@@ -37,8 +37,14 @@ _FIELD_KEYS = {
 }
 
 
+# What a config without a usable model_type (none, a list, an object, markup) is named by: the field.
+_NO_FAMILY = ("model_type",)
+
+
 def _sentence(failure: HubFailure, w: Words, repo: str) -> str:
     kind = failure.kind
+    if kind == "not_a_decoder" and failure.fields == _NO_FAMILY:
+        return w("hub.not_a_decoder_unnamed", repo=repo)
     if kind in _FIELD_KEYS:
         key, placeholder = _FIELD_KEYS[kind]
         return w(key, repo=repo, **{placeholder: _fields(failure.fields)})
@@ -75,9 +81,11 @@ def hub_notes(model: Architecture, w: Words) -> list[str]:
     if model.source != "hub":
         return []
     notes = [w("hub.source", commit=(model.hub_revision or "main")[:SHORT_COMMIT])]
-    family = model.model_type
-    if family not in KNOWN_FAMILIES:  # a causal LM of another family: counted by the Llama layout
-        notes.append(w("hub.generic_family", family=f"`{family or '?'}`"))
+    family = model.model_type  # a plain short name or None (bot.estimate.hub keeps no other)
+    if family is None:
+        notes.append(w("hub.generic_unnamed"))
+    elif family not in KNOWN_FAMILIES:  # a causal LM of another family: counted by the Llama layout
+        notes.append(w("hub.generic_family", family=f"`{family}`"))
     if model.hub_stored_params is not None:
         notes.append(
             w(
