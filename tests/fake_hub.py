@@ -42,7 +42,7 @@ class FakeRepo:
     files: set[str] = field(default_factory=lambda: {"config.json"})
     trickle_s: float = 0.0  # > 0: every body of this repo goes out one byte at a time, this far apart
     files_status: int = 0  # not 0: the file routes of this repo answer this status (a 503 there only)
-    files_delay_s: float = 0.0  # the file routes of this repo wait this long before answering
+    files_without_etag: bool = False  # the file routes send no ETag (huggingface_hub's FileMetadataError)
     info_raw: bytes | None = None  # the model info's exact bytes (an answer huggingface_hub cannot read)
 
     def body(self) -> bytes:
@@ -155,14 +155,15 @@ class FakeHub:
 
     def _file_headers(self, repo: FakeRepo, body: bytes) -> dict[str, str]:
         etag = hashlib.sha1(b"blob %d\0" % len(body) + body).hexdigest()  # noqa: S324 (git's blob id)
-        return {"X-Repo-Commit": repo.sha, "ETag": f'"{etag}"', "Content-Length": str(len(body))}
+        headers = {"X-Repo-Commit": repo.sha, "ETag": f'"{etag}"', "Content-Length": str(len(body))}
+        if repo.files_without_etag:
+            del headers["ETag"]
+        return headers
 
     async def _resolve(self, request: web.Request) -> web.StreamResponse:
         repo = self._repo(request)
         if repo is None:
             return self._error(401, "RepoNotFound", "Repository not found")
-        if repo.files_delay_s:
-            await asyncio.sleep(repo.files_delay_s)
         if repo.files_status:
             return self._error(repo.files_status, None, "Service Unavailable")
         if repo.gated:

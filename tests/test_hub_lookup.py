@@ -264,9 +264,9 @@ async def test_the_caches_are_bounded(hub: FakeHub, tmp_path: Path, monkeypatch:
 async def test_trickling_repos_neither_starve_the_others_nor_keep_their_threads(
     hub: FakeHub, tmp_path: Path
 ) -> None:
-    for i in range(8):  # one byte every 20 ms: some 2 s for the model info, never a read timeout
-        hub.add(f"acme/Trickle-{i}", CONFIGS["llama-3.1-8b"], trickle_s=0.02)
-    client = HubClient(settings_for(hub, tmp_path, timeout_s=0.5))
+    for i in range(8):  # one byte every 30 ms: some 3 s for the model info, never a read timeout
+        hub.add(f"acme/Trickle-{i}", CONFIGS["llama-3.1-8b"], trickle_s=0.03)
+    client = HubClient(settings_for(hub, tmp_path, timeout_s=0.8))  # the healthy one takes ~0.05 s
     trickling = [asyncio.ensure_future(client.resolve(f"acme/Trickle-{i}")) for i in range(8)]
     for _ in range(500):
         if hub.count("/api/models/acme/Trickle-") == 8:
@@ -289,20 +289,21 @@ async def test_whatever_huggingface_hub_or_json_raises_is_a_clear_failure(
 ) -> None:
     hub.add("acme/Deep", raw=b"[" * 100_000 + b"]" * 100_000)  # RecursionError in json.loads
     hub.add("acme/Files-Down", CONFIGS["llama-3.1-8b"], files_status=503)  # retried, after sleeps
-    hub.add("acme/Files-Silent", CONFIGS["llama-3.1-8b"], files_delay_s=0.6)  # LocalEntryNotFoundError
+    # FileMetadataError, made a LocalEntryNotFoundError, as a timeout of the file's HEAD is:
+    hub.add("acme/No-ETag", CONFIGS["llama-3.1-8b"], files_without_etag=True)
     hub.add("acme/Info-Cut", info_raw=b'{"id": "acme/Info-Cut"')  # JSONDecodeError
     hub.add("acme/Info-List", info_raw=b"[1, 2]")  # TypeError in ModelInfo(**data)
     expected = {
         "acme/Deep": "malformed",
         "Qwen/a--b": "not_found",  # HFValidationError: an ID the Hub forbids, never sent to it
         "acme/Files-Down": "unavailable",  # at once: huggingface_hub slept 1 + 2 + 4 + 8 s on it
-        "acme/Files-Silent": "unavailable",  # an outage, not "no config.json" (which would be kept)
+        "acme/No-ETag": "unavailable",  # an outage, not "no config.json" (which would be kept)
         "acme/Info-Cut": "unavailable",
         "acme/Info-List": "unavailable",
     }
     for repo, kind in expected.items():
         with pytest.raises(HubFailure) as caught:
-            await asyncio.to_thread(fetch_architecture, repo, settings_for(hub, tmp_path, timeout_s=0.3))
+            await asyncio.to_thread(fetch_architecture, repo, settings_for(hub, tmp_path))
         assert caught.value.kind == kind, repo
 
 
