@@ -265,8 +265,8 @@ class HubClient:
             work = await self.threads.start(
                 deadline, functools.partial(_fetch_architecture, repo, self.settings, deadline)
             )
-        except TimeoutError:  # every lookup thread stayed busy until the deadline
-            log.warning("No Hub lookup thread came free in time for %s", repo)
+        except (TimeoutError, RuntimeError) as exc:  # all busy until the deadline; no thread to be had
+            log.warning("No Hub lookup thread for %s: %s", repo, str(exc) or "all busy until the deadline")
             raise HubFailure("unavailable", repo) from None
         try:
             architecture = await _within(deadline, work)
@@ -329,7 +329,7 @@ class HubClient:
                 deadline, functools.partial(self._search_blocking, query, deadline)
             )
             found = await _within(deadline, work)
-        except TimeoutError:
+        except (TimeoutError, RuntimeError):  # as for a lookup
             raise HubFailure("unavailable", query) from None
         self._suggestions.put(query.lower(), found, self._clock() + SUGGESTIONS_TTL_S)
         return found
