@@ -94,7 +94,7 @@ LOOKUP_THREADS = 16
 SEARCH_THREADS = 4
 # How long after its deadline a lookup's thread may take to report (a trickle's last chunk, a cut
 # read): within it, the thread's own failure is the one reported.
-DEADLINE_GRACE_S = 0.25
+DEADLINE_GRACE_S = 0.1
 SUGGESTIONS_TTL_S = 600.0  # search results change slowly; ten minutes keeps autocomplete snappy
 SEARCH_LIMIT = 20
 # A repo's own answer that will not change soon (no such repo, gated, no usable config.json) is kept
