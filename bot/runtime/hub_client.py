@@ -88,8 +88,9 @@ _hub_frozen = False
 _HUB_MODULE = "bot.hub_lookup"
 
 
-# Distinct repos looked up at once, and searches: eight Hubs trickling one byte a second leave half the
-# lookup threads to the others. A thread is a daemon, so a stopping bot never waits for the Hub.
+# Distinct repos looked up at once, and searches: eight repos trickling one byte a second until their
+# deadline leave half the lookup threads to the others. Each thread is a daemon: a stopping bot never
+# waits for the Hub.
 LOOKUP_THREADS = 16
 SEARCH_THREADS = 4
 # How long after its deadline a lookup's thread may take to report (a trickle's last chunk, a cut
