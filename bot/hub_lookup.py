@@ -8,15 +8,21 @@ reads them; :class:`HubSettings` can name an endpoint, token or cache folder ins
 The Hub costs one round trip per revision: ``model_info`` gives the current commit, and
 ``hf_hub_download`` at that commit finds ``config.json`` in the Hugging Face cache on disk (one
 snapshot per commit) without asking the Hub again.
+
+A lookup has one deadline for all its requests (:mod:`bot.hub_deadline`), and every error
+``huggingface_hub``, ``httpx2`` or ``json`` raises becomes a :class:`HubFailure`, so neither the bot
+nor the CLI ever shows a traceback for what the Hub (or a repo's config) did.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import contextvars
 import re
 import struct
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,9 +39,14 @@ from huggingface_hub import (
 )
 from huggingface_hub.errors import (
     CacheNotFound,
+    DisabledRepoError,
     EntryNotFoundError,
+    FileMetadataError,
     GatedRepoError,
     HfHubHTTPError,
+    HFValidationError,
+    LocalEntryNotFoundError,
+    OfflineModeIsEnabled,
     RepositoryNotFoundError,
     RevisionNotFoundError,
 )
@@ -43,9 +54,18 @@ from huggingface_hub.file_download import DryRunFileInfo
 from huggingface_hub.hf_api import ExpandModelProperty_T
 from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # documented as public
 
-from bot.estimate.hub import ConfigProblem, HubFailure, HubModel, architecture_from_config, is_repo_id
+from bot.estimate.hub import (
+    ConfigProblem,
+    HubFailure,
+    HubModel,
+    plain_model_type,
+    architecture_from_config,
+    is_repo_id,
+)
 from bot.estimate.models import Architecture
 from bot.estimate.tensors import CountedModel, TensorCount, count_tensors, hub_total, packing_of
+from bot.hub_cache import mark_used, repo_folder_of
+from bot.hub_deadline import Abandoned, until
 from bot.hub_settings import HubSettings
 
 log = logging.getLogger(__name__)
@@ -58,11 +78,18 @@ EXPAND: list[ExpandModelProperty_T] = ["safetensors", "sha"]
 
 def _read_config(path: str, repo: str) -> object:
     file = Path(path)
-    if file.stat().st_size > CONFIG_MAX_BYTES:
-        raise HubFailure("too_large", repo)
     try:
-        return json.loads(file.read_bytes())
-    except (UnicodeDecodeError, ValueError):
+        if file.stat().st_size > CONFIG_MAX_BYTES:
+            raise HubFailure("too_large", repo)
+        data = file.read_bytes()
+    except OSError as exc:  # the cache folder: the operator's to fix, so it is logged
+        log.warning("Could not read %s from the Hub cache: %s", path, exc)
+        raise HubFailure("unavailable", repo) from None
+    try:
+        return json.loads(data)
+    # ValueError: not JSON (UnicodeDecodeError is one); RecursionError: nested deeper than Python's
+    # stack (100,000 lists in a few hundred kB).
+    except (ValueError, RecursionError):
         raise HubFailure("malformed", repo) from None
 
 
@@ -102,7 +129,7 @@ def _newest_cached_config(repo: str, settings: HubSettings) -> tuple[str, str] |
     commit (which writes no ``refs/main``), so the snapshots are scanned rather than the ref read."""
     try:
         cache = scan_cache_dir(settings.cache_dir)
-    except (CacheNotFound, OSError):
+    except (CacheNotFound, OSError, ValueError):  # ValueError: the cache folder is a file
         return None
     found = [
         (revision.last_modified, str(file.file_path), revision.commit_hash)
@@ -132,12 +159,15 @@ def cached_architecture(repo: str, settings: HubSettings) -> HubModel | None:
     return None if found is None else found[1]
 
 
-def fetch_architecture(repo: str, settings: HubSettings) -> HubModel:
-    """The repo's architecture, from the Hub (or its disk cache); :class:`HubFailure` otherwise."""
-    return fetch_model(repo, settings)[1]
+def fetch_architecture(repo: str, settings: HubSettings, deadline: float | None = None) -> HubModel:
+    """The repo's architecture, from the Hub (or its disk cache); :class:`HubFailure` otherwise.
+    ``deadline`` (``time.monotonic()``; default ``settings.timeout_s`` from now) bounds every request."""
+    return fetch_model(repo, settings, deadline)[1]
 
 
-def fetch_model(repo: str, settings: HubSettings) -> tuple[dict[str, Any], HubModel]:
+def fetch_model(
+    repo: str, settings: HubSettings, deadline: float | None = None
+) -> tuple[dict[str, Any], HubModel]:
     """The repo's ``config.json`` and its architecture, as :func:`fetch_architecture` reads them
     (``vram-bot measure`` builds the model from the config itself)."""
     if settings.is_offline:
@@ -146,30 +176,50 @@ def fetch_model(repo: str, settings: HubSettings) -> tuple[dict[str, Any], HubMo
             raise HubFailure("offline", repo)
         return cached
     api = HfApi(endpoint=settings.endpoint, token=settings.token, headers=settings.headers or None)
+    deadline = time.monotonic() + settings.timeout_s if deadline is None else deadline
     try:
-        info = api.model_info(repo, expand=EXPAND, timeout=settings.timeout_s)
-        stored = info.safetensors.total if info.safetensors is not None else None
-        canonical = info.id or repo
-        path = _download_config(canonical, info.sha, settings)
-    # GatedRepoError is a RepositoryNotFoundError and RemoteEntryNotFoundError an HfHubHTTPError:
-    # the narrower ones first.
+        with until(deadline):
+            info = api.model_info(repo, expand=EXPAND, timeout=settings.timeout_s)
+            stored = info.safetensors.total if info.safetensors is not None else None
+            canonical = info.id if isinstance(info.id, str) and is_repo_id(info.id) else repo
+            path = _download_config(canonical, info.sha, settings)
+    # Narrower classes first: GatedRepoError is a RepositoryNotFoundError, DisabledRepoError and
+    # RemoteEntryNotFoundError are HfHubHTTPErrors, LocalEntryNotFoundError is an EntryNotFoundError
+    # and an OSError, and HfHubHTTPError, FileMetadataError and OfflineModeIsEnabled are OSErrors.
+    except HubFailure:  # ours (an oversized config.json)
+        raise
     except GatedRepoError:
         raise HubFailure("gated", repo) from None
-    except (RepositoryNotFoundError, RevisionNotFoundError):
-        raise HubFailure("not_found", repo) from None
+    except (RepositoryNotFoundError, RevisionNotFoundError, DisabledRepoError, HFValidationError):
+        raise HubFailure("not_found", repo) from None  # HFValidationError: an ID the Hub refuses
+    except LocalEntryNotFoundError:  # the file's HEAD failed (timeout, 5xx) and it is not cached
+        raise HubFailure("unavailable", repo) from None
     except EntryNotFoundError:
         raise HubFailure("no_config", repo) from None
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else 0
         raise HubFailure("rate_limited" if status == 429 else "unavailable", repo) from None
-    except httpx2.HTTPError:  # connection refused, timeouts, DNS
+    except Abandoned as exc:  # past the deadline, or a status huggingface_hub would sleep on
+        raise HubFailure("rate_limited" if exc.status == 429 else "unavailable", repo) from None
+    except OfflineModeIsEnabled:
+        raise HubFailure("offline", repo) from None
+    except (httpx2.HTTPError, FileMetadataError):  # refused, timeouts, the deadline, DNS; no ETag
         raise HubFailure("unavailable", repo) from None
     except OSError as exc:  # the cache folder: the operator's to fix, so it is logged
         log.warning(
             "Hub lookup of %s failed on the local cache (set HF_HOME to a writable folder): %s", repo, exc
         )
         raise HubFailure("unavailable", repo) from None
-    return _with_tensors(canonical, path, stored, info.sha, settings)
+    except Exception:  # anything else is an answer of the Hub's that huggingface_hub could not read
+        log.warning("Hub lookup of %s failed on an unexpected answer", repo, exc_info=True)
+        raise HubFailure("unavailable", repo) from None
+    if settings.cache_max_repos is not None:
+        try:
+            mark_used(repo_folder_of(Path(path)), settings.cache_max_repos)
+        except OSError as exc:  # the lookup succeeded; only the cache's bound is not kept this time
+            log.warning("Could not keep the Hub cache within %d repos: %s", settings.cache_max_repos, exc)
+    with until(deadline):  # the headers' reads too; a late one leaves the config's count alone
+        return _with_tensors(canonical, path, stored, info.sha, settings)
 
 
 # --- the repo's own tensors: its safetensors headers -------------------------------------------------
@@ -301,8 +351,17 @@ def _headers(
     except EntryNotFoundError:
         pass
     shards = _shards(_download_index(repo, revision, settings))
+    # Each read runs in a copy of this thread's context, so that the lookup's deadline (a context
+    # variable, bot.hub_deadline) bounds it too.
+    contexts = [contextvars.copy_context() for _ in shards]
     with ThreadPoolExecutor(max_workers=min(PARALLEL_HEADERS, len(shards))) as pool:
-        return list(pool.map(lambda shard: _header(repo, shard, revision, settings, budget), shards))
+        return list(
+            pool.map(
+                lambda context, shard: context.run(_header, repo, shard, revision, settings, budget),
+                contexts,
+                shards,
+            )
+        )
 
 
 def _layers(config: dict[str, Any]) -> int | None:
@@ -415,12 +474,12 @@ def _counted_only(
     """A repo whose family no declaration knows, by its tensors' count."""
     inner = config.get("text_config")
     text = inner if isinstance(inner, dict) else config
-    family, context = config.get("model_type"), text.get("max_position_embeddings")
+    family, context = plain_model_type(config.get("model_type")), text.get("max_position_embeddings")
     return CountedModel(
         name=repo,
         hub_id=repo,
         hub_revision=revision,
-        model_type=family[:40] if isinstance(family, str) and family else None,
+        model_type=family or None,  # never a list's or an object's repr in an answer
         context_length=context
         if isinstance(context, int) and not isinstance(context, bool) and 0 < context <= 100_000_000
         else None,

@@ -21,9 +21,14 @@ class HubSettings:
     endpoint: str | None = None
     token: str | None = None
     cache_dir: Path | None = None
-    timeout_s: float = 2.0  # per Hub request
+    # One lookup's deadline, all its requests together (bot.hub_deadline): long enough for a slow Hub
+    # once the bot has deferred its reply (Discord then waits 15 minutes for the edit).
+    timeout_s: float = 10.0
     offline: bool | None = None  # None: HF_HUB_OFFLINE, as huggingface_hub reads it
     headers: dict[str, str] = field(default_factory=dict)
+    # The most repos the bot keeps in the disk cache (bot.hub_cache), the least recently used going
+    # first; None keeps them all (the CLI, whose cache is its user's).
+    cache_max_repos: int | None = None
 
     @property
     def is_offline(self) -> bool:
@@ -37,7 +42,9 @@ class HubSettings:
 _TRUE = ("1", "ON", "YES", "TRUE")
 
 
-def hub_settings_from_env(env: Mapping[str, str], timeout_s: float = HubSettings.timeout_s) -> HubSettings:
+def hub_settings_from_env(
+    env: Mapping[str, str], timeout_s: float = HubSettings.timeout_s, cache_max_repos: int | None = None
+) -> HubSettings:
     """Settings from huggingface_hub's variables, read now rather than when it was imported (it reads
     HF_ENDPOINT and the cache folder once, at import): HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE and the
     cache (HF_HUB_CACHE, else HF_HOME/hub). Unset ones stay None, which is huggingface_hub's default."""
@@ -48,5 +55,6 @@ def hub_settings_from_env(env: Mapping[str, str], timeout_s: float = HubSettings
         token=env.get("HF_TOKEN") or None,
         cache_dir=Path(cache) if cache else None,
         timeout_s=timeout_s,
+        cache_max_repos=cache_max_repos,
         offline=None if offline is None else offline.upper() in _TRUE,
     )

@@ -16,6 +16,8 @@
 Errors as the Hub sends them: ``401`` + ``X-Error-Code: RepoNotFound`` for a missing repo, ``401``
 (no token) or ``403`` (a token without access) + ``X-Error-Code: GatedRepo`` for a gated file,
 ``404`` + ``X-Error-Code: EntryNotFound`` for a missing file, ``429`` with ``RateLimit`` headers.
+A repo with ``trickle_s`` sends its bodies (model info and file) one byte every ``trickle_s``, never
+silent long enough to trip a read timeout.
 """
 
 from __future__ import annotations
@@ -51,6 +53,10 @@ class FakeRepo:
     # LFS files, the whole file's size.
     blobs: dict[str, bytes] = field(default_factory=dict)
     lfs_sizes: dict[str, int] = field(default_factory=dict)
+    trickle_s: float = 0.0  # > 0: every body of this repo goes out one byte at a time, this far apart
+    files_status: int = 0  # not 0: the file routes of this repo answer this status (a 503 there only)
+    files_without_etag: bool = False  # the file routes send no ETag (huggingface_hub's FileMetadataError)
+    info_raw: bytes | None = None  # the model info's exact bytes (an answer huggingface_hub cannot read)
 
     def body(self, filename: str = "config.json") -> bytes:
         if filename in self.blobs:
@@ -129,10 +135,12 @@ class FakeHub:
     def _repo(self, request: web.Request) -> FakeRepo | None:
         return self.repos.get(f"{request.match_info['owner']}/{request.match_info['name']}".lower())
 
-    async def _model_info(self, request: web.Request) -> web.Response:
+    async def _model_info(self, request: web.Request) -> web.StreamResponse:
         repo = self._repo(request)
         if repo is None:
             return self._error(401, "RepoNotFound", "Repository not found")
+        if repo.info_raw is not None:
+            return web.Response(body=repo.info_raw, content_type="application/json")
         expand = request.query.getall("expand", [])
         body: dict[str, Any] = {"_id": repo.sha[:24], "id": repo.repo_id}
         if "sha" in expand:
@@ -141,16 +149,40 @@ class FakeHub:
             body["safetensors"] = {"parameters": {"BF16": repo.stored_params}, "total": repo.stored_params}
         if "gated" in expand:
             body["gated"] = "manual" if repo.gated else False
+        if repo.trickle_s:
+            return await self._trickle(request, json.dumps(body).encode(), repo.trickle_s, {})
         return web.json_response(body)
+
+    @staticmethod
+    async def _trickle(
+        request: web.Request, body: bytes, interval_s: float, headers: dict[str, str]
+    ) -> web.StreamResponse:
+        """``body`` one byte every ``interval_s``, until it is all out or the client hangs up."""
+        response = web.StreamResponse(headers={**headers, "Content-Type": "application/json"})
+        response.content_length = len(body)
+        await response.prepare(request)
+        try:
+            for i in range(len(body)):
+                await response.write(body[i : i + 1])
+                await asyncio.sleep(interval_s)
+        except (ConnectionError, RuntimeError):  # the client went away (RuntimeError: transport closed)
+            return response
+        await response.write_eof()
+        return response
 
     def _file_headers(self, repo: FakeRepo, body: bytes) -> dict[str, str]:
         etag = hashlib.sha1(b"blob %d\0" % len(body) + body).hexdigest()  # noqa: S324 (git's blob id)
-        return {"X-Repo-Commit": repo.sha, "ETag": f'"{etag}"', "Content-Length": str(len(body))}
+        headers = {"X-Repo-Commit": repo.sha, "ETag": f'"{etag}"', "Content-Length": str(len(body))}
+        if repo.files_without_etag:
+            del headers["ETag"]
+        return headers
 
     async def _resolve(self, request: web.Request) -> web.StreamResponse:
         repo = self._repo(request)
         if repo is None:
             return self._error(401, "RepoNotFound", "Repository not found")
+        if repo.files_status:
+            return self._error(repo.files_status, None, "Service Unavailable")
         if repo.gated:
             token = request.headers.get("Authorization", "").removeprefix("Bearer ")
             if token not in self.tokens_with_access:
@@ -180,6 +212,8 @@ class FakeHub:
         if request.method == "HEAD":
             return web.Response(status=200, headers=headers)
         del headers["Content-Length"]
+        if repo.trickle_s:
+            return await self._trickle(request, body, repo.trickle_s, headers)
         return web.Response(status=200, body=body, headers=headers, content_type="application/json")
 
     # -- safetensors weights (LFS files behind a CDN that honours Range) ----------------------------

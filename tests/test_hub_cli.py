@@ -19,6 +19,7 @@ def hub() -> Iterator[FakeHub]:
     hub = FakeHub()
     hub.add("acme/Phi-Like", CONFIGS["phi-4"], stored_params=14_659_507_200)
     hub.add("acme/Gated-8B", CONFIGS["llama-3.1-8b"], gated=True)
+    hub.add("acme/Deep", raw=b"[" * 100_000 + b"]" * 100_000)
     with running_in_thread(hub):
         yield hub
     forget_all()
@@ -68,6 +69,17 @@ def test_loose_preset_names_work_as_in_autocomplete(
     assert f" {name} · Adam:" in capsys.readouterr().out  # the title names the preset
 
 
-def test_a_bad_repo_id_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["estimate", "--model", "../etc/passwd"]) == 2
+@pytest.mark.parametrize("model", ["../etc/passwd", "Qwen/a--b"])  # "--": the Hub forbids it
+def test_a_bad_repo_id_exits_2(model: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["estimate", "--model", model]) == 2
     assert "nor a Hugging Face repo ID" in capsys.readouterr().err
+
+
+def test_a_config_nested_too_deep_for_python_exits_2_in_one_line(
+    hub_env: FakeHub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["estimate", "--model", "acme/Deep"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "vram-bot: The config.json of acme/Deep is not a JSON object the bot can read (not JSON, or "
+        "nested too deep); give the size with params instead"
+    ]

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from typing import Any, get_args
 
 import pytest
+from huggingface_hub.errors import HFValidationError
+from huggingface_hub.utils._validators import validate_repo_id
 
 from bot.estimate.core import estimate
 from bot.estimate.hub import (
@@ -107,7 +109,9 @@ def test_configs_the_counter_cannot_use_say_why(config: Any, kind: str, fields: 
     assert (caught.value.kind, caught.value.fields) == (kind, fields)
 
 
-@pytest.mark.parametrize("text", ["Qwen/Qwen3-32B", "meta-llama/Llama-3.1-8B", "a/b", "x_y/z.1-2"])
+@pytest.mark.parametrize(
+    "text", ["Qwen/Qwen3-32B", "meta-llama/Llama-3.1-8B", "a/b", "x_y/z.1-2", "_a/b_", "a/" + "b" * 96]
+)
 def test_repo_ids_of_the_hubs_form(text: str) -> None:
     assert is_repo_id(text)
 
@@ -124,7 +128,12 @@ def test_repo_ids_of_the_hubs_form(text: str) -> None:
         "a/b/c",
         "/b",
         "a/",
-        "a/" + "b" * 95,
+        "a/" + "b" * 97,
+        "Qwen/a--b",
+        "a/b.git",
+        "a/b-",
+        "a./b",
+        "a/café",
         "-a/b",
         "a/b.",
         "a//b",
@@ -136,6 +145,43 @@ def test_anything_else_is_no_repo_id(text: str) -> None:
     with pytest.raises(InvalidRequest) as caught:
         parse_request(model=text)
     assert [p.code for p in caught.value.problems] in (["bad_repo_id"], ["out_of_range"], ["unknown_model"])
+
+
+def test_repo_ids_are_what_huggingface_hub_accepts_in_the_owner_name_form() -> None:
+    # Every string of up to five characters over the characters the rules are about, and the lengths
+    # around the limit: the two checks agree on each.
+    alphabet = "a_-./é"
+    longest = [""]
+    texts: list[str] = []
+    for _ in range(5):
+        longest = [text + c for text in longest for c in alphabet]
+        texts += longest
+    texts += [f"{'o' * owner}/{'n' * name}" for owner in (95, 96, 97) for name in (1, 96, 97)]
+    for text in texts:
+        try:
+            validate_repo_id(text)
+            accepted = text.count("/") == 1
+        except HFValidationError:
+            accepted = False
+        assert is_repo_id(text) == accepted, text
+
+
+@pytest.mark.parametrize("model_type", [["llama"], {"name": "llama"}, "llama`<@&1>`", "x" * 41, 7], ids=repr)
+def test_a_model_type_that_is_no_plain_name_is_never_echoed(model_type: object) -> None:
+    causal = {**CONFIGS["llama-3.1-8b"], "architectures": ["LlamaForCausalLM"], "model_type": model_type}
+    found = architecture_from_config("acme/Odd", causal)
+    assert found.model_type is None
+    register(found)
+    for language in Language:
+        description = render_embed(estimate(parse_request(model="acme/Odd")), language)["description"]
+        assert "`model_type`" in description
+        assert not any(echo in description for echo in ("llama`", "{", "['"))
+    encoder = {**causal, "architectures": ["BertModel"]}
+    with pytest.raises(ConfigProblem) as caught:
+        architecture_from_config("acme/Odd", encoder)
+    assert caught.value.fields == ("model_type",)
+    sentence = describe_hub_failure(HubFailure("not_a_decoder", "acme/Odd", caught.value.fields))
+    assert sentence.startswith("`acme/Odd` is not a decoder-only language model the counter knows")
 
 
 def test_a_preset_by_its_hub_id_needs_no_lookup() -> None:

@@ -130,6 +130,7 @@ async def test_an_error_after_deferring_replaces_the_thinking_reply_ephemerally(
         ("../../etc/passwd", "nor a Hugging Face repo ID"),
         ("https://huggingface.co/Qwen/Qwen3-32B", "nor a Hugging Face repo ID"),
         ("acme/has space", "nor a Hugging Face repo ID"),
+        ("Qwen/a--b", "nor a Hugging Face repo ID"),  # the Hub forbids "--"
         ("acme/Nothing-Here", "There is no Hugging Face repo"),
     ],
 )

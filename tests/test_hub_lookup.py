@@ -4,6 +4,8 @@ single flight, rate limits, slowness, offline mode and search. No Discord here; 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import cast
@@ -14,6 +16,7 @@ from discord.ext import commands
 
 from bot.estimate.hub import HubFailure, forget_all, registered
 from bot.estimate.models import Architecture
+from bot.hub_cache import SMALL_FILE_MAX
 from bot.hub_lookup import fetch_architecture
 from bot.hub_settings import HubSettings, hub_settings_from_env
 from bot.runtime import hub_client
@@ -220,10 +223,13 @@ async def test_huggingface_hubs_variables_are_read_when_asked() -> None:
 
 async def test_the_bots_settings_shape_its_hub_client() -> None:
     class Host:
-        settings = Settings(hub_lookups=False, hub_timeout_s=0.5)
+        settings = Settings(hub_lookups=False, hub_timeout_s=0.5, hub_cache_max_repos=5)
 
     client = _hub_client(cast(commands.Bot, Host()))
-    assert (client.enabled, client.settings.timeout_s, client.deadline_s) == (False, 0.5, 1.5)
+    assert (client.enabled, client.deadline_s, client.settings.cache_max_repos) == (False, 0.5, 5)
+    # By default a lookup may take several seconds in all: a Hub answering in 2.5 s is answered,
+    # after the "thinking" reply (Discord waits 15 minutes for its edit).
+    assert Settings().hub_timeout_s == HubSettings().timeout_s >= 5
 
 
 async def test_a_lasting_refusal_is_kept_a_while_an_outage_is_not(hub: FakeHub, tmp_path: Path) -> None:
@@ -255,3 +261,68 @@ async def test_the_caches_are_bounded(hub: FakeHub, tmp_path: Path, monkeypatch:
         await client.suggest(query, 2.0)
     assert client.cached_suggestions("acme/") is None  # the oldest went
     assert client.cached_suggestions("acme/q") is not None
+
+
+async def test_trickling_repos_neither_starve_the_others_nor_keep_their_threads(
+    hub: FakeHub, tmp_path: Path
+) -> None:
+    for i in range(8):  # one byte every 30 ms: some 3 s for the model info, never a read timeout
+        hub.add(f"acme/Trickle-{i}", CONFIGS["llama-3.1-8b"], trickle_s=0.03)
+    client = HubClient(settings_for(hub, tmp_path, timeout_s=0.6))  # the healthy one takes ~0.05 s
+    trickling = [asyncio.ensure_future(client.resolve(f"acme/Trickle-{i}")) for i in range(8)]
+    for _ in range(500):
+        if hub.count("/api/models/acme/Trickle-") == 8:
+            break
+        await asyncio.sleep(0.01)
+    healthy = await client.resolve("acme/Llama-8B")
+    assert healthy.architecture.parameter_count == 8_030_261_248
+    assert not any(task.done() for task in trickling)  # answered while all eight were in flight
+    outcomes = await asyncio.gather(*trickling, return_exceptions=True)
+    assert [getattr(outcome, "kind", outcome) for outcome in outcomes] == ["unavailable"] * 8
+    for _ in range(25):  # each thread gave up at the deadline, not at the trickle's last byte
+        if client.threads.busy == 0:
+            break
+        await asyncio.sleep(0.02)
+    assert client.threads.busy == 0
+
+
+async def test_whatever_huggingface_hub_or_json_raises_is_a_clear_failure(
+    hub: FakeHub, tmp_path: Path
+) -> None:
+    hub.add("acme/Deep", raw=b"[" * 100_000 + b"]" * 100_000)  # RecursionError in json.loads
+    hub.add("acme/Files-Down", CONFIGS["llama-3.1-8b"], files_status=503)  # retried, after sleeps
+    # FileMetadataError, made a LocalEntryNotFoundError, as a timeout of the file's HEAD is:
+    hub.add("acme/No-ETag", CONFIGS["llama-3.1-8b"], files_without_etag=True)
+    hub.add("acme/Info-Cut", info_raw=b'{"id": "acme/Info-Cut"')  # JSONDecodeError
+    hub.add("acme/Info-List", info_raw=b"[1, 2]")  # TypeError in ModelInfo(**data)
+    expected = {
+        "acme/Deep": "malformed",
+        "Qwen/a--b": "not_found",  # HFValidationError: an ID the Hub forbids, never sent to it
+        "acme/Files-Down": "unavailable",  # at once: huggingface_hub slept 1 + 2 + 4 + 8 s on it
+        "acme/No-ETag": "unavailable",  # an outage, not "no config.json" (which would be kept)
+        "acme/Info-Cut": "unavailable",
+        "acme/Info-List": "unavailable",
+    }
+    for repo, kind in expected.items():
+        with pytest.raises(HubFailure) as caught:
+            await asyncio.to_thread(fetch_architecture, repo, settings_for(hub, tmp_path))
+        assert caught.value.kind == kind, repo
+
+
+async def test_the_disk_cache_keeps_the_most_recently_used_repos(hub: FakeHub, tmp_path: Path) -> None:
+    for name in "ABC":
+        hub.add(f"acme/Cache-{name}", CONFIGS["llama-3.1-8b"])
+    # Another tool's model, with weights, used long ago: never removed.
+    weights = tmp_path / "models--other--Weights"
+    (weights / "blobs").mkdir(parents=True)
+    with (weights / "blobs" / "0123").open("wb") as blob:
+        blob.truncate(SMALL_FILE_MAX + 1)
+    os.utime(weights, (0, 0))
+    settings = dataclasses.replace(settings_for(hub, tmp_path), cache_max_repos=2)
+    for repo in ("acme/Cache-A", "acme/Cache-B", "acme/Cache-A", "acme/Cache-C"):
+        await asyncio.to_thread(fetch_architecture, repo, settings)
+    assert sorted(name for name in os.listdir(tmp_path) if name.startswith("models--")) == [
+        "models--acme--Cache-A",  # used again after B
+        "models--acme--Cache-C",
+        "models--other--Weights",
+    ]

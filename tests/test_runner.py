@@ -19,6 +19,8 @@ from bot import __version__
 from bot.cli import main
 from bot.runtime.settings import ENV_PREFIX, TOKEN_ENV
 from tests.fake_discord import FakeDiscord
+from tests.fake_hub import FakeHub
+from tests.hub_configs import CONFIGS
 
 PROJECT = Path(__file__).resolve().parents[1]
 
@@ -54,7 +56,11 @@ async def start_bot(config: Path, env: dict[str, str]) -> asyncio.subprocess.Pro
 
 
 async def finish(process: asyncio.subprocess.Process, timeout: float = 20) -> tuple[int, str]:
-    stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
+    try:
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
+    except TimeoutError:
+        process.kill()  # what docker stop does next (exit 137): no process outlives its test
+        raise
     assert process.returncode is not None
     return process.returncode, (stdout + stderr).decode()
 
@@ -66,7 +72,12 @@ async def test_the_entry_point_syncs_serves_logs_no_token_and_stops_on_sigterm(
     # Lower-case "debug": any case works. The token scan below reads real DEBUG logging.
     config = write_config(tmp_path, fake, dev_guild_id=int(fake.guild_id), log_level="debug")
     sessions = fake.sessions
-    process = await start_bot(config, bot_env(DISCORD_TOKEN=fake.token))
+    hub = FakeHub()  # a Hub that trickles: SIGTERM comes while a lookup reads it, a byte a second
+    await hub.start()
+    hub.add("acme/Trickle-8B", CONFIGS["llama-3.1-8b"], trickle_s=1.0)
+    env = bot_env(DISCORD_TOKEN=fake.token, HF_ENDPOINT=hub.url, HF_HOME=str(tmp_path / "hf"))
+    process = await start_bot(config, env)
+    asking = None
     try:
         await fake.wait_identified(timeout=20, after=sessions)
         assert fake.identifies[-1]["intents"] == 0
@@ -76,9 +87,18 @@ async def test_the_entry_point_syncs_serves_logs_no_token_and_stops_on_sigterm(
         callback = await fake.send_interaction(interaction)
         assert callback.embed["title"].startswith("❌ 7B · Adam")
         await fake.invoke("vram", params=-1)  # an error path too
+        asking = asyncio.create_task(fake.invoke("vram", model="acme/Trickle-8B"))
+        for _ in range(500):
+            if hub.count("/api/models/acme/Trickle-8B"):
+                break
+            await asyncio.sleep(0.02)
     finally:
         process.send_signal(signal.SIGTERM)
-        code, output = await finish(process)
+        # Within seconds, though the lookup's thread would read the trickle for two minutes.
+        code, output = await finish(process, timeout=10)
+        if asking is not None:
+            asking.cancel()
+        await hub.stop()
     assert code == 0, output
     lines = output.splitlines()
     assert f"vram-bot {__version__} starting (discord.py" in output

@@ -17,11 +17,14 @@ from pydantic import ValidationError
 from bot.estimate.models import Architecture
 from bot.estimate.tensors import CountedModel
 
-# The Hub's repo IDs: "owner/name", each part letters, digits, "-", "_" and ".", not starting or
-# ending with "-" or ".", without "--" or ".." (the Hub's own rules), 96 characters at most.
-REPO_ID_MAX = 96
-_PART = r"[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?"
+# The Hub's repo IDs in the "owner/name" form, by huggingface_hub's own rules (validate_repo_id in
+# huggingface_hub/utils/_validators.py): each part 1 to 96 ASCII letters, digits, "_", "-" or ".",
+# beginning and ending with a letter, digit or "_"; no "--" or ".." anywhere; no ".git" at the end.
+REPO_PART_MAX = 96
+_PART = rf"[A-Za-z0-9_](?:[A-Za-z0-9_.-]{{0,{REPO_PART_MAX - 2}}}[A-Za-z0-9_])?"
 _REPO_ID = re.compile(rf"{_PART}/{_PART}")
+# A config's model_type is echoed in answers only when it is a short name of this form.
+_MODEL_TYPE = re.compile(r"[A-Za-z0-9_.-]{1,40}")
 
 # What the counter accepts from a config: beyond these the numbers are a typo or an attack, and an
 # estimate built on them would only mislead (the largest real models are ~1/100 of each bound).
@@ -62,8 +65,14 @@ def _is_decoder(config: dict[str, Any], family: str) -> bool:
 
 
 def is_repo_id(text: str) -> bool:
-    """Whether ``text`` is of the Hub's ``owner/name`` form (no URL, path, whitespace or ``..``)."""
-    return len(text) <= REPO_ID_MAX and _REPO_ID.fullmatch(text) is not None and ".." not in text
+    """Whether ``text`` is a repo ID of the Hub's ``owner/name`` form that huggingface_hub accepts
+    (no URL, path, whitespace, ``--`` or ``..``)."""
+    return (
+        _REPO_ID.fullmatch(text) is not None
+        and "--" not in text
+        and ".." not in text
+        and not text.endswith(".git")
+    )
 
 
 def looks_like_repo_id(text: str) -> bool:
@@ -179,6 +188,14 @@ def _sliding_layers(text: dict[str, Any], layers: int) -> int:
     return 0
 
 
+def plain_model_type(model_type: object) -> str:
+    """The config's ``model_type`` when it is a plain short name, else "" (a list, an object or
+    markup is never echoed: the answer names the field instead)."""
+    if isinstance(model_type, str) and _MODEL_TYPE.fullmatch(model_type):
+        return model_type
+    return ""
+
+
 def _positive_int(value: object) -> int | None:
     """A config's whole number when it is one (JSON has no other kind of int; booleans are not)."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
@@ -197,7 +214,7 @@ def architecture_from_config(
     if not isinstance(config, dict):
         raise ConfigProblem("malformed", ())
     text, multimodal = _text_config(config)
-    family = str(text.get("model_type") or "")
+    family = plain_model_type(text.get("model_type"))
     if not _is_decoder(config, family):
         raise ConfigProblem("not_a_decoder", (family[:40] or "model_type",))
     read = _Reader(text)

@@ -38,8 +38,14 @@ _FIELD_KEYS = {
 }
 
 
+# What a config without a usable model_type (none, a list, an object, markup) is named by: the field.
+_NO_FAMILY = ("model_type",)
+
+
 def _sentence(failure: HubFailure, w: Words, repo: str) -> str:
     kind = failure.kind
+    if kind == "not_a_decoder" and failure.fields == _NO_FAMILY:
+        return w("hub.not_a_decoder_unnamed", repo=repo)
     if kind in _FIELD_KEYS:
         key, placeholder = _FIELD_KEYS[kind]
         return w(key, repo=repo, **{placeholder: _fields(failure.fields)})
@@ -77,19 +83,22 @@ def hub_notes(model: HubModel, w: Words) -> list[str]:
     if model.source != "hub":
         return []
     commit = (model.hub_revision or "main")[:SHORT_COMMIT]
-    family = f"`{model.model_type or '?'}`"
+    family = model.model_type  # a plain short name or None (bot.estimate.hub keeps no other)
     tensors = model.tensors
     if isinstance(model, CountedModel):
         read_from = model.tensors.read_from
         source = "hub.tensors_source" if read_from == "headers" else "hub.stored_source"
         notes = [
             w(source, commit=commit),
-            w("hub.tensors_only", family=family, count=w.count(model.tensors.total)),
+            w("hub.tensors_only", family=f"`{family or '?'}`", count=w.count(model.tensors.total)),
         ]
         return notes + _packing_notes(model.tensors, w)
     notes = [w("hub.source", commit=commit)]
-    if model.model_type not in KNOWN_FAMILIES:  # a causal LM of another family: the Llama layout
-        notes.append(w("hub.generic_family_tensors" if tensors else "hub.generic_family", family=family))
+    if family is None:
+        notes.append(w("hub.generic_unnamed"))
+    elif family not in KNOWN_FAMILIES:  # a causal LM of another family: the Llama layout
+        key = "hub.generic_family_tensors" if tensors else "hub.generic_family"
+        notes.append(w(key, family=f"`{family}`"))
     if tensors is not None:
         # The layout counts the text model only; the towers and projectors are the tensors' to say.
         text = tensors.total - sum(tensors.part(part) for part in _NOT_TEXT)

@@ -53,6 +53,7 @@ DEFER_AFTER_S = 1.5
 # Autocomplete has no defer: past this the suggestions are the presets only (the search keeps going
 # and fills the cache for the next keystroke).
 HUB_SUGGESTIONS_WAIT_S = 2.0
+HUB_CACHE_MAX_REPOS = 2000  # a host bot without the setting (the runner's default is the same)
 
 
 def _annotation(spec: OptionSpec) -> Any:
@@ -294,13 +295,14 @@ async def setup(bot: commands.Bot) -> None:
 
 
 def _hub_client(bot: commands.Bot) -> HubClient:
-    """The Hub client as the bot's settings say (``hub_lookups``, ``hub_timeout_s``); a host bot
-    without them gets the defaults. Endpoint, token and offline mode come from huggingface_hub's
-    own environment variables (HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE)."""
+    """The Hub client as the bot's settings say (``hub_lookups``, ``hub_timeout_s``,
+    ``hub_cache_max_repos``); a host bot without them gets the defaults. Endpoint, token and offline
+    mode come from huggingface_hub's own environment variables (HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE)."""
     settings = getattr(bot, "settings", None)
     enabled = bool(getattr(settings, "hub_lookups", True))
     timeout = float(getattr(settings, "hub_timeout_s", HubSettings.timeout_s))
-    return HubClient(hub_settings_from_env(os.environ, timeout), enabled=enabled)
+    cache_max = int(getattr(settings, "hub_cache_max_repos", HUB_CACHE_MAX_REPOS))
+    return HubClient(hub_settings_from_env(os.environ, timeout, cache_max), enabled=enabled)
 
 
 async def teardown(bot: commands.Bot) -> None:

@@ -1,18 +1,28 @@
 """The bot's Hub lookups: a memory cache over the disk cache, one Hub request per repo at a time, and
 model search for autocomplete, none of it blocking the event loop.
 
-``huggingface_hub`` is blocking, so each call runs in a thread (``asyncio.to_thread``). Concurrent
-asks for one repo share one lookup (single flight: the first ask starts a task, the others await the
-same task), so fifty people asking at once cost one Hub request. A looked-up architecture is kept in
-memory for ``ttl_s`` and registered with the request's validator (:func:`bot.estimate.hub.register`).
+``huggingface_hub`` is blocking, so each call runs in a thread of its own (:class:`HubThreads`).
+Concurrent asks for one repo share one lookup (single flight: the first ask starts a task, the others
+await the same task), so fifty people asking at once cost one Hub request. A looked-up architecture
+is kept in memory for ``ttl_s`` and registered with the request's validator
+(:func:`bot.estimate.hub.register`).
+
+A lookup has one deadline, ``settings.timeout_s`` from its start, for everything: waiting for a free
+thread, and every Hub request, which the thread itself abandons at the deadline however slowly the
+Hub trickles its bytes (:mod:`bot.hub_deadline`). At most :data:`LOOKUP_THREADS` distinct repos are
+looked up at once, searches having threads of their own, so a few slow repos leave the others
+threads to run in.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import gc
 import importlib
 import logging
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
@@ -30,10 +40,10 @@ T = TypeVar("T")
 # huggingface_hub and its HTTP stack take about a tenth of a second to import: not at start-up, but
 # in the thread of the first lookup (or ahead of it, see :func:`warm_up`). Each of these runs in a
 # worker thread.
-def _fetch_architecture(repo: str, settings: HubSettings) -> HubModel:
+def _fetch_architecture(repo: str, settings: HubSettings, deadline: float) -> HubModel:
     from bot.hub_lookup import fetch_architecture
 
-    return fetch_architecture(repo, settings)
+    return fetch_architecture(repo, settings, deadline)
 
 
 def _cached_architecture(repo: str, settings: HubSettings) -> HubModel | None:
@@ -77,9 +87,14 @@ _hub_frozen = False
 _HUB_MODULE = "bot.hub_lookup"
 
 
-# A lookup is up to three requests (model_info, and for a new revision the config's HEAD and GET):
-# it gives up after that many timeouts, so a slow Hub gets a clear error rather than silence.
-REQUESTS_PER_LOOKUP = 3
+# Distinct repos looked up at once, and searches: eight repos trickling one byte a second until their
+# deadline leave half the lookup threads to the others. Each thread is a daemon: a stopping bot never
+# waits for the Hub.
+LOOKUP_THREADS = 16
+SEARCH_THREADS = 4
+# How long after its deadline a lookup's thread may take to report (a trickle's last chunk, a cut
+# read): within it, the thread's own failure is the one reported.
+DEADLINE_GRACE_S = 0.1
 SUGGESTIONS_TTL_S = 600.0  # search results change slowly; ten minutes keeps autocomplete snappy
 SEARCH_LIMIT = 20
 # A repo's own answer that will not change soon (no such repo, gated, no usable config.json) is kept
@@ -116,6 +131,63 @@ class _Bounded(OrderedDict[str, tuple[T, float]]):
         return entry[0] if entry is not None and entry[1] >= now else None
 
 
+class HubThreads:
+    """Runs blocking Hub calls, each in a daemon thread of its own, at most ``size`` at once.
+
+    Not the event loop's default executor (``asyncio.to_thread``): its threads are shared with
+    everything else, and ``asyncio.run`` waits for them at exit, so a Hub that trickles could take
+    them all, and keep a stopped bot from exiting until its last byte.
+    """
+
+    def __init__(self, size: int, name: str) -> None:
+        self.size = size
+        self.name = name
+        self.busy = 0  # threads running (a test reads it)
+        self._free: asyncio.Semaphore | None = None  # made in the loop that uses it
+
+    async def start(self, deadline: float, call: Callable[[], T]) -> asyncio.Future[T]:
+        """The future of ``call`` running in a new thread, once one is free; :class:`TimeoutError`
+        when none is before ``deadline`` (``time.monotonic()``)."""
+        if self._free is None:
+            self._free = asyncio.Semaphore(self.size)
+        free = self._free
+        await asyncio.wait_for(free.acquire(), max(deadline - time.monotonic(), 0))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+
+        def finish(outcome: Callable[[], None]) -> None:
+            free.release()
+            self.busy -= 1
+            if not future.done():  # cancelled when every asker went away
+                outcome()
+
+        def run() -> None:
+            try:
+                result = call()
+                outcome = functools.partial(future.set_result, result)
+            except BaseException as exc:  # handed to the awaiting task, which sorts it
+                outcome = functools.partial(future.set_exception, exc)
+            # A closed loop (RuntimeError): the bot has stopped, and nobody is waiting any more.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(finish, outcome)
+
+        self.busy += 1
+        try:
+            threading.Thread(target=run, name=self.name, daemon=True).start()
+        except BaseException:
+            self.busy -= 1
+            free.release()
+            raise
+        return future
+
+
+async def _within(deadline: float, work: asyncio.Future[T]) -> T:
+    """``work``'s result, waiting at most until a little after ``deadline``; the thread goes on
+    alone after that (``shield``: an abandoned wait must not cancel what another may await)."""
+    left = max(deadline - time.monotonic(), 0)
+    return await asyncio.wait_for(asyncio.shield(work), left + DEADLINE_GRACE_S)
+
+
 @dataclass(frozen=True)
 class Resolved:
     """A looked-up repo: its architecture, and whether it came from the cache because the Hub said 429."""
@@ -146,10 +218,13 @@ class HubClient:
         self._suggestions: _Bounded[tuple[str, ...]] = _Bounded()
         self._searches: dict[str, asyncio.Task[tuple[str, ...]]] = {}
         self.lookups = 0  # lookups that went to the Hub (a test and the benchmark read it)
+        self.threads = HubThreads(LOOKUP_THREADS, "hub-lookup")
+        self.search_threads = HubThreads(SEARCH_THREADS, "hub-search")
 
     @property
     def deadline_s(self) -> float:
-        return self.settings.timeout_s * REQUESTS_PER_LOOKUP
+        """How long one lookup may take in all, from its start."""
+        return self.settings.timeout_s
 
     def cached(self, repo: str) -> HubModel | None:
         """The fresh in-memory answer for ``repo``, without waiting for anything."""
@@ -184,11 +259,19 @@ class HubClient:
 
     async def _lookup(self, repo: str) -> HubModel:
         self.lookups += 1
-        work = asyncio.ensure_future(asyncio.to_thread(_fetch_architecture, repo, self.settings))
+        # Real time, not self._clock (which tests move for the caches' expiry): the thread reads it.
+        deadline = time.monotonic() + self.deadline_s
         try:
-            architecture = await asyncio.wait_for(asyncio.shield(work), self.deadline_s)
+            work = await self.threads.start(
+                deadline, functools.partial(_fetch_architecture, repo, self.settings, deadline)
+            )
+        except (TimeoutError, RuntimeError) as exc:  # all busy until the deadline; no thread to be had
+            log.warning("No Hub lookup thread for %s: %s", repo, str(exc) or "all busy until the deadline")
+            raise HubFailure("unavailable", repo) from None
+        try:
+            architecture = await _within(deadline, work)
         except TimeoutError:
-            # The thread cannot be stopped; if the Hub answers after all, the answer is kept.
+            # The thread abandons its requests at the deadline; if it has an answer after all, it is kept.
             work.add_done_callback(self._keep_late_answer)
             raise HubFailure("unavailable", repo) from None
         except HubFailure as failure:
@@ -240,17 +323,27 @@ class HubClient:
             return ()
 
     async def _search(self, query: str) -> tuple[str, ...]:
-        found = await asyncio.to_thread(self._search_blocking, query)
+        deadline = time.monotonic() + self.settings.timeout_s
+        try:
+            work = await self.search_threads.start(
+                deadline, functools.partial(self._search_blocking, query, deadline)
+            )
+            found = await _within(deadline, work)
+        except (TimeoutError, RuntimeError):  # as for a lookup
+            raise HubFailure("unavailable", query) from None
         self._suggestions.put(query.lower(), found, self._clock() + SUGGESTIONS_TTL_S)
         return found
 
-    def _search_blocking(self, query: str) -> tuple[str, ...]:
+    def _search_blocking(self, query: str, deadline: float) -> tuple[str, ...]:
         from huggingface_hub import HfApi
+
+        from bot.hub_deadline import until
 
         api = HfApi(endpoint=self.settings.endpoint, token=self.settings.token)
         try:
-            models = api.list_models(search=query, sort="downloads", limit=SEARCH_LIMIT)
-            return tuple(model.id for model in models if is_repo_id(model.id))
+            with until(deadline):
+                models = api.list_models(search=query, sort="downloads", limit=SEARCH_LIMIT)
+                return tuple(model.id for model in models if is_repo_id(model.id))
         except Exception as exc:  # any failure of the search only costs the suggestions
             log.info("Hub model search for %r failed: %s", query, exc)
             raise HubFailure("unavailable", query) from None

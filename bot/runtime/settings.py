@@ -115,8 +115,10 @@ class Settings(BaseSettings):
     # Endpoint, token, cache and offline mode are huggingface_hub's own variables (HF_ENDPOINT,
     # HF_TOKEN, HF_HOME / HF_HUB_CACHE, HF_HUB_OFFLINE), so they work as for every other HF tool.
     hub_lookups: bool = True
-    # Seconds one Hub request may take; a lookup (at most three requests) gives up after three times.
-    hub_timeout_s: Annotated[float, Field(gt=0, le=60)] = 2.0
+    # Seconds one Hub lookup may take in all (its requests and any wait for a free lookup thread).
+    hub_timeout_s: Annotated[float, Field(gt=0, le=60)] = 10.0
+    # The most repos kept in the Hugging Face cache on disk, the least recently used going first.
+    hub_cache_max_repos: Annotated[int, Field(ge=1, le=1_000_000)] = 2000
 
     @model_validator(mode="after")
     def _shards_in_range(self) -> Settings:
