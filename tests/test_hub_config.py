@@ -85,8 +85,13 @@ def test_a_multimodal_repo_counts_its_text_model_and_says_so() -> None:
                 "hidden_size": 768,
                 "vocab_size": 50280,
             },
+            "undeclared_family",
+            ("mamba",),
+        ),
+        (
+            {**CONFIGS["llama-3.1-8b"], "num_hidden_layers": None},
             "unknown_architecture",
-            ("num_hidden_layers", "num_attention_heads", "intermediate_size"),
+            ("num_hidden_layers",),
         ),
         ({**CONFIGS["llama-3.1-8b"], "hidden_size": 10**12}, "absurd", ("hidden_size",)),
         ({**CONFIGS["llama-3.1-8b"], "num_hidden_layers": -3}, "absurd", ("num_hidden_layers",)),
@@ -99,7 +104,7 @@ def test_a_multimodal_repo_counts_its_text_model_and_says_so() -> None:
             ("bert",),
         ),
     ],
-    ids=["mamba", "huge", "negative", "heads", "text", "list", "bert"],
+    ids=["mamba", "no-layers", "huge", "negative", "heads", "text", "list", "bert"],
 )
 def test_configs_the_counter_cannot_use_say_why(config: Any, kind: str, fields: tuple[str, ...]) -> None:
     with pytest.raises(ConfigProblem) as caught:
@@ -180,11 +185,13 @@ def test_a_repo_that_cannot_be_had_offers_the_closest_presets() -> None:
     assert "Presets" not in gated  # the repo exists: the way in is a token, not another model
 
 
-def test_a_causal_lm_of_another_family_is_counted_and_called_approximate() -> None:
-    config = {**CONFIGS["llama-3.1-8b"], "architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3"}
-    register(architecture_from_config("acme/Smol", config))
-    embed = render_embed(estimate(parse_request(model="acme/Smol")), Language.EN)
-    assert "Its family (`smollm3`) is not one the counter was checked against" in embed["description"]
-    register(architecture_from_config("acme/Llama", CONFIGS["llama-3.1-8b"]))
-    embed = render_embed(estimate(parse_request(model="acme/Llama")), Language.EN)
-    assert "Its family" not in embed["description"]
+def test_a_causal_lm_of_an_undeclared_family_is_refused_and_says_why() -> None:
+    # Counting it as Llama-shaped would be a silent miscount (Cohere 2 MoE, LFM2, ERNIE 4.5 MoE).
+    config = {**CONFIGS["llama-3.1-8b"], "architectures": ["AcmeForCausalLM"], "model_type": "acme_lm"}
+    with pytest.raises(ConfigProblem) as caught:
+        architecture_from_config("acme/Lm", config)
+    failure = HubFailure(caught.value.kind, "acme/Lm", caught.value.fields)
+    assert describe_hub_failure(failure, Language.EN).startswith(
+        "The family of `acme/Lm` (`acme_lm`) is not one the counter has declared"
+    )
+    assert "`params`" in describe_hub_failure(failure, Language.DE)

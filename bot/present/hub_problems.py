@@ -6,7 +6,7 @@ spelled out in full (a test checks each is used and defined).
 
 from __future__ import annotations
 
-from bot.estimate.hub import KNOWN_FAMILIES, HubFailure
+from bot.estimate.hub import HubFailure
 from bot.estimate.models import Architecture, close_matches
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.problems import given_value
@@ -33,6 +33,7 @@ _REPO_KEYS = {
 _FIELD_KEYS = {
     "absurd": ("hub.absurd", "fields"),
     "not_a_decoder": ("hub.not_a_decoder", "family"),
+    "undeclared_family": ("hub.undeclared_family", "family"),
     "unknown_architecture": ("hub.unknown_architecture", "fields"),
 }
 
@@ -75,9 +76,6 @@ def hub_notes(model: Architecture, w: Words) -> list[str]:
     if model.source != "hub":
         return []
     notes = [w("hub.source", commit=(model.hub_revision or "main")[:SHORT_COMMIT])]
-    family = model.model_type
-    if family not in KNOWN_FAMILIES:  # a causal LM of another family: counted by the Llama layout
-        notes.append(w("hub.generic_family", family=f"`{family or '?'}`"))
     if model.hub_stored_params is not None:
         notes.append(
             w(

@@ -1,0 +1,198 @@
+"""Which of transformers' decoder-only LMs the bot counts exactly, and why it refuses the others.
+
+For every ``model_type`` the installed transformers maps to a causal LM (and every image-text-to-text
+one), its default config is written as the ``config.json`` a Hub repo holds and given to the bot's Hub
+reader (``bot.estimate.hub.architecture_from_config``); the model is built on the meta device (no
+memory, no weights) and its parameters summed. Each type is then *exact* (within
+:data:`TOLERANCE` of the build), *refused* with the reader's stated reason, or a *miscount*, which
+``tests/test_family_coverage.py`` fails on. The default config is read twice: as transformers writes
+it, and with ``tie_word_embeddings`` flipped, so that a family's tying is checked both ways.
+
+    pip install -e ".[measure]"
+    python -m benchmarks.family_coverage            # prints the table
+    python -m benchmarks.family_coverage --write    # and writes it into benchmarks/ACCURACY.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.estimate.hub import ConfigProblem, architecture_from_config
+
+TOLERANCE = 0.001  # 0.1 % of the meta-device build
+ACCURACY_MD = Path(__file__).with_name("ACCURACY.md")
+BEGIN = "<!-- family coverage: python -m benchmarks.family_coverage --write -->"
+END = "<!-- end of family coverage -->"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    model_type: str
+    variant: str  # "default" or "tie flipped"
+    built: int | None  # the text model's parameters on the meta device; None: transformers cannot build it
+    counted: int | None  # the bot's count; None: refused
+    reason: str  # the refusal's kind and fields, or why transformers could not build it
+
+    @property
+    def status(self) -> str:
+        if self.built is None:
+            return "not built"
+        if self.counted is None:
+            return "refused"
+        return "exact" if abs(self.counted / self.built - 1) <= TOLERANCE else "miscount"
+
+
+def model_types() -> list[str]:
+    """Every decoder-only causal LM and image-text-to-text model_type of the installed transformers."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
+    )
+
+    return sorted(set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES) | set(MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES))
+
+
+def _text_parameters(model: Any) -> int:
+    """The parameters the bot counts: the language model and its head, without a vision tower or
+    projector (a multimodal model keeps its text model under ``language_model``)."""
+    named = list(model.named_parameters())  # tied parameters appear once
+    text = [p for name, p in named if "language_model." in name or name.startswith("lm_head.")]
+    chosen = text if any("language_model." in name for name, _ in named) else [p for _, p in named]
+    return sum(int(p.numel()) for p in chosen)
+
+
+def _build(config: Any, causal: bool) -> int:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoModelForImageTextToText
+
+    auto = AutoModelForCausalLM if causal else AutoModelForImageTextToText
+    with torch.device("meta"):
+        model = auto.from_config(config)
+    return _text_parameters(model)
+
+
+def _bot_count(config_json: dict[str, Any]) -> tuple[int | None, str]:
+    try:
+        return architecture_from_config("coverage/check", config_json).parameter_count, ""
+    except ConfigProblem as problem:
+        return None, f"{problem.kind}: {', '.join(problem.fields)}"
+
+
+def _flipped(config: Any) -> Any | None:
+    """The config with its LM head's tying flipped where the config says it (the text config's, or
+    the top level's for a multimodal model), or None when it does not."""
+    import copy
+
+    flipped = copy.deepcopy(config)
+    holder = flipped
+    if not hasattr(flipped, "tie_word_embeddings"):
+        return None
+    holder.tie_word_embeddings = not holder.tie_word_embeddings
+    text = getattr(flipped, "text_config", None)
+    if text is not None and hasattr(text, "tie_word_embeddings"):
+        text.tie_word_embeddings = not text.tie_word_embeddings
+    return flipped
+
+
+def check(model_type: str) -> list[Row]:
+    """The rows of one model_type: its default config, and the same with the tying flipped."""
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    causal = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    try:
+        config = AutoConfig.for_model(model_type)
+        built = _build(config, causal)
+    except Exception as error:  # transformers cannot build its own default: reported, not counted
+        return [Row(model_type, "default", None, None, f"{type(error).__name__}: {str(error)[:80]}")]
+    rows = [Row(model_type, "default", built, *_bot_count(config.to_dict()))]
+    flipped = _flipped(config)
+    if flipped is not None:
+        try:
+            flipped_built = _build(flipped, causal)
+        except Exception:  # a config class that refuses the other tying: nothing to compare
+            return rows
+        if flipped_built != built:
+            rows.append(Row(model_type, "tie flipped", flipped_built, *_bot_count(flipped.to_dict())))
+    return rows
+
+
+def all_rows() -> list[Row]:
+    import transformers
+
+    warnings.filterwarnings("ignore")
+    transformers.logging.set_verbosity_error()
+    return [row for model_type in model_types() for row in check(model_type)]
+
+
+def markdown(rows: list[Row]) -> str:
+    """The table of ACCURACY.md's coverage section: counts by status, refusals by reason."""
+    import transformers
+
+    defaults = [r for r in rows if r.variant == "default"]
+    by_status = Counter(r.status for r in defaults)
+    exact = sorted(r.model_type for r in defaults if r.status == "exact")
+    refused = Counter(r.reason.split(":")[0] for r in defaults if r.status == "refused")
+    lines = [
+        BEGIN,
+        f"transformers {transformers.__version__}: {len(defaults)} causal-LM and image-text-to-text "
+        f"model_types. Exact within {TOLERANCE:.1%} of the meta-device build: **{by_status['exact']}**; "
+        f"refused with a stated reason: **{by_status['refused']}**; miscounted: "
+        f"**{by_status['miscount']}**; transformers cannot build its own default config: "
+        f"{by_status['not built']}.",
+        "",
+        "| status | model_types |",
+        "| --- | --- |",
+        f"| exact ({len(exact)}) | {', '.join(exact)} |",
+    ]
+    for reason, number in refused.most_common():
+        names = sorted(
+            r.model_type for r in defaults if r.status == "refused" and r.reason.startswith(reason)
+        )
+        lines.append(f"| refused, {reason} ({number}) | {', '.join(names)} |")
+    missed = [r for r in rows if r.status == "miscount"]
+    for r in missed:
+        lines.append(f"| MISCOUNT | {r.model_type} ({r.variant}): {r.counted:,} of {r.built:,} |")
+    return "\n".join([*lines, END]) + "\n"
+
+
+def write_into(path: Path, section: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    if BEGIN in text and END in text:
+        before, rest = text.split(BEGIN, 1)
+        after = rest.split(END, 1)[1].lstrip("\n")
+        text = before + section + after
+    else:
+        text = text.rstrip("\n") + "\n\n## Which families the counter reads\n\n" + section
+    path.write_text(text, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--write", action="store_true", help=f"write the table into {ACCURACY_MD.name}")
+    parser.add_argument("--all", action="store_true", help="print every row, not only the declared")
+    args = parser.parse_args(argv)
+    try:
+        rows = all_rows()
+    except ImportError:
+        print('family_coverage: needs torch and transformers: pip install -e ".[measure]"', file=sys.stderr)
+        return 2
+    for r in rows:
+        if args.all or r.status in ("exact", "miscount"):
+            ratio = f"{r.counted / r.built:.4f}" if r.counted and r.built else "—"
+            print(f"{r.model_type:28} {r.variant:12} {r.status:9} {ratio:>7} {r.reason}")
+    section = markdown(rows)
+    print(section)
+    if args.write:
+        write_into(ACCURACY_MD, section)
+    return 1 if any(r.status == "miscount" for r in rows) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,255 @@
+"""Every model family the bot knows, each declared once: how its ``config.json`` reads, what its layers
+hold, and what its forward keeps.
+
+A :class:`Family` says which config fields give each of the counter's inputs and what transformers
+assumes when a field is absent (its ``configuration_*.py`` of the pinned 5.24), where the family
+puts biases and norms, what its MLP is (gated, plain, a mixture of experts and the fields that
+size it), and the traits of its forward that the calibrated activation formulas read. The Hub
+reader (``bot.estimate.hub``), the presets' family (``bot.estimate.models``), ``vram-bot measure``
+(``bot.measure``) and the accuracy benchmark all read these declarations; a ``model_type`` without
+one is refused rather than counted as if it were Llama (``ConfigProblem("undeclared_family")``).
+
+Adding a family: one :class:`Family` below, and its coverage row
+(``tests/test_family_coverage.py`` builds every transformers causal LM on the meta device and
+holds the declared ones to its count within 0.1 %).
+
+Pure data: no torch, no transformers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal
+
+# A fact that is the same for the whole family (True/False), or the config field that switches it
+# (the family's default applies when the field is absent).
+Switch = bool | str
+
+
+@dataclass(frozen=True, slots=True)
+class Experts:
+    """A mixture-of-experts MLP: the fields that size it, and what each MoE layer holds besides the
+    routed experts (a router of h × experts)."""
+
+    count: tuple[str, ...]  # routed experts per MoE layer (the first field the config has)
+    active: str = "num_experts_per_tok"  # experts each token is routed to
+    # An expert's width; None: intermediate_size is every expert's (Mixtral, gpt-oss).
+    width: str | None = "moe_intermediate_size"
+    # Shared experts: the field of their number (one MLP of number × an expert's width), or a
+    # constant (Llama 4 always has one).
+    shared: str | int = 0
+    # Qwen2-MoE: the shared expert has its own width, and a sigmoid gate h -> 1 in front.
+    shared_width: str | None = None
+    shared_gate: bool = False
+    first_dense: str | None = None  # the first k layers keep a dense MLP (DeepSeek-V3)
+    step: str | None = None  # MoE on layers i with (i + 1) % step == 0 (Qwen's decoder_sparse_step)
+    dense_list: str | None = None  # layers listed keep a dense MLP (Qwen's mlp_only_layers)
+    router_bias: bool = False  # gpt-oss: the router is a Linear with bias
+    correction_bias: Switch = False  # DeepSeek-V3's e_score_correction_bias per expert
+    expert_bias: bool = False  # gpt-oss: biases on every expert's projections
+    fused_gate_up: bool = False  # the experts' gate and up as one 3-D gate_up_proj (LoRA's names)
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One transformers ``model_type`` (and the names it is also saved under), as the counter reads it."""
+
+    model_type: str
+    also: tuple[str, ...] = ()  # model_types transformers builds with the same classes
+    # The config's defaults for the fields read, where the class's differ from the common ones below
+    # (checked against configuration_<family>.py of transformers 5.24).
+    defaults: Mapping[str, object] = field(default_factory=dict)
+    # Field names the family spells otherwise (Llama 4: the dense width is intermediate_size_mlp).
+    names: Mapping[str, str] = field(default_factory=dict)
+    tied_by_default: bool = False  # tie_word_embeddings when the config leaves it out
+    # Attention.
+    qkv_bias: Switch = "attention_bias"
+    o_bias: Switch = "attention_bias"
+    qk_norm: Switch = False  # RMSNorm weights on queries and keys
+    # "head": one head_dim-wide norm for every head (Qwen3); "projection": over all of q and all of
+    # k (OLMo 2: heads × head_dim and kv_heads × head_dim).
+    qk_norm_scope: Literal["head", "projection"] = "head"
+    attention_sinks: bool = False  # gpt-oss: one learned logit per head
+    fused_qkv: bool = False  # one qkv_proj (Phi-3)
+    mla: bool = False  # Multi-head Latent Attention (DeepSeek-V3): q/kv LoRA ranks and head dims
+    # Norms.
+    norms_per_layer: int = 2
+    norm_bias: bool = False  # LayerNorm with a bias (2h a norm) rather than RMSNorm (h)
+    # The dense MLP: gated (gate, up, down: Llama) or plain (up, down: GPT-2, Apertus, StarCoder 2).
+    gated_mlp: bool = True
+    mlp_bias: Switch = False
+    fused_gate_up: bool = False  # one gate_up_proj (Phi-3)
+    activation_params: int = 0  # learned scalars of the MLP's activation (Apertus' xIELU: 2)
+    experts: Experts | None = None
+    multi_token_prediction: bool = False  # num_nextn_predict_layers: recorded, never counted
+    # The vendor's "active per token" embeddings (see Architecture.active_embeddings).
+    active_embeddings: Literal["both", "output", "none"] = "both"
+    # The preset keys (bot/data/models.toml) of this family, by prefix; a preset with experts of a
+    # dense family's prefix takes the family named by moe_variant (Qwen3 -> Qwen3-MoE).
+    preset_prefixes: tuple[str, ...] = ()
+    # What the forward keeps (bot.estimate.activations_measured.FamilyTraits), where measured.
+    norm_style: Literal["llama", "gemma", "fp32"] = "llama"
+    router_weight_bytes: int = 4  # Qwen3-MoE and gpt-oss cast the routing weights to 16 bits
+    rope_tables: int = 1  # Gemma 3: one RoPE table pair for local and one for global layers
+    clamped_swiglu: bool = False
+    rope_half_width: bool = False
+    rope_cat: bool = False
+    partial_rope: bool = False
+    softcapping: bool = False
+    dense_experts: bool = False  # Llama 4 runs every token through every expert
+    compute_dtype_softmax: bool = False
+    complex_rope: bool = False
+    # How vram-bot measure writes a preset as this family's config (bot.measure.configs).
+    takes_layer_types: bool = False  # the config class takes a per-layer attention list
+    sliding_window_switch: str | None = None  # Qwen2's use_sliding_window
+
+    def default(self, name: str) -> object:
+        return self.defaults.get(name, COMMON_DEFAULTS.get(name))
+
+    def name(self, key: str) -> str:
+        return self.names.get(key, key)
+
+
+@dataclass(frozen=True, slots=True)
+class Multimodal:
+    """A multimodal ``model_type`` whose text model the counter counts (only the text model)."""
+
+    model_type: str
+    text_model_type: str  # text_config's model_type when it leaves it out
+    # Where the tying of the LM head is decided, and its default there: the top-level config (the
+    # ForConditionalGeneration class ties by its own config) or the text config.
+    tie_at_top: bool = False
+    tied_by_default: bool = False
+
+
+# What the common config fields mean when a config leaves them out (PretrainedConfig; a family's
+# class may say otherwise in its defaults).
+COMMON_DEFAULTS: Mapping[str, object] = MappingProxyType({"attention_bias": False, "mlp_bias": False})
+
+_DEEPSEEK_EXPERTS = Experts(
+    count=("n_routed_experts",),
+    shared="n_shared_experts",
+    first_dense="first_k_dense_replace",
+    correction_bias=True,
+)
+
+FAMILIES: tuple[Family, ...] = (
+    Family("llama", preset_prefixes=("llama",)),
+    Family("mistral", qkv_bias=False, o_bias=False, preset_prefixes=("mistral",)),
+    Family("qwen2", qkv_bias=True, o_bias=False, sliding_window_switch="use_sliding_window",
+           preset_prefixes=("qwen2.5",)),
+    Family("qwen3", qk_norm=True, preset_prefixes=("qwen3",)),
+    Family(
+        "qwen3_moe",
+        qk_norm=True,
+        experts=Experts(
+            count=("num_experts", "num_local_experts"),
+            step="decoder_sparse_step",
+            dense_list="mlp_only_layers",
+        ),
+        router_weight_bytes=2,
+    ),
+    Family("mixtral", qkv_bias=False, o_bias=False, experts=Experts(count=("num_local_experts",), width=None),
+           preset_prefixes=("mixtral",)),
+    Family("gemma", tied_by_default=True, norm_style="gemma"),
+    Family("gemma2", tied_by_default=True, norms_per_layer=4, norm_style="gemma", softcapping=True,
+           takes_layer_types=True, preset_prefixes=("gemma-2",)),
+    Family("gemma3_text", tied_by_default=True, norms_per_layer=4, qk_norm=True, norm_style="gemma",
+           rope_tables=2, takes_layer_types=True, preset_prefixes=("gemma-3",)),
+    Family("phi3", qkv_bias=False, o_bias=False, fused_qkv=True, fused_gate_up=True, rope_cat=True,
+           preset_prefixes=("phi",)),
+    Family("deepseek_v3", also=("kimi_k2",), mla=True, experts=_DEEPSEEK_EXPERTS,
+           multi_token_prediction=True, preset_prefixes=("deepseek", "kimi")),
+    Family(
+        "gpt_oss",
+        qkv_bias=True,
+        o_bias=True,
+        attention_sinks=True,
+        experts=Experts(count=("num_local_experts",), width=None, router_bias=True, expert_bias=True,
+                        fused_gate_up=True),
+        active_embeddings="output",
+        norm_style="fp32",
+        router_weight_bytes=2,
+        clamped_swiglu=True,
+        rope_half_width=True,
+        takes_layer_types=True,
+        preset_prefixes=("gpt-oss",),
+    ),
+    Family(
+        "glm4_moe",
+        o_bias=False,
+        qk_norm="use_qk_norm",
+        experts=Experts(count=("n_routed_experts",), shared="n_shared_experts",
+                        first_dense="first_k_dense_replace", correction_bias=True),
+        multi_token_prediction=True,
+        active_embeddings="none",
+        rope_cat=True,
+        partial_rope=True,
+        preset_prefixes=("glm-4.5",),
+    ),
+    Family(
+        "llama4_text",
+        qkv_bias=False,
+        o_bias=False,
+        names=MappingProxyType({"intermediate_size": "intermediate_size_mlp"}),
+        # Llama 4 names its widths the other way round: intermediate_size is an expert's.
+        experts=Experts(count=("num_local_experts",), width="intermediate_size", shared=1,
+                        step="interleave_moe_layer_step", fused_gate_up=True),
+        dense_experts=True,
+        compute_dtype_softmax=True,
+        complex_rope=True,
+        preset_prefixes=("llama-4",),
+    ),
+)  # fmt: skip
+
+MULTIMODAL: tuple[Multimodal, ...] = (
+    Multimodal("gemma3", "gemma3_text"),
+    Multimodal("llama4", "llama4_text"),
+    Multimodal("mistral3", "mistral", tie_at_top=True),
+)
+
+_BY_TYPE: dict[str, Family] = {name: f for f in FAMILIES for name in (f.model_type, *f.also)}
+_MULTIMODAL: dict[str, Multimodal] = {m.model_type: m for m in MULTIMODAL}
+
+
+def family(model_type: str | None) -> Family | None:
+    """The declaration of ``model_type`` (a text model's), or None when the bot has none."""
+    return _BY_TYPE.get(model_type or "")
+
+
+def multimodal(model_type: str | None) -> Multimodal | None:
+    return _MULTIMODAL.get(model_type or "")
+
+
+def declared_model_types() -> frozenset[str]:
+    """Every model_type the counter reads: the text families and the multimodal ones around them."""
+    return frozenset(_BY_TYPE) | frozenset(_MULTIMODAL)
+
+
+def preset_family(key: str, is_moe: bool) -> Family | None:
+    """The family of a preset by its key's prefix (first match in declaration order wins, longest
+    prefix first so "llama-4" beats "llama"); a Qwen3 preset with experts is Qwen3-MoE."""
+    found = [(len(p), f) for f in FAMILIES for p in f.preset_prefixes if key.startswith(p)]
+    if not found:
+        return None
+    chosen = max(found, key=lambda hit: hit[0])[1]
+    if is_moe and chosen.experts is None:
+        return _BY_TYPE.get(f"{chosen.model_type}_moe", chosen)
+    return chosen
+
+
+__all__ = [
+    "COMMON_DEFAULTS",
+    "FAMILIES",
+    "MULTIMODAL",
+    "Experts",
+    "Family",
+    "Multimodal",
+    "Switch",
+    "declared_model_types",
+    "family",
+    "multimodal",
+    "preset_family",
+]
