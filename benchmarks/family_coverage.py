@@ -6,7 +6,8 @@ reader (``bot.estimate.hub.architecture_from_config``); the model is built on th
 memory, no weights) and its parameters summed. Each type is then *exact* (within
 :data:`TOLERANCE` of the build), *refused* with the reader's stated reason, or a *miscount*, which
 ``tests/test_family_coverage.py`` fails on. The default config is read twice: as transformers writes
-it, and with ``tie_word_embeddings`` flipped, so that a family's tying is checked both ways.
+it, and with each switch that adds parameters (tying, biases, QK-norm: :data:`SWITCHES`) flipped, so
+that a family's declaration is checked both ways.
 
     pip install -e ".[measure]"
     python -m benchmarks.family_coverage            # prints the table
@@ -34,7 +35,7 @@ END = "<!-- end of family coverage -->"
 @dataclass(frozen=True, slots=True)
 class Row:
     model_type: str
-    variant: str  # "default" or "tie flipped"
+    variant: str  # "default" or the switch flipped
     built: int | None  # the text model's parameters on the meta device; None: transformers cannot build it
     counted: int | None  # the bot's count; None: refused
     reason: str  # the refusal's kind and fields, or why transformers could not build it
@@ -84,24 +85,44 @@ def _bot_count(config_json: dict[str, Any]) -> tuple[int | None, str]:
         return None, f"{problem.kind}: {', '.join(problem.fields)}"
 
 
-def _flipped(config: Any) -> Any | None:
-    """The config with its LM head's tying flipped where the config says it (the text config's, or
-    the top level's for a multimodal model), or None when it does not."""
+# The switches of config classes that add or remove parameters: each is flipped on its own (tying in
+# the text config and the top level together), so that a family's declaration is checked both ways.
+SWITCHES = (
+    "tie_word_embeddings",
+    "attention_bias",
+    "attention_out_bias",
+    "mlp_bias",
+    "use_bias",
+    "qkv_bias",
+    "use_qkv_bias",
+    "use_qk_norm",
+    "qk_layernorm",
+    "use_post_norm",
+    "lm_head_bias",
+    "use_parallel_residual",
+)
+
+
+def _variants(config: Any) -> list[tuple[str, Any]]:
+    """The config with one switch flipped, for each switch the config has."""
     import copy
 
-    flipped = copy.deepcopy(config)
-    holder = flipped
-    if not hasattr(flipped, "tie_word_embeddings"):
-        return None
-    holder.tie_word_embeddings = not holder.tie_word_embeddings
-    text = getattr(flipped, "text_config", None)
-    if text is not None and hasattr(text, "tie_word_embeddings"):
-        text.tie_word_embeddings = not text.tie_word_embeddings
-    return flipped
+    found = []
+    for name in SWITCHES:
+        flipped = copy.deepcopy(config)
+        text = getattr(flipped, "text_config", None)
+        holders = [h for h in (flipped, text) if h is not None and isinstance(getattr(h, name, None), bool)]
+        if name != "tie_word_embeddings":
+            holders = holders[-1:]  # the text model's switch
+        for holder in holders:
+            setattr(holder, name, not getattr(holder, name))
+        if holders:
+            found.append((f"{name} flipped", flipped))
+    return found
 
 
 def check(model_type: str) -> list[Row]:
-    """The rows of one model_type: its default config, and the same with the tying flipped."""
+    """The rows of one model_type: its default config, and the same with each switch flipped."""
     from transformers import AutoConfig
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
@@ -112,14 +133,16 @@ def check(model_type: str) -> list[Row]:
     except Exception as error:  # transformers cannot build its own default: reported, not counted
         return [Row(model_type, "default", None, None, f"{type(error).__name__}: {str(error)[:80]}")]
     rows = [Row(model_type, "default", built, *_bot_count(config.to_dict()))]
-    flipped = _flipped(config)
-    if flipped is not None:
+    if rows[0].counted is None:
+        return rows  # refused: its variants would be too
+    for label, variant in _variants(config):
         try:
-            flipped_built = _build(flipped, causal)
-        except Exception:  # a config class that refuses the other tying: nothing to compare
-            return rows
-        if flipped_built != built:
-            rows.append(Row(model_type, "tie flipped", flipped_built, *_bot_count(flipped.to_dict())))
+            variant_built = _build(variant, causal)
+        except Exception as error:  # a config class that refuses the other setting: reported
+            rows.append(Row(model_type, label, None, None, f"{type(error).__name__}: {str(error)[:80]}"))
+            continue
+        if variant_built != built:
+            rows.append(Row(model_type, label, variant_built, *_bot_count(variant.to_dict())))
     return rows
 
 
@@ -186,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         if args.all or r.status in ("exact", "miscount"):
             ratio = f"{r.counted / r.built:.4f}" if r.counted and r.built else "—"
-            print(f"{r.model_type:28} {r.variant:12} {r.status:9} {ratio:>7} {r.reason}")
+            print(f"{r.model_type:28} {r.variant:30} {r.status:9} {ratio:>7} {r.reason}")
     section = markdown(rows)
     print(section)
     if args.write:

@@ -46,6 +46,10 @@ class Experts:
     first_dense: str | None = None  # the first k layers keep a dense MLP (DeepSeek-V3)
     step: str | None = None  # MoE on layers i with (i + 1) % step == 0 (Qwen's decoder_sparse_step)
     dense_list: str | None = None  # layers listed keep a dense MLP (Qwen's mlp_only_layers)
+    # A per-layer list of MLP kinds and the kind that is dense (Cohere 2 MoE's mlp_layer_types).
+    kinds: tuple[str, str] | None = None
+    # ERNIE 4.5: MoE on layers start <= i <= end with (i + 1) % interval == 0 (the three fields).
+    span: tuple[str, str, str] | None = None
     router_bias: bool = False  # gpt-oss: the router is a Linear with bias
     correction_bias: Switch = False  # DeepSeek-V3's e_score_correction_bias per expert
     expert_bias: bool = False  # gpt-oss: biases on every expert's projections
@@ -61,8 +65,9 @@ class Family:
     # The config's defaults for the fields read, where the class's differ from the common ones below
     # (checked against configuration_<family>.py of transformers 5.24).
     defaults: Mapping[str, object] = field(default_factory=dict)
-    # Field names the family spells otherwise (Llama 4: the dense width is intermediate_size_mlp).
-    names: Mapping[str, str] = field(default_factory=dict)
+    # Field names the family spells otherwise, the first the config has (Llama 4: the dense width is
+    # intermediate_size_mlp).
+    names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     tied_by_default: bool = False  # tie_word_embeddings when the config leaves it out
     # Attention.
     qkv_bias: Switch = "attention_bias"
@@ -76,7 +81,9 @@ class Family:
     mla: bool = False  # Multi-head Latent Attention (DeepSeek-V3): q/kv LoRA ranks and head dims
     # Norms.
     norms_per_layer: int = 2
-    norm_bias: bool = False  # LayerNorm with a bias (2h a norm) rather than RMSNorm (h)
+    post_norms: Switch = False  # two more norms per layer (HyperCLOVA X's use_post_norm)
+    norm_parameters: Literal["weight", "weight_bias", "none"] = "weight"  # see Architecture
+    lm_head_bias: Switch = False
     # The dense MLP: gated (gate, up, down: Llama) or plain (up, down: GPT-2, Apertus, StarCoder 2).
     gated_mlp: bool = True
     mlp_bias: Switch = False
@@ -84,6 +91,9 @@ class Family:
     activation_params: int = 0  # learned scalars of the MLP's activation (Apertus' xIELU: 2)
     experts: Experts | None = None
     multi_token_prediction: bool = False  # num_nextn_predict_layers: recorded, never counted
+    # Switches of the config class whose layers the counter does not model: a config that turns
+    # one on is refused (undeclared_family) rather than miscounted.
+    unsupported: tuple[str, ...] = ()
     # The vendor's "active per token" embeddings (see Architecture.active_embeddings).
     active_embeddings: Literal["both", "output", "none"] = "both"
     # The preset keys (bot/data/models.toml) of this family, by prefix; a preset with experts of a
@@ -108,8 +118,8 @@ class Family:
     def default(self, name: str) -> object:
         return self.defaults.get(name, COMMON_DEFAULTS.get(name))
 
-    def name(self, key: str) -> str:
-        return self.names.get(key, key)
+    def name(self, key: str) -> tuple[str, ...]:
+        return self.names.get(key, (key,))
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,8 +174,7 @@ FAMILIES: tuple[Family, ...] = (
            multi_token_prediction=True, preset_prefixes=("deepseek", "kimi")),
     Family(
         "gpt_oss",
-        qkv_bias=True,
-        o_bias=True,
+        defaults=MappingProxyType({"attention_bias": True}),
         attention_sinks=True,
         experts=Experts(count=("num_local_experts",), width=None, router_bias=True, expert_bias=True,
                         fused_gate_up=True),
@@ -193,7 +202,7 @@ FAMILIES: tuple[Family, ...] = (
         "llama4_text",
         qkv_bias=False,
         o_bias=False,
-        names=MappingProxyType({"intermediate_size": "intermediate_size_mlp"}),
+        names=MappingProxyType({"intermediate_size": ("intermediate_size_mlp",)}),
         # Llama 4 names its widths the other way round: intermediate_size is an expert's.
         experts=Experts(count=("num_local_experts",), width="intermediate_size", shared=1,
                         step="interleave_moe_layer_step", fused_gate_up=True),
@@ -203,6 +212,179 @@ FAMILIES: tuple[Family, ...] = (
         preset_prefixes=("llama-4",),
     ),
 )  # fmt: skip
+
+
+# The families after the presets' (issue 20), each held to its meta-device build by the coverage test.
+_ERNIE_BIASES = {
+    "qkv_bias": "use_bias",
+    "o_bias": "use_bias",
+    "mlp_bias": "use_bias",
+    "lm_head_bias": "use_bias",
+}
+FAMILIES += (
+    Family("ernie4_5", tied_by_default=True, **_ERNIE_BIASES),  # type: ignore[arg-type]
+    Family(
+        "ernie4_5_moe",
+        tied_by_default=True,
+        experts=Experts(
+            count=("moe_num_experts", "num_experts"),
+            active="moe_k",
+            shared="moe_num_shared_experts",
+            span=("moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval"),
+            correction_bias=True,  # moe_statics.e_score_correction_bias
+            fused_gate_up=True,
+        ),
+        defaults=MappingProxyType(
+            {"moe_layer_start_index": 1, "moe_layer_end_index": -1, "moe_layer_interval": 1}
+        ),
+        **_ERNIE_BIASES,  # type: ignore[arg-type]
+    ),
+    # Apertus: a plain up/down MLP under xIELU, whose alpha_p and alpha_n are learned; QK-norm.
+    Family("apertus", gated_mlp=False, activation_params=2, qk_norm=True),
+    Family("arcee", gated_mlp=False, mlp_bias="mlp_bias"),  # ReLU² up/down
+    Family("nanochat", gated_mlp=False, norm_parameters="none"),  # weightless RMSNorm, ReLU² MLP
+    # Cohere: one LayerNorm (no bias) per layer before parallel attention and MLP; QK-norm of every
+    # head's own weights.
+    Family(
+        "cohere", tied_by_default=True, norms_per_layer=1, qk_norm="use_qk_norm", qk_norm_scope="projection"
+    ),
+    Family("cohere2", tied_by_default=True, norms_per_layer=1, takes_layer_types=True),
+    Family(
+        "cohere2_moe",
+        tied_by_default=True,
+        norms_per_layer=1,
+        # An expert's width is intermediate_size; the dense layers' prefix_dense_intermediate_size.
+        names=MappingProxyType(
+            {"intermediate_size": ("prefix_dense_intermediate_size", "intermediate_size")}
+        ),
+        experts=Experts(
+            count=("num_experts",),
+            width="intermediate_size",
+            shared="num_shared_experts",
+            kinds=("mlp_layer_types", "dense"),
+            fused_gate_up=True,
+        ),
+        takes_layer_types=True,
+    ),
+    Family("olmo", norm_parameters="none"),  # LayerNorm without weights
+    Family("olmo2", qk_norm=True, qk_norm_scope="projection"),
+    Family("olmo3", qk_norm=True, qk_norm_scope="projection", takes_layer_types=True),
+    Family(
+        "olmoe",
+        qk_norm=True,
+        qk_norm_scope="projection",
+        experts=Experts(count=("num_experts", "num_local_experts"), width=None, fused_gate_up=True),
+    ),
+    Family("smollm3", tied_by_default=True, mlp_bias="mlp_bias"),
+    Family("granite", mlp_bias="mlp_bias"),
+    Family("granitemoe", experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True)),
+    Family(
+        "granitemoeshared",
+        experts=Experts(
+            count=("num_local_experts",),
+            width=None,
+            shared_width="shared_intermediate_size",
+            fused_gate_up=True,
+        ),
+    ),
+    Family(
+        "qwen2_moe",
+        qkv_bias="qkv_bias",
+        o_bias=False,
+        defaults=MappingProxyType({"qkv_bias": True}),  # Qwen2-MoE configs on the Hub leave it out
+        experts=Experts(
+            count=("num_experts", "num_local_experts"),
+            shared_width="shared_expert_intermediate_size",
+            shared_gate=True,
+            step="decoder_sparse_step",
+            dense_list="mlp_only_layers",
+            fused_gate_up=True,
+        ),
+        sliding_window_switch="use_sliding_window",
+    ),
+    Family(
+        "starcoder2",
+        tied_by_default=True,
+        gated_mlp=False,
+        qkv_bias="use_bias",
+        o_bias="use_bias",
+        mlp_bias="use_bias",
+        norm_parameters="weight_bias",
+        defaults=MappingProxyType({"use_bias": True}),
+    ),
+    Family(
+        "stablelm",
+        qkv_bias="use_qkv_bias",
+        o_bias=False,
+        norm_parameters="weight_bias",
+        unsupported=("qk_layernorm", "use_parallel_residual"),
+    ),
+    # Phi-1/2: one LayerNorm per layer before parallel attention and MLP, biases everywhere.
+    Family(
+        "phi",
+        norms_per_layer=1,
+        norm_parameters="weight_bias",
+        qkv_bias=True,
+        o_bias=True,
+        gated_mlp=False,
+        mlp_bias=True,
+        lm_head_bias=True,
+        unsupported=("qk_layernorm",),
+    ),
+    Family(
+        "gpt_neox",
+        fused_qkv=True,
+        gated_mlp=False,
+        mlp_bias=True,
+        norm_parameters="weight_bias",
+        defaults=MappingProxyType({"attention_bias": True}),
+    ),
+    Family("helium", mlp_bias="mlp_bias"),
+    Family("internlm3", mlp_bias="mlp_bias"),
+    Family("glm", o_bias=False, fused_gate_up=True, defaults=MappingProxyType({"attention_bias": True})),
+    Family(
+        "glm4",
+        o_bias=False,
+        fused_gate_up=True,
+        norms_per_layer=4,
+        defaults=MappingProxyType({"attention_bias": True}),
+    ),
+    Family(
+        "seed_oss",
+        o_bias="attention_out_bias",
+        mlp_bias="mlp_bias",
+        defaults=MappingProxyType({"attention_bias": True}),
+    ),
+    Family("exaone4", qkv_bias=False, o_bias=False, qk_norm=True, takes_layer_types=True),
+    Family("ministral3", qkv_bias=False, o_bias=False),
+    Family(
+        "hyperclovax",
+        mlp_bias="mlp_bias",
+        post_norms="use_post_norm",
+        defaults=MappingProxyType({"use_post_norm": True}),
+    ),
+    Family(
+        "mellum",
+        qk_norm=True,
+        experts=Experts(count=("num_local_experts",), kinds=("mlp_layer_types", "dense"), fused_gate_up=True),
+        takes_layer_types=True,
+    ),
+    Family("vaultgemma", tied_by_default=True, norm_style="gemma", takes_layer_types=True),
+    Family(
+        "phimoe",
+        norm_parameters="weight_bias",
+        lm_head_bias="lm_head_bias",
+        experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True),
+    ),
+    Family(
+        "minimax_m2",
+        qkv_bias=False,
+        o_bias=False,
+        qk_norm=True,
+        qk_norm_scope="projection",
+        experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True),
+    ),
+)
 
 MULTIMODAL: tuple[Multimodal, ...] = (
     Multimodal("gemma3", "gemma3_text"),

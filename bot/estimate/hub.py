@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from bot.estimate.families import Family, Multimodal, declared_model_types, family, multimodal
+from bot.estimate.families import Experts, Family, Multimodal, declared_model_types, family, multimodal
 from bot.estimate.models import Architecture
 
 # The Hub's repo IDs: "owner/name", each part letters, digits, "-", "_" and ".", not starting or
@@ -134,10 +134,11 @@ class _Reader:
     def first(self, *keys: str, mapped: bool = True) -> tuple[str, object] | None:
         """The first of ``keys`` the config (or the family's defaults) gives; ``mapped``: the keys are
         the counter's common names, which the family may spell otherwise (``Family.names``)."""
-        for key in keys:
-            name = self.declared.name(key) if mapped else key
+        names = [n for key in keys for n in (self.declared.name(key) if mapped else (key,))]
+        for name in names:
             if self.config.get(name) is not None:
                 return name, self.config[name]
+        for name in names:
             if self.declared.default(name) is not None:
                 return name, self.declared.default(name)
         return None
@@ -153,7 +154,7 @@ class _Reader:
         found = self.first(*names, mapped=mapped)
         if found is None:
             if required:
-                self.missing.append(self.declared.name(names[0]))
+                self.missing.append(self.declared.name(names[0])[0] if mapped else names[0])
             return default
         name, value = found
         # JSON has one number type: 4096.0 is a whole number, 4096.5 and true are not.
@@ -220,6 +221,30 @@ def _positive_int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+def _dense_layers(read: _Reader, moe: Experts, layers: int) -> tuple[int, ...]:
+    """The layers of a MoE model that keep a dense MLP, where the config lists them or bounds the MoE
+    layers (on top of first_k_dense_replace and the step, which the Architecture applies itself)."""
+    dense = set(read.layers_listed(moe.dense_list, layers))
+    if moe.kinds is not None:
+        name, dense_kind = moe.kinds
+        kinds = read.config.get(name, read.declared.default(name))
+        if isinstance(kinds, list) and len(kinds) == layers:
+            dense |= {i for i, kind in enumerate(kinds) if kind == dense_kind}
+        elif kinds is not None:
+            read.absurd.append(name)
+    if moe.span is not None:
+        values = [read.config.get(n, read.declared.default(n)) for n in moe.span]
+        bounds = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+        if len(bounds) != len(values):
+            read.absurd.extend(moe.span)
+            return ()
+        start, end, interval = bounds
+        end = layers - 1 if end == -1 else end  # the config class's "up to the last layer"
+        step = max(interval, 1)
+        dense |= {i for i in range(layers) if not (start <= i <= end and (i + 1) % step == 0)}
+    return tuple(sorted(dense))
+
+
 def architecture_from_config(
     repo_id: str, config: object, *, stored_params: int | None = None, revision: str | None = None
 ) -> Architecture:
@@ -239,6 +264,9 @@ def architecture_from_config(
     if declared is None:
         raise _refusal(config, str(config.get("model_type") or model_type) if outer is None else model_type)
     read = _Reader(text, declared)
+    for switch in declared.unsupported:
+        if text.get(switch, declared.default(switch)):
+            raise ConfigProblem("undeclared_family", (f"{model_type[:40]} with {switch}",))
     hidden = read.whole("hidden_size", required=True)
     layers = read.whole("num_hidden_layers", required=True, top=_MAX_LAYERS)
     heads = read.whole("num_attention_heads", required=True)
@@ -264,7 +292,7 @@ def architecture_from_config(
             "shared_expert_gate": moe.shared_gate and bool(shared_width),
             "first_k_dense_replace": read.count(moe.first_dense),
             "interleave_moe_layer_step": read.whole(moe.step, default=1, mapped=False) if moe.step else 1,
-            "mlp_only_layers": read.layers_listed(moe.dense_list, layers or 0),
+            "mlp_only_layers": _dense_layers(read, moe, layers or 0),
             "router_bias": moe.router_bias,
             "router_correction_bias": read.flag(moe.correction_bias),
             "expert_bias": moe.expert_bias,
@@ -300,8 +328,9 @@ def architecture_from_config(
         "qk_norm": read.flag(declared.qk_norm),
         "qk_norm_scope": declared.qk_norm_scope,
         "attention_sinks": declared.attention_sinks,
-        "norms_per_layer": declared.norms_per_layer,
-        "norm_bias": declared.norm_bias,
+        "norms_per_layer": declared.norms_per_layer + 2 * read.flag(declared.post_norms),
+        "norm_parameters": declared.norm_parameters,
+        "lm_head_bias": read.flag(declared.lm_head_bias),
         "gated_mlp": declared.gated_mlp,
         "mlp_bias": read.flag(declared.mlp_bias),
         "activation_params": declared.activation_params,

@@ -53,7 +53,10 @@ class Architecture(BaseModel):
     qk_norm_scope: Literal["head", "projection"] = "head"
     attention_sinks: bool = False  # gpt-oss: one learned logit per head and layer
     norms_per_layer: int = Field(default=2, ge=0)
-    norm_bias: bool = False  # LayerNorm with a bias (2h a norm, the final one too) instead of RMSNorm
+    # What each norm over the hidden size holds (the final norm's too): a weight (RMSNorm, Cohere's
+    # LayerNorm), weight and bias (LayerNorm: StarCoder 2, Phi, GPT-NeoX) or nothing (OLMo's).
+    norm_parameters: Literal["weight", "weight_bias", "none"] = "weight"
+    lm_head_bias: bool = False  # Phi, ERNIE 4.5 with use_bias: a bias of the vocabulary's size
     # The dense MLP (and the experts): gated gate/up/down (Shazeer 2020) or a plain up/down.
     gated_mlp: bool = True
     mlp_bias: bool = False  # biases on the dense MLP's projections
@@ -317,7 +320,7 @@ class Architecture(BaseModel):
 
     def _norm_params(self) -> int:
         """One norm over the hidden size: RMSNorm's weight, LayerNorm's weight and bias."""
-        return self.hidden_size * (2 if self.norm_bias else 1)
+        return self.hidden_size * {"weight": 1, "weight_bias": 2, "none": 0}[self.norm_parameters]
 
     def _expert_params(self) -> int:
         """One routed expert: gate, up, down (+ their biases in gpt-oss: 2f on gate_up, h on down)."""
@@ -347,6 +350,8 @@ class Architecture(BaseModel):
             embeddings, lm_head = 0, matrix
         else:
             embeddings, lm_head = matrix, 0 if self.tied_embeddings else matrix
+        if embeddings_counted != "none":
+            lm_head += self.vocab_size * self.lm_head_bias
         return embeddings + blocks + self._norm_params() + lm_head  # and the final norm
 
     @property
