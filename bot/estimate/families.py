@@ -113,6 +113,10 @@ class Family:
     complex_rope: bool = False
     # How vram-bot measure writes a preset as this family's config (bot.measure.configs).
     takes_layer_types: bool = False  # the config class takes a per-layer attention list
+    takes_sliding_window: bool = False  # ... and a sliding_window (Mistral's defaults to 4096)
+    # Fields of the real models' configs that change what the step computes, not what it holds
+    # (Qwen3-MoE's checkpoints renormalise the top-k routing weights).
+    measure_fields: Mapping[str, object] = field(default_factory=dict)
     sliding_window_switch: str | None = None  # Qwen2's use_sliding_window
 
     def default(self, name: str) -> object:
@@ -147,10 +151,16 @@ _DEEPSEEK_EXPERTS = Experts(
 
 FAMILIES: tuple[Family, ...] = (
     Family("llama", preset_prefixes=("llama",)),
-    Family("mistral", qkv_bias=False, o_bias=False, preset_prefixes=("mistral",)),
-    Family("qwen2", qkv_bias=True, o_bias=False, sliding_window_switch="use_sliding_window",
-           preset_prefixes=("qwen2.5",)),
-    Family("qwen3", qk_norm=True, preset_prefixes=("qwen3",)),
+    Family("mistral", qkv_bias=False, o_bias=False, takes_sliding_window=True, preset_prefixes=("mistral",)),
+    Family(
+        "qwen2",
+        qkv_bias=True,
+        o_bias=False,
+        sliding_window_switch="use_sliding_window",
+        takes_sliding_window=True,
+        preset_prefixes=("qwen2.5",),
+    ),
+    Family("qwen3", qk_norm=True, router_weight_bytes=2, preset_prefixes=("qwen3",)),
     Family(
         "qwen3_moe",
         qk_norm=True,
@@ -160,38 +170,80 @@ FAMILIES: tuple[Family, ...] = (
             dense_list="mlp_only_layers",
         ),
         router_weight_bytes=2,
+        measure_fields=MappingProxyType({"norm_topk_prob": True}),
     ),
-    Family("mixtral", qkv_bias=False, o_bias=False, experts=Experts(count=("num_local_experts",), width=None),
-           preset_prefixes=("mixtral",)),
+    Family(
+        "mixtral",
+        qkv_bias=False,
+        o_bias=False,
+        experts=Experts(count=("num_local_experts",), width=None),
+        preset_prefixes=("mixtral",),
+    ),
     Family("gemma", tied_by_default=True, norm_style="gemma"),
-    Family("gemma2", tied_by_default=True, norms_per_layer=4, norm_style="gemma", softcapping=True,
-           takes_layer_types=True, preset_prefixes=("gemma-2",)),
-    Family("gemma3_text", tied_by_default=True, norms_per_layer=4, qk_norm=True, norm_style="gemma",
-           rope_tables=2, takes_layer_types=True, preset_prefixes=("gemma-3",)),
-    Family("phi3", qkv_bias=False, o_bias=False, fused_qkv=True, fused_gate_up=True, rope_cat=True,
-           preset_prefixes=("phi",)),
-    Family("deepseek_v3", also=("kimi_k2",), mla=True, experts=_DEEPSEEK_EXPERTS,
-           multi_token_prediction=True, preset_prefixes=("deepseek", "kimi")),
+    Family(
+        "gemma2",
+        tied_by_default=True,
+        norms_per_layer=4,
+        norm_style="gemma",
+        softcapping=True,
+        takes_sliding_window=True,
+        takes_layer_types=True,
+        preset_prefixes=("gemma-2",),
+    ),
+    Family(
+        "gemma3_text",
+        tied_by_default=True,
+        norms_per_layer=4,
+        qk_norm=True,
+        norm_style="gemma",
+        takes_sliding_window=True,
+        rope_tables=2,
+        takes_layer_types=True,
+        preset_prefixes=("gemma-3",),
+    ),
+    Family(
+        "phi3",
+        qkv_bias=False,
+        o_bias=False,
+        fused_qkv=True,
+        fused_gate_up=True,
+        rope_cat=True,
+        preset_prefixes=("phi",),
+    ),
+    Family(
+        "deepseek_v3",
+        also=("kimi_k2",),
+        mla=True,
+        experts=_DEEPSEEK_EXPERTS,
+        multi_token_prediction=True,
+        preset_prefixes=("deepseek", "kimi"),
+    ),
     Family(
         "gpt_oss",
         defaults=MappingProxyType({"attention_bias": True}),
         attention_sinks=True,
-        experts=Experts(count=("num_local_experts",), width=None, router_bias=True, expert_bias=True,
-                        fused_gate_up=True),
+        experts=Experts(
+            count=("num_local_experts",), width=None, router_bias=True, expert_bias=True, fused_gate_up=True
+        ),
         active_embeddings="output",
         norm_style="fp32",
         router_weight_bytes=2,
         clamped_swiglu=True,
         rope_half_width=True,
         takes_layer_types=True,
+        takes_sliding_window=True,
         preset_prefixes=("gpt-oss",),
     ),
     Family(
         "glm4_moe",
         o_bias=False,
         qk_norm="use_qk_norm",
-        experts=Experts(count=("n_routed_experts",), shared="n_shared_experts",
-                        first_dense="first_k_dense_replace", correction_bias=True),
+        experts=Experts(
+            count=("n_routed_experts",),
+            shared="n_shared_experts",
+            first_dense="first_k_dense_replace",
+            correction_bias=True,
+        ),
         multi_token_prediction=True,
         active_embeddings="none",
         rope_cat=True,
@@ -204,14 +256,19 @@ FAMILIES: tuple[Family, ...] = (
         o_bias=False,
         names=MappingProxyType({"intermediate_size": ("intermediate_size_mlp",)}),
         # Llama 4 names its widths the other way round: intermediate_size is an expert's.
-        experts=Experts(count=("num_local_experts",), width="intermediate_size", shared=1,
-                        step="interleave_moe_layer_step", fused_gate_up=True),
+        experts=Experts(
+            count=("num_local_experts",),
+            width="intermediate_size",
+            shared=1,
+            step="interleave_moe_layer_step",
+            fused_gate_up=True,
+        ),
         dense_experts=True,
         compute_dtype_softmax=True,
         complex_rope=True,
         preset_prefixes=("llama-4",),
     ),
-)  # fmt: skip
+)
 
 
 # The families after the presets' (issue 20), each held to its meta-device build by the coverage test.
