@@ -26,7 +26,7 @@ from bot.present.command_line import command_line, parse_command_line
 from bot.present.custom_ids import pack, unpack
 from bot.present.hub_problems import describe_hub_failure
 from bot.present.i18n import Language
-from tests.hub_configs import CONFIGS
+from tests.hub_configs import CONFIGS, FAMILY_CONFIGS
 
 
 @pytest.fixture(autouse=True)
@@ -195,3 +195,26 @@ def test_a_causal_lm_of_an_undeclared_family_is_refused_and_says_why() -> None:
         "The family of `acme/Lm` (`acme_lm`) is not one the counter has declared"
     )
     assert "`params`" in describe_hub_failure(failure, Language.DE)
+
+
+@pytest.mark.parametrize("model_type", sorted(FAMILY_CONFIGS))
+def test_a_declared_familys_config_counts_as_transformers_builds_it(model_type: str) -> None:
+    # Were ERNIE 4.5 MoE 0.15x (every expert dropped), Apertus 1.27x (a plain MLP counted as gated),
+    # Mistral 3 1.03x (the top-level tying ignored), Cohere 2 MoE refused (num_shared_experts: 0).
+    config, built = FAMILY_CONFIGS[model_type]
+    assert architecture_from_config("acme/m", config).parameter_count == built
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        # LFM2's short-convolution layers, and Gemma 3n's per-layer MLP widths, are not declared.
+        {"model_type": "lfm2", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32},
+        {"model_type": "gemma3n_text", "hidden_size": 2048, "intermediate_size": [8192, 16384]},
+    ],
+    ids=["lfm2", "gemma3n"],
+)
+def test_a_family_without_a_declaration_is_refused_not_guessed(config: dict[str, Any]) -> None:
+    with pytest.raises(ConfigProblem) as caught:
+        architecture_from_config("acme/m", {**config, "architectures": ["SomeForCausalLM"]})
+    assert (caught.value.kind, caught.value.fields) == ("undeclared_family", (config["model_type"],))

@@ -446,7 +446,7 @@ FAMILIES += (
 MULTIMODAL: tuple[Multimodal, ...] = (
     Multimodal("gemma3", "gemma3_text"),
     Multimodal("llama4", "llama4_text"),
-    Multimodal("mistral3", "mistral", tie_at_top=True),
+    Multimodal("mistral3", "mistral", tie_at_top=True, tied_by_default=True),
 )
 
 _BY_TYPE: dict[str, Family] = {name: f for f in FAMILIES for name in (f.model_type, *f.also)}

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bot.estimate.families import Family, family
+from bot.estimate.families import Family, family, multimodal
 from bot.estimate.hub import architecture_from_config
 from bot.estimate.models import Architecture
 
@@ -159,10 +159,6 @@ def preset_target(preset: Architecture) -> Target:
 
 # --- configs from the Hub or a file ------------------------------------------------------------------
 
-# Multimodal repos whose text_config may leave out its own model_type, and the text model's.
-_TEXT_MODEL_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral"}
-# model_types that transformers builds under another name.
-_ALIASES = {"kimi_k2": "deepseek_v3"}
 # Fields that would make transformers do more than build a randomly initialised model: a
 # pre-quantized checkpoint's format (FP8, MXFP4, GPTQ) and remote code, never run here.
 _DROPPED = ("quantization_config", "auto_map", "text_config", "vision_config", "audio_config")
@@ -178,12 +174,17 @@ def buildable_config(config: dict[str, Any]) -> dict[str, Any]:
         for name in ("vocab_size", "tie_word_embeddings"):  # kept at the top level by some repos
             if name not in merged and name in config:
                 merged[name] = config[name]
-        inner = str(merged.get("model_type") or outer)
-        merged["model_type"] = _TEXT_MODEL_TYPES.get(inner, inner)
+        around = multimodal(outer)  # its text_config may leave out its own model_type
+        merged["model_type"] = merged.get("model_type") or (around.text_model_type if around else outer)
+        if around is not None and around.tie_at_top:  # tied as the whole model ties (Mistral 3)
+            top = config.get("tie_word_embeddings")
+            merged["tie_word_embeddings"] = top if isinstance(top, bool) else around.tied_by_default
         config = merged
     built = {name: value for name, value in config.items() if name not in _DROPPED}
-    model_type = str(built.get("model_type") or "")
-    built["model_type"] = _ALIASES.get(model_type, model_type)
+    # A model_type transformers builds under another name (Kimi K2 as DeepSeek-V3): the declaration's.
+    declared = family(str(built.get("model_type") or ""))
+    if declared is not None:
+        built["model_type"] = declared.model_type
     built["use_cache"] = False
     return built
 
