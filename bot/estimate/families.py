@@ -19,7 +19,7 @@ Pure data: no torch, no transformers.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal
 
@@ -440,6 +440,74 @@ FAMILIES += (
         qk_norm=True,
         qk_norm_scope="projection",
         experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True),
+    ),
+)
+
+_LIKE = {f.model_type: f for f in FAMILIES}
+FAMILIES += (
+    Family("iquestcoder", mlp_bias="mlp_bias"),  # built as Llama
+    Family("cwm", qkv_bias=False, o_bias=False, mlp_bias="mlp_bias", takes_layer_types=True),
+    # Sarvam's MLA model is DeepSeek-V3's classes, its MoE model GLM-4.5's, under configs of their own.
+    replace(_LIKE["deepseek_v3"], model_type="sarvam_mla", also=(), preset_prefixes=()),
+    replace(_LIKE["glm4_moe"], model_type="sarvam_moe", preset_prefixes=()),
+    # Granite's sliding-window variants: one learned sink logit per head.
+    Family(
+        "granite_swa", tied_by_default=True, attention_sinks=True, mlp_bias="mlp_bias", takes_layer_types=True
+    ),
+    Family(
+        "granitemoe_swa",
+        attention_sinks=True,
+        experts=Experts(
+            count=("num_local_experts",),
+            width=None,
+            shared_width="shared_intermediate_size",
+            fused_gate_up=True,
+        ),
+        takes_layer_types=True,
+    ),
+    # Solar Open: every layer MoE with a shared expert; no dense width.
+    Family(
+        "solar_open",
+        names=MappingProxyType({"intermediate_size": ("intermediate_size", "moe_intermediate_size")}),
+        experts=Experts(count=("n_routed_experts",), shared="n_shared_experts", fused_gate_up=True),
+    ),
+    Family("youtu", tied_by_default=True, qkv_bias=False, o_bias=False, mla=True),  # dense MLA
+    Family(
+        "glm4_moe_lite",
+        qkv_bias=False,
+        o_bias=False,
+        mla=True,
+        experts=Experts(
+            count=("n_routed_experts",),
+            shared="n_shared_experts",
+            kinds=("mlp_layer_types", "dense"),
+            fused_gate_up=True,
+        ),
+    ),
+    Family(
+        "deepseek_v2",
+        qkv_bias=False,
+        o_bias=False,
+        mla=True,
+        experts=Experts(
+            count=("n_routed_experts",),
+            shared="n_shared_experts",
+            first_dense="first_k_dense_replace",
+            fused_gate_up=True,
+        ),
+    ),
+    Family(
+        "flex_olmo",
+        qk_norm=True,
+        qk_norm_scope="projection",
+        experts=Experts(count=("num_experts", "num_local_experts"), width=None, fused_gate_up=True),
+    ),
+    Family(
+        "jais2",
+        gated_mlp=False,
+        mlp_bias="mlp_bias",
+        norm_parameters="weight_bias",
+        defaults=MappingProxyType({"attention_bias": True, "mlp_bias": True}),
     ),
 )
 
