@@ -36,6 +36,7 @@ def _described(rows: list[Row]) -> str:
     return "; ".join(f"{r.model_type} ({r.variant}): {r.counted} of {r.built}, {r.reason}" for r in rows)
 
 
+# Each declaration by its own model_type (an alias such as kimi_k2 is no config class of transformers).
 @pytest.mark.parametrize(
     "model_type", sorted({f.model_type for f in FAMILIES} | {m.model_type for m in MULTIMODAL})
 )

@@ -97,7 +97,7 @@ class Family:
     # The vendor's "active per token" embeddings (see Architecture.active_embeddings).
     active_embeddings: Literal["both", "output", "none"] = "both"
     # The preset keys (bot/data/models.toml) of this family, by prefix; a preset with experts of a
-    # dense family's prefix takes the family named by moe_variant (Qwen3 -> Qwen3-MoE).
+    # dense family's prefix is "<model_type>_moe" (Qwen3 -> Qwen3-MoE; see preset_family).
     preset_prefixes: tuple[str, ...] = ()
     # What the forward keeps (bot.estimate.activations_measured.FamilyTraits), where measured.
     norm_style: Literal["llama", "gemma", "fp32"] = "llama"
@@ -272,17 +272,20 @@ FAMILIES: tuple[Family, ...] = (
 
 
 # The families after the presets' (issue 20), each held to its meta-device build by the coverage test.
-_ERNIE_BIASES = {
-    "qkv_bias": "use_bias",
-    "o_bias": "use_bias",
-    "mlp_bias": "use_bias",
-    "lm_head_bias": "use_bias",
-}
+# ERNIE 4.5: use_bias puts biases on q/k/v/o, the MLP and the LM head.
+_ERNIE = Family(
+    "ernie4_5",
+    tied_by_default=True,
+    qkv_bias="use_bias",
+    o_bias="use_bias",
+    mlp_bias="use_bias",
+    lm_head_bias="use_bias",
+)
 FAMILIES += (
-    Family("ernie4_5", tied_by_default=True, **_ERNIE_BIASES),  # type: ignore[arg-type]
-    Family(
-        "ernie4_5_moe",
-        tied_by_default=True,
+    _ERNIE,
+    replace(
+        _ERNIE,
+        model_type="ernie4_5_moe",
         experts=Experts(
             count=("moe_num_experts", "num_experts"),
             active="moe_k",
@@ -294,7 +297,6 @@ FAMILIES += (
         defaults=MappingProxyType(
             {"moe_layer_start_index": 1, "moe_layer_end_index": -1, "moe_layer_interval": 1}
         ),
-        **_ERNIE_BIASES,  # type: ignore[arg-type]
     ),
     # Apertus: a plain up/down MLP under xIELU, whose alpha_p and alpha_n are learned; QK-norm.
     Family("apertus", gated_mlp=False, activation_params=2, qk_norm=True),
@@ -511,6 +513,23 @@ FAMILIES += (
     ),
 )
 
+FAMILIES += (
+    Family("exaone", mlp_bias="mlp_bias"),  # built as Llama
+    Family(
+        "exaone_moe",
+        qkv_bias=False,
+        o_bias=False,
+        qk_norm=True,
+        experts=Experts(
+            count=("num_experts",),
+            shared="num_shared_experts",
+            kinds=("mlp_layer_types", "dense"),
+            fused_gate_up=True,
+        ),
+        takes_layer_types=True,
+    ),
+)
+
 MULTIMODAL: tuple[Multimodal, ...] = (
     Multimodal("gemma3", "gemma3_text"),
     Multimodal("llama4", "llama4_text"),
@@ -536,8 +555,8 @@ def declared_model_types() -> frozenset[str]:
 
 
 def preset_family(key: str, is_moe: bool) -> Family | None:
-    """The family of a preset by its key's prefix (first match in declaration order wins, longest
-    prefix first so "llama-4" beats "llama"); a Qwen3 preset with experts is Qwen3-MoE."""
+    """The family of a preset by its key's prefix (the longest that matches: "llama-4" before
+    "llama"); a preset with experts of a dense family's prefix is its MoE family (Qwen3 -> Qwen3-MoE)."""
     found = [(len(p), f) for f in FAMILIES for p in f.preset_prefixes if key.startswith(p)]
     if not found:
         return None

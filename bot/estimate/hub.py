@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from bot.estimate.families import Experts, Family, Multimodal, declared_model_types, family, multimodal
+from bot.estimate.families import Experts, Family, Multimodal, family, multimodal
 from bot.estimate.models import Architecture
 
 # The Hub's repo IDs: "owner/name", each part letters, digits, "-", "_" and ".", not starting or
@@ -34,9 +34,6 @@ _MAX_PARAMETERS = 1_000_000_000_000_000  # 10^15 = 1,000,000B: over 1,000 times 
 COUNT_TOLERANCE = 0.01
 
 HUB_KEY = "hub"  # the key of every Hub architecture: it travels by its repo ID, never by key
-
-# The model_types the counter reads (bot.estimate.families declares each); any other is refused.
-KNOWN_FAMILIES = declared_model_types()
 
 
 def is_repo_id(text: str) -> bool:
