@@ -192,7 +192,7 @@ def test_a_causal_lm_of_an_undeclared_family_is_refused_and_says_why() -> None:
         architecture_from_config("acme/Lm", config)
     failure = HubFailure(caught.value.kind, "acme/Lm", caught.value.fields)
     assert describe_hub_failure(failure, Language.EN).startswith(
-        "The family of `acme/Lm` (`acme_lm`) is not one the counter has declared"
+        "The counter has no declaration for the family of `acme/Lm` (`acme_lm`)"
     )
     assert "`params`" in describe_hub_failure(failure, Language.DE)
 

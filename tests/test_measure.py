@@ -298,7 +298,7 @@ def test_a_causal_lm_transformers_does_not_know_is_refused_in_one_line(
     assert main(["measure", "acme/Fancy"]) == 2
     err = capsys.readouterr().err
     # The bot's own refusal comes first: it has no declaration of the family, so no estimate to compare.
-    assert err.startswith("measure: The family of acme/Fancy (fancy_new) is not one the counter has declared")
+    assert err.startswith("measure: The counter has no declaration for the family of acme/Fancy (fancy_new)")
     assert len(err.splitlines()) == 1
 
 
