@@ -8,8 +8,11 @@ from collections.abc import Iterator
 from typing import Any, get_args
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.estimate.core import estimate
+from bot.estimate.families import FAMILIES
 from bot.estimate.hub import (
     ConfigProblem,
     FailureKind,
@@ -218,3 +221,44 @@ def test_a_family_without_a_declaration_is_refused_not_guessed(config: dict[str,
     with pytest.raises(ConfigProblem) as caught:
         architecture_from_config("acme/m", {**config, "architectures": ["SomeForCausalLM"]})
     assert (caught.value.kind, caught.value.fields) == ("undeclared_family", (config["model_type"],))
+
+
+# Every field some declaration reads, given anything JSON can hold: the reader answers with an
+# architecture or a ConfigProblem, never another exception.
+_FIELDS = sorted(
+    {
+        name
+        for family in FAMILIES
+        for name in (*family.defaults, *(n for ns in family.names.values() for n in ns))
+    }
+    | {"hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim"}
+    | {"intermediate_size", "vocab_size", "tie_word_embeddings", "moe_intermediate_size", "mlp_only_layers"}
+    | {"mlp_layer_types", "num_experts", "num_local_experts", "n_routed_experts", "n_shared_experts"}
+    | {"first_k_dense_replace", "kv_lora_rank", "q_lora_rank", "layer_types", "sliding_window"}
+)
+_JSON = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 5000),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=3),
+    st.lists(st.one_of(st.integers(-2, 70), st.sampled_from(["dense", "sparse"])), max_size=70),
+)
+
+
+@pytest.mark.fuzz  # a few seconds: with the fuzzing, not the default run
+@settings(max_examples=500, deadline=None)
+@given(
+    st.sampled_from([f.model_type for f in FAMILIES]),
+    st.dictionaries(st.sampled_from(_FIELDS), _JSON, max_size=12),
+)
+def test_any_values_in_a_declared_familys_fields_get_an_answer_or_a_reason(
+    model_type: str, fields: dict[str, Any]
+) -> None:
+    base = {**CONFIGS["llama-3.1-8b"], "num_hidden_layers": 4, "model_type": model_type}
+    answer: object
+    try:
+        answer = architecture_from_config("acme/m", {**base, **fields}).parameter_count > 0
+    except ConfigProblem as problem:
+        answer = problem.kind in ("absurd", "unknown_architecture", "undeclared_family")
+    assert answer is True
