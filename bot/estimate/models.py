@@ -3,8 +3,10 @@
 The parameter count is summed from the architecture of a decoder-only transformer as the Hugging
 Face ``transformers`` implementations build it (their state dicts: Llama, Llama 4, Mistral, Mixtral,
 Qwen2/Qwen3/Qwen3-MoE, Gemma 2/3, Phi-3, DeepSeek-V3, GLM-4.5 MoE, gpt-oss): token embeddings,
-attention (grouped-query K/V, or Multi-head Latent Attention), a gated MLP (gate, up, down) or a
-mixture of experts, RMSNorm weights, and an LM head unless it is tied to the embeddings.
+attention (grouped-query K/V, or Multi-head Latent Attention), a gated MLP (gate, up, down), a plain
+one (up, down) or a mixture of experts, the norms' weights (and LayerNorm biases), and an LM head
+unless it is tied to the embeddings; which of these a family has is its declaration's
+(``bot.estimate.families``), checked against transformers' own build of every declared family.
 Multi-token-prediction modules (DeepSeek-V3, GLM-4.5) are recorded but not counted: ``transformers``
 does not build them and the vendors' headline totals leave them out (DeepSeek-V3: "671B of the Main
 Model weights and 14B of the Multi-Token Prediction (MTP) Module weights"). For a multimodal repo
