@@ -16,9 +16,9 @@ nor the CLI ever shows a traceback for what the Hub (or a repo's config) did.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
-import contextvars
 import re
 import struct
 import threading
@@ -58,9 +58,9 @@ from bot.estimate.hub import (
     ConfigProblem,
     HubFailure,
     HubModel,
-    plain_model_type,
     architecture_from_config,
     is_repo_id,
+    plain_model_type,
 )
 from bot.estimate.models import Architecture
 from bot.estimate.tensors import CountedModel, TensorCount, count_tensors, hub_total, packing_of
@@ -487,8 +487,9 @@ def _counted_only(
     )
 
 
-# A config whose family the counter cannot take, but whose tensors still give N exactly.
-_COUNTED_BY_TENSORS = frozenset({"unknown_architecture", "not_a_decoder"})
+# A config whose family the counter cannot take (no declaration of it, or not a decoder it counts),
+# but whose tensors still give N exactly.
+_COUNTED_BY_TENSORS = frozenset({"unknown_architecture", "not_a_decoder", "undeclared_family"})
 
 
 def _combined(

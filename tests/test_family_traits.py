@@ -11,7 +11,7 @@ import dataclasses
 import pytest
 
 from bot.estimate.activations_measured import FamilyTraits, measured_activations, step_peak, traits_for
-from bot.estimate.hub import architecture_from_config
+from bot.estimate.hub import ConfigProblem, architecture_from_config
 from bot.estimate.models import Architecture, presets
 from tests.hub_configs import CONFIGS
 
@@ -176,11 +176,11 @@ def test_a_gemma3_hub_config_has_gemmas_norms_qk_norm_and_two_rope_tables() -> N
     assert (traits.norm_style, traits.qk_norm, traits.rope_tables) == ("gemma", True, 2)
 
 
-def test_a_config_of_an_unknown_family_gets_the_llama_traits() -> None:
-    config = {**CONFIGS["llama-3.1-8b"], "model_type": "smollm3", "architectures": ["SmolLM3ForCausalLM"]}
-    hub = architecture_from_config("acme/small", config)
-    assert hub.family == "smollm3"
-    assert traits_for(hub) == traits_for(presets()["llama-3.1-8b"])
+def test_a_config_of_an_undeclared_family_is_refused_not_given_llamas_traits() -> None:
+    config = {**CONFIGS["llama-3.1-8b"], "model_type": "acme_lm", "architectures": ["AcmeForCausalLM"]}
+    with pytest.raises(ConfigProblem) as caught:
+        architecture_from_config("acme/small", config)
+    assert (caught.value.kind, caught.value.fields) == ("undeclared_family", ("acme_lm",))
 
 
 @pytest.mark.parametrize("key", ["qwen3-30b-a3b", "qwen3-235b-a22b", "llama-4-scout"])

@@ -10,8 +10,11 @@ from typing import Any, get_args
 import pytest
 from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils._validators import validate_repo_id
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.estimate.core import estimate
+from bot.estimate.families import FAMILIES
 from bot.estimate.hub import (
     ConfigProblem,
     FailureKind,
@@ -28,7 +31,7 @@ from bot.present.command_line import command_line, parse_command_line
 from bot.present.custom_ids import pack, unpack
 from bot.present.hub_problems import describe_hub_failure
 from bot.present.i18n import Language
-from tests.hub_configs import CONFIGS
+from tests.hub_configs import CONFIGS, FAMILY_CONFIGS
 
 
 @pytest.fixture(autouse=True)
@@ -87,8 +90,13 @@ def test_a_multimodal_repo_counts_its_text_model_and_says_so() -> None:
                 "hidden_size": 768,
                 "vocab_size": 50280,
             },
+            "undeclared_family",
+            ("mamba",),
+        ),
+        (
+            {**CONFIGS["llama-3.1-8b"], "num_hidden_layers": None},
             "unknown_architecture",
-            ("num_hidden_layers", "num_attention_heads", "intermediate_size"),
+            ("num_hidden_layers",),
         ),
         ({**CONFIGS["llama-3.1-8b"], "hidden_size": 10**12}, "absurd", ("hidden_size",)),
         ({**CONFIGS["llama-3.1-8b"], "num_hidden_layers": -3}, "absurd", ("num_hidden_layers",)),
@@ -101,7 +109,7 @@ def test_a_multimodal_repo_counts_its_text_model_and_says_so() -> None:
             ("bert",),
         ),
     ],
-    ids=["mamba", "huge", "negative", "heads", "text", "list", "bert"],
+    ids=["mamba", "no-layers", "huge", "negative", "heads", "text", "list", "bert"],
 )
 def test_configs_the_counter_cannot_use_say_why(config: Any, kind: str, fields: tuple[str, ...]) -> None:
     with pytest.raises(ConfigProblem) as caught:
@@ -169,19 +177,19 @@ def test_repo_ids_are_what_huggingface_hub_accepts_in_the_owner_name_form() -> N
 @pytest.mark.parametrize("model_type", [["llama"], {"name": "llama"}, "llama`<@&1>`", "x" * 41, 7], ids=repr)
 def test_a_model_type_that_is_no_plain_name_is_never_echoed(model_type: object) -> None:
     causal = {**CONFIGS["llama-3.1-8b"], "architectures": ["LlamaForCausalLM"], "model_type": model_type}
-    found = architecture_from_config("acme/Odd", causal)
-    assert found.model_type is None
-    register(found)
-    for language in Language:
-        description = render_embed(estimate(parse_request(model="acme/Odd")), language)["description"]
-        assert "`model_type`" in description
-        assert not any(echo in description for echo in ("llama`", "{", "['"))
     encoder = {**causal, "architectures": ["BertModel"]}
-    with pytest.raises(ConfigProblem) as caught:
-        architecture_from_config("acme/Odd", encoder)
-    assert caught.value.fields == ("model_type",)
-    sentence = describe_hub_failure(HubFailure("not_a_decoder", "acme/Odd", caught.value.fields))
-    assert sentence.startswith("`acme/Odd` is not a decoder-only language model the counter knows")
+    for config, kind, opening in (
+        (causal, "undeclared_family", "The `config.json` of `acme/Odd` names no `model_type`"),
+        (encoder, "not_a_decoder", "`acme/Odd` is not a decoder-only language model the counter knows"),
+    ):
+        with pytest.raises(ConfigProblem) as caught:
+            architecture_from_config("acme/Odd", config)
+        assert (caught.value.kind, caught.value.fields) == (kind, ("model_type",))
+        for language in Language:
+            sentence = describe_hub_failure(HubFailure(kind, "acme/Odd", caught.value.fields), language)
+            assert "`model_type`" in sentence
+            assert not any(echo in sentence for echo in ("llama`", "{", "['", "x" * 41))
+        assert describe_hub_failure(HubFailure(kind, "acme/Odd", caught.value.fields)).startswith(opening)
 
 
 def test_a_preset_by_its_hub_id_needs_no_lookup() -> None:
@@ -226,11 +234,77 @@ def test_a_repo_that_cannot_be_had_offers_the_closest_presets() -> None:
     assert "Presets" not in gated  # the repo exists: the way in is a token, not another model
 
 
-def test_a_causal_lm_of_another_family_is_counted_and_called_approximate() -> None:
-    config = {**CONFIGS["llama-3.1-8b"], "architectures": ["HeliumForCausalLM"], "model_type": "helium"}
-    register(architecture_from_config("acme/Smol", config))
-    embed = render_embed(estimate(parse_request(model="acme/Smol")), Language.EN)
-    assert "Its family (`helium`) is not one the counter was checked against" in embed["description"]
-    register(architecture_from_config("acme/Llama", CONFIGS["llama-3.1-8b"]))
-    embed = render_embed(estimate(parse_request(model="acme/Llama")), Language.EN)
-    assert "Its family" not in embed["description"]
+def test_a_causal_lm_of_an_undeclared_family_is_refused_and_says_why() -> None:
+    # Counting it as Llama-shaped would be a silent miscount (Cohere 2 MoE, LFM2, ERNIE 4.5 MoE).
+    config = {**CONFIGS["llama-3.1-8b"], "architectures": ["AcmeForCausalLM"], "model_type": "acme_lm"}
+    with pytest.raises(ConfigProblem) as caught:
+        architecture_from_config("acme/Lm", config)
+    failure = HubFailure(caught.value.kind, "acme/Lm", caught.value.fields)
+    assert describe_hub_failure(failure, Language.EN).startswith(
+        "The counter has no declaration for the family of `acme/Lm` (`acme_lm`)"
+    )
+    assert "`params`" in describe_hub_failure(failure, Language.DE)
+
+
+@pytest.mark.parametrize("model_type", sorted(FAMILY_CONFIGS))
+def test_a_declared_familys_config_counts_as_transformers_builds_it(model_type: str) -> None:
+    # Were ERNIE 4.5 MoE 0.15x (every expert dropped), Apertus 1.27x (a plain MLP counted as gated),
+    # Mistral 3 1.03x (the top-level tying ignored), Cohere 2 MoE refused (num_shared_experts: 0).
+    config, built = FAMILY_CONFIGS[model_type]
+    assert architecture_from_config("acme/m", config).parameter_count == built
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        # LFM2's short-convolution layers, and Gemma 3n's per-layer MLP widths, are not declared.
+        {"model_type": "lfm2", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32},
+        {"model_type": "gemma3n_text", "hidden_size": 2048, "intermediate_size": [8192, 16384]},
+    ],
+    ids=["lfm2", "gemma3n"],
+)
+def test_a_family_without_a_declaration_is_refused_not_guessed(config: dict[str, Any]) -> None:
+    with pytest.raises(ConfigProblem) as caught:
+        architecture_from_config("acme/m", {**config, "architectures": ["SomeForCausalLM"]})
+    assert (caught.value.kind, caught.value.fields) == ("undeclared_family", (config["model_type"],))
+
+
+# Every field some declaration reads, given anything JSON can hold: the reader answers with an
+# architecture or a ConfigProblem, never another exception.
+_FIELDS = sorted(
+    {
+        name
+        for family in FAMILIES
+        for name in (*family.defaults, *(n for ns in family.names.values() for n in ns))
+    }
+    | {"hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim"}
+    | {"intermediate_size", "vocab_size", "tie_word_embeddings", "moe_intermediate_size", "mlp_only_layers"}
+    | {"mlp_layer_types", "num_experts", "num_local_experts", "n_routed_experts", "n_shared_experts"}
+    | {"first_k_dense_replace", "kv_lora_rank", "q_lora_rank", "layer_types", "sliding_window"}
+)
+_JSON = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 5000),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=3),
+    st.lists(st.one_of(st.integers(-2, 70), st.sampled_from(["dense", "sparse"])), max_size=70),
+)
+
+
+@pytest.mark.fuzz  # a few seconds: with the fuzzing, not the default run
+@settings(max_examples=500, deadline=None)
+@given(
+    st.sampled_from([f.model_type for f in FAMILIES]),
+    st.dictionaries(st.sampled_from(_FIELDS), _JSON, max_size=12),
+)
+def test_any_values_in_a_declared_familys_fields_get_an_answer_or_a_reason(
+    model_type: str, fields: dict[str, Any]
+) -> None:
+    base = {**CONFIGS["llama-3.1-8b"], "num_hidden_layers": 4, "model_type": model_type}
+    answer: object
+    try:
+        answer = architecture_from_config("acme/m", {**base, **fields}).parameter_count > 0
+    except ConfigProblem as problem:
+        answer = problem.kind in ("absurd", "unknown_architecture", "undeclared_family")
+    assert answer is True

@@ -75,11 +75,7 @@ async def test_a_repo_becomes_its_architecture_with_its_commit(hub: FakeHub, tmp
         ("acme/No-Config", "no_config", ()),
         ("acme/Broken", "malformed", ()),
         ("acme/Huge", "too_large", ()),
-        (
-            "acme/Mamba",
-            "unknown_architecture",
-            ("num_hidden_layers", "num_attention_heads", "intermediate_size"),
-        ),
+        ("acme/Mamba", "undeclared_family", ("mamba",)),
         ("acme/Absurd", "absurd", ("num_hidden_layers",)),
     ],
 )

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from bot.estimate.families import Family, family
 from bot.estimate.models import Architecture
 from bot.estimate.sharding import WHOLE_MODEL, CardShare
 from bot.estimate.value_type import value_type
@@ -91,44 +92,32 @@ class FamilyTraits:
     complex_rope: bool = False
 
 
-# transformers model_types by what their layers keep (their modeling_*.py): Gemma's RMSNorm computes
-# in fp32 and keeps ``1 + weight``; Gemma 3 and Qwen3 normalize each Q and K head; Gemma 3 has a RoPE
-# table pair for local and one for global layers; Qwen3-MoE and gpt-oss cast the routing weights to
-# the hidden dtype.
-_GEMMA = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text"})
-_GEMMA3 = frozenset({"gemma3", "gemma3_text"})
-_QWEN3 = frozenset({"qwen3", "qwen3_moe"})
-_LLAMA4 = frozenset({"llama4", "llama4_text"})
-_PARTIAL_ROPE = frozenset({"glm4_moe"})
-_ROPE_CAT = frozenset({"glm4_moe", "phi3"})
-_SOFTCAPPING = frozenset({"gemma2"})
+# A family without a declaration keeps what Llama's layers keep.
+_LLAMA_LIKE = Family("llama")
 
 
 def traits_for(arch: Architecture) -> FamilyTraits:
     """The traits of the architecture's family (``Architecture.family``: a config's model_type, or
-    the one a preset's key names), so a Hub repo gets its family's as the preset of the same shape."""
-    family = arch.family or ""
-    gemma = family in _GEMMA
-    gemma3 = family in _GEMMA3
-    qwen3 = family in _QWEN3
-    gpt_oss = family == "gpt_oss"
+    the one a preset's key names), as its declaration (bot.estimate.families) gives them, so a Hub
+    repo gets its family's as the preset of the same shape."""
+    declared = family(arch.family) or _LLAMA_LIKE
     return FamilyTraits(
-        norm_style="gemma" if gemma else "fp32" if gpt_oss else "llama",
-        qk_norm=arch.qk_norm or gemma3 or qwen3,
-        router_weight_bytes=2 if (qwen3 or gpt_oss) else 4,
-        rope_tables=2 if gemma3 else 1,
-        attention_sinks=arch.attention_sinks or gpt_oss,
-        clamped_swiglu=gpt_oss,
-        rope_half_width=gpt_oss,
+        norm_style=declared.norm_style,
+        qk_norm=arch.qk_norm or declared.qk_norm is True,
+        router_weight_bytes=declared.router_weight_bytes,
+        rope_tables=declared.rope_tables,
+        attention_sinks=arch.attention_sinks or declared.attention_sinks,
+        clamped_swiglu=declared.clamped_swiglu,
+        rope_half_width=declared.rope_half_width,
         # The noaux_tc router with its per-expert correction bias: DeepSeek-V3/R1, Kimi K2 (transformers
         # maps kimi_k2 to deepseek_v3) and GLM-4.5, whose MoE layer is DeepSeek-V3's code (measured).
         deepseek_moe=arch.router_correction_bias,
-        rope_cat=family in _ROPE_CAT,
-        partial_rope=family in _PARTIAL_ROPE,
-        softcapping=family in _SOFTCAPPING,
-        dense_experts=family in _LLAMA4,
-        compute_dtype_softmax=family in _LLAMA4,
-        complex_rope=family in _LLAMA4,
+        rope_cat=declared.rope_cat,
+        partial_rope=declared.partial_rope,
+        softcapping=declared.softcapping,
+        dense_experts=declared.dense_experts,
+        compute_dtype_softmax=declared.compute_dtype_softmax,
+        complex_rope=declared.complex_rope,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from bot.estimate.families import Experts, Family, Multimodal, family, multimodal
 from bot.estimate.models import Architecture
 from bot.estimate.tensors import CountedModel
 
@@ -37,31 +38,6 @@ _MAX_PARAMETERS = 1_000_000_000_000_000  # 10^15 = 1,000,000B: over 1,000 times 
 COUNT_TOLERANCE = 0.01
 
 HUB_KEY = "hub"  # the key of every Hub architecture: it travels by its repo ID, never by key
-
-# Families whose transformers config class ties the embeddings by default (PretrainedConfig's
-# default is True; these classes keep it, the others set False).
-_TIED_BY_DEFAULT = frozenset({"gemma", "gemma2", "gemma3", "gemma3_text"})
-# Families whose decoder layers hold four RMSNorms (pre and post, around attention and the MLP).
-_FOUR_NORMS = frozenset({"gemma2", "gemma3", "gemma3_text"})
-_QK_NORM = frozenset({"qwen3", "qwen3_moe", "gemma3", "gemma3_text"})
-_FUSED_PROJECTIONS = frozenset({"phi3"})  # qkv_proj and gate_up_proj in the checkpoint
-_FUSED_EXPERTS = frozenset({"gpt_oss", "llama4", "llama4_text"})  # experts.gate_up_proj
-# The families whose field names this module maps (and tests against the presets' counts). Another
-# family is counted when its config says it is a causal LM (Llama-like variants abound); a BERT or a
-# T5 has the same field names but another shape, which the counter would count wrongly.
-KNOWN_FAMILIES = frozenset(
-    {
-        "llama", "mistral", "mistral3", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma", "gemma2",
-        "gemma3", "gemma3_text", "phi3", "deepseek_v3", "kimi_k2", "gpt_oss", "glm4_moe", "llama4",
-        "llama4_text", "smollm3",
-    }
-)  # fmt: skip
-
-
-def _is_decoder(config: dict[str, Any], family: str) -> bool:
-    architectures = config.get("architectures")
-    names = [a for a in architectures if isinstance(a, str)] if isinstance(architectures, list) else []
-    return family in KNOWN_FAMILIES or any(name.endswith("ForCausalLM") for name in names)
 
 
 def is_repo_id(text: str) -> bool:
@@ -90,6 +66,7 @@ FailureKind = Literal[
     "absurd",  # sizes no model has
     "unknown_architecture",  # fields the counter needs are missing
     "not_a_decoder",  # an encoder, encoder-decoder or other model the counter does not count
+    "undeclared_family",  # a model_type the counter has no declaration of (bot.estimate.families)
     "rate_limited",  # the Hub answered 429
     "unavailable",  # the Hub is down, unreachable or too slow
     "offline",  # HF_HUB_OFFLINE and the config is not cached
@@ -112,7 +89,7 @@ class ConfigProblem(ValueError):
 
     def __init__(
         self,
-        kind: Literal["unknown_architecture", "not_a_decoder", "absurd", "malformed"],
+        kind: Literal["unknown_architecture", "not_a_decoder", "undeclared_family", "absurd", "malformed"],
         fields: tuple[str, ...],
     ) -> None:
         super().__init__(f"{kind}: {', '.join(fields)}")
@@ -120,42 +97,71 @@ class ConfigProblem(ValueError):
         self.fields = fields
 
 
-def _text_config(config: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """The text model's config and whether the repo is multimodal (Gemma 3, Llama 4, Mistral 3 keep
-    the language model's fields in ``text_config``)."""
+def _text_config(config: dict[str, Any]) -> tuple[dict[str, Any], Multimodal | None]:
+    """The text model's config and, for a multimodal repo, its declaration (Gemma 3, Llama 4,
+    Mistral 3 keep the language model's fields in ``text_config``)."""
+    outer = multimodal(str(config.get("model_type") or ""))
     inner = config.get("text_config")
-    if isinstance(inner, dict):
-        merged = dict(inner)
-        # Some multimodal configs keep the vocabulary or the tying at the top level only.
-        for name in ("vocab_size", "tie_word_embeddings"):
-            if name not in merged and name in config:
-                merged[name] = config[name]
-        merged.setdefault("model_type", config.get("model_type"))
-        return merged, True
-    return config, False
+    if outer is None or not isinstance(inner, dict):
+        return config, None
+    merged = dict(inner)
+    # Some multimodal configs keep the vocabulary or the tying at the top level only.
+    for name in ("vocab_size", "tie_word_embeddings"):
+        if name not in merged and name in config:
+            merged[name] = config[name]
+    if outer.tie_at_top:  # the ForConditionalGeneration class ties by the top-level config
+        value = config.get("tie_word_embeddings")
+        merged["tie_word_embeddings"] = value if isinstance(value, bool) else outer.tied_by_default
+    merged["model_type"] = merged.get("model_type") or outer.text_model_type
+    return merged, outer
+
+
+def _refusal(config: dict[str, Any], model_type: str) -> ConfigProblem:
+    """Why a config without a declared family is not counted: an encoder (its classes say so) or a
+    family the counter has no declaration of, rather than a guess at a Llama-shaped count."""
+    architectures = config.get("architectures")
+    names = [a for a in architectures if isinstance(a, str)] if isinstance(architectures, list) else []
+    causal = any(name.endswith(("ForCausalLM", "LMHeadModel", "ForConditionalGeneration")) for name in names)
+    named = (model_type[:40] or "model_type",)
+    if config.get("is_encoder_decoder") is True or (names and not causal):
+        return ConfigProblem("not_a_decoder", named)
+    return ConfigProblem("undeclared_family", named)
 
 
 class _Reader:
-    """Reads typed fields of a config, remembering which required ones are missing or unusable."""
+    """Reads typed fields of a config, or the family's defaults for them, remembering which required
+    ones are missing or unusable."""
 
-    def __init__(self, config: dict[str, Any]) -> None:
+    def __init__(self, config: dict[str, Any], declared: Family) -> None:
         self.config = config
+        self.declared = declared
         self.missing: list[str] = []
         self.absurd: list[str] = []
 
-    def first(self, *names: str) -> tuple[str, object] | None:
+    def first(self, *keys: str, mapped: bool = True) -> tuple[str, object] | None:
+        """The first of ``keys`` the config (or the family's defaults) gives; ``mapped``: the keys are
+        the counter's common names, which the family may spell otherwise (``Family.names``)."""
+        names = [n for key in keys for n in (self.declared.name(key) if mapped else (key,))]
         for name in names:
             if self.config.get(name) is not None:
                 return name, self.config[name]
+        for name in names:
+            if self.declared.default(name) is not None:
+                return name, self.declared.default(name)
         return None
 
-    def int(
-        self, *names: str, required: bool = False, default: int | None = None, top: int = _MAX_DIMENSION
+    def whole(
+        self,
+        *names: str,
+        required: bool = False,
+        default: int | None = None,
+        top: int = _MAX_DIMENSION,
+        mapped: bool = True,
     ) -> int | None:
-        found = self.first(*names)
+        found = self.first(*names, mapped=mapped)
         if found is None:
             if required:
-                self.missing.append(names[0])
+                self.missing.append(self.declared.name(names[0])[0] if mapped else names[0])
             return default
         name, value = found
         # JSON has one number type: 4096.0 is a whole number, 4096.5 and true are not.
@@ -166,9 +172,38 @@ class _Reader:
             return default
         return value
 
-    def flag(self, name: str, default: bool = False) -> bool:
-        value = self.config.get(name)
-        return value if isinstance(value, bool) else default
+    def count(self, name: str | None, top: int = _MAX_LAYERS) -> int:
+        """A whole number that may be 0 (first_k_dense_replace, n_shared_experts: 0)."""
+        if name is None:
+            return 0
+        found = self.first(name, mapped=False)
+        if found is None or found[1] == 0 or found[1] == 0.0:
+            return 0
+        return self.whole(name, top=top, mapped=False) or 0
+
+    def flag(self, switch: bool | str, default: bool = False) -> bool:
+        """A family's constant, or the config's switch (the family's default when absent)."""
+        if isinstance(switch, bool):
+            return switch
+        value = self.config.get(switch)
+        if isinstance(value, bool):
+            return value
+        declared = self.declared.default(switch)
+        return declared if isinstance(declared, bool) else default
+
+    def layers_listed(self, name: str | None, layers: int) -> tuple[int, ...]:
+        """A list of layer indices (Qwen's mlp_only_layers); a bad one is absurd."""
+        if name is None:
+            return ()
+        value = self.config.get(name, self.declared.default(name))
+        if value is None:
+            return ()
+        if not isinstance(value, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) and 0 <= i < max(layers, 1) for i in value
+        ):
+            self.absurd.append(name)
+            return ()
+        return tuple(sorted(set(value)))
 
 
 def _sliding_layers(text: dict[str, Any], layers: int) -> int:
@@ -201,11 +236,36 @@ def _positive_int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+def _dense_layers(read: _Reader, moe: Experts, layers: int) -> tuple[int, ...]:
+    """The layers of a MoE model that keep a dense MLP, where the config lists them or bounds the MoE
+    layers (on top of first_k_dense_replace and the step, which the Architecture applies itself)."""
+    dense = set(read.layers_listed(moe.dense_list, layers))
+    if moe.kinds is not None:
+        name, dense_kind = moe.kinds
+        kinds = read.config.get(name, read.declared.default(name))
+        if isinstance(kinds, list) and len(kinds) == layers:
+            dense |= {i for i, kind in enumerate(kinds) if kind == dense_kind}
+        elif kinds is not None:
+            read.absurd.append(name)
+    if moe.span is not None:
+        values = [read.config.get(n, read.declared.default(n)) for n in moe.span]
+        bounds = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+        if len(bounds) != len(values):
+            read.absurd.extend(moe.span)
+            return ()
+        start, end, interval = bounds
+        end = layers - 1 if end == -1 else end  # the config class's "up to the last layer"
+        step = max(interval, 1)
+        dense |= {i for i in range(layers) if not (start <= i <= end and (i + 1) % step == 0)}
+    return tuple(sorted(dense))
+
+
 def architecture_from_config(
     repo_id: str, config: object, *, stored_params: int | None = None, revision: str | None = None
 ) -> Architecture:
     """The architecture a config.json describes, counted like the presets; :class:`ConfigProblem` when
-    it is not a dict of the fields a decoder-only transformer needs, or its sizes are absurd.
+    it is not a dict of the fields its family's declaration (bot.estimate.families) reads, its family
+    has no declaration, or its sizes are absurd.
 
     ``stored_params`` is the Hub's safetensors total: recorded when it disagrees with the count by
     more than :data:`COUNT_TOLERANCE` (the answer uses the count and says why), and, for a multimodal
@@ -213,37 +273,51 @@ def architecture_from_config(
     """
     if not isinstance(config, dict):
         raise ConfigProblem("malformed", ())
-    text, multimodal = _text_config(config)
-    family = plain_model_type(text.get("model_type"))
-    if not _is_decoder(config, family):
-        raise ConfigProblem("not_a_decoder", (family[:40] or "model_type",))
-    read = _Reader(text)
-    hidden = read.int("hidden_size", "n_embd", "d_model", required=True)
-    layers = read.int("num_hidden_layers", "n_layer", "num_layers", required=True, top=_MAX_LAYERS)
-    heads = read.int("num_attention_heads", "n_head", required=True)
-    kv_heads = read.int("num_key_value_heads", "num_kv_heads", default=heads)
-    vocab = read.int("vocab_size", required=True, top=100_000_000)
-    head_dim = read.int("head_dim")
-    experts = read.int("num_local_experts", "n_routed_experts", "num_experts", default=1, top=_MAX_EXPERTS)
-    per_token = read.int("num_experts_per_tok", "experts_per_token", "num_experts_per_token", default=1)
-    expert_width = read.int("moe_intermediate_size")
-    # Llama 4 names its widths the other way round: intermediate_size is an expert's,
-    # intermediate_size_mlp the dense layers'.
-    if family in ("llama4", "llama4_text"):
-        expert_width = read.int("intermediate_size")
-        dense_width = read.int("intermediate_size_mlp", "intermediate_size", required=True)
-    else:
-        dense_width = read.int("intermediate_size", "n_inner", "ffn_dim", required=True)
-    shared = read.int(
-        "n_shared_experts", "num_shared_experts", default=1 if family.startswith("llama4") else 0
-    )
-    mla = {
-        name: read.int(name)
-        for name in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
-    }
-    first_dense = text.get("first_k_dense_replace")
-    step = read.int("interleave_moe_layer_step", "decoder_sparse_step", default=1)
-    mtp = text.get("num_nextn_predict_layers")
+    text, outer = _text_config(config)
+    # Only a plain short name is ever echoed (a list's or an object's repr never reaches an answer).
+    model_type = plain_model_type(text.get("model_type"))
+    declared = family(model_type)
+    if declared is None:
+        named = plain_model_type(config.get("model_type")) or model_type if outer is None else model_type
+        raise _refusal(config, named)
+    read = _Reader(text, declared)
+    for switch in declared.unsupported:
+        if text.get(switch, declared.default(switch)):
+            raise ConfigProblem("undeclared_family", (f"{model_type[:40]} with {switch}",))
+    hidden = read.whole("hidden_size", required=True)
+    layers = read.whole("num_hidden_layers", required=True, top=_MAX_LAYERS)
+    heads = read.whole("num_attention_heads", required=True)
+    kv_heads = read.whole("num_key_value_heads", default=heads)
+    vocab = read.whole("vocab_size", required=True, top=100_000_000)
+    head_dim = read.whole("head_dim")
+    dense_width = read.whole("intermediate_size", required=True)
+    moe = declared.experts
+    experts = read.whole(*moe.count, default=1, top=_MAX_EXPERTS, mapped=False) if moe else 1
+    is_moe = (experts or 1) > 1
+    moe_fields: dict[str, Any] = {}
+    if moe is not None and is_moe:
+        per_token = read.whole(moe.active, default=1, mapped=False) or 1
+        shared_width = read.count(moe.shared_width, top=_MAX_DIMENSION)
+        shared = moe.shared if isinstance(moe.shared, int) else read.count(moe.shared, top=_MAX_EXPERTS)
+        moe_fields = {
+            "experts_per_token": min(per_token, experts or 1),
+            "moe_intermediate_size": (
+                read.whole(moe.width, required=True, mapped=False) if moe.width else None
+            ),
+            "shared_experts": 1 if shared_width else shared,
+            "shared_expert_intermediate_size": shared_width or None,
+            "shared_expert_gate": moe.shared_gate and bool(shared_width),
+            "first_k_dense_replace": read.count(moe.first_dense),
+            "interleave_moe_layer_step": read.whole(moe.step, default=1, mapped=False) if moe.step else 1,
+            "mlp_only_layers": _dense_layers(read, moe, layers or 0),
+            "router_bias": moe.router_bias,
+            "router_correction_bias": read.flag(moe.correction_bias),
+            "expert_bias": moe.expert_bias,
+            "fused_expert_gate_up": moe.fused_gate_up,
+        }
+    mla_names = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+    mla = {name: read.whole(name) for name in mla_names} if declared.mla else {}
+    mtp = read.count("num_nextn_predict_layers") if declared.multi_token_prediction else 0
     sliding = _sliding_layers(text, layers or 0)
     if read.absurd:
         raise ConfigProblem("absurd", tuple(read.absurd))
@@ -251,15 +325,13 @@ def architecture_from_config(
         raise ConfigProblem("unknown_architecture", tuple(read.missing))
     if heads and kv_heads and heads % kv_heads:  # grouped-query attention shares whole groups
         raise ConfigProblem("absurd", ("num_key_value_heads",))
-    is_moe = (experts or 1) > 1
-    attention_bias = read.flag("attention_bias")
     fields: dict[str, Any] = {
         "key": HUB_KEY,
         "name": repo_id,
         "hub_id": repo_id,
         "source": "hub",
         "hub_revision": revision,
-        "model_type": family[:40] or None,
+        "model_type": model_type or None,
         "hidden_size": hidden,
         "layers": layers,
         "attention_heads": heads,
@@ -267,38 +339,29 @@ def architecture_from_config(
         "head_dim": head_dim,
         "intermediate_size": dense_width,
         "vocab_size": vocab,
-        "tied_embeddings": read.flag("tie_word_embeddings", family in _TIED_BY_DEFAULT),
-        # Qwen2 always has q/k/v biases; elsewhere attention_bias puts them on q/k/v (GLM-4.5) or also
-        # on o (Llama, Mistral, Qwen3, gpt-oss: transformers passes bias=attention_bias to o_proj).
-        "qkv_bias": family == "qwen2" or attention_bias,
-        "o_bias": attention_bias and family not in ("glm4_moe", "qwen2"),
-        # use_qk_norm: RMSNorm weights on q and k in GLM-4.5; Llama 4's is an L2 norm without weights
-        # (transformers' Llama4TextL2Norm), so it adds no parameters there.
-        "qk_norm": family in _QK_NORM or (read.flag("use_qk_norm") and not family.startswith("llama4")),
-        "attention_sinks": family == "gpt_oss",
-        "norms_per_layer": 4 if family in _FOUR_NORMS else 2,
-        "fused_qkv": family in _FUSED_PROJECTIONS,
-        "fused_gate_up": family in _FUSED_PROJECTIONS,
-        "fused_expert_gate_up": family in _FUSED_EXPERTS and is_moe,
+        "tied_embeddings": read.flag("tie_word_embeddings", declared.tied_by_default),
+        "qkv_bias": read.flag(declared.qkv_bias),
+        "o_bias": read.flag(declared.o_bias),
+        "qk_norm": read.flag(declared.qk_norm),
+        "qk_norm_scope": declared.qk_norm_scope,
+        "attention_sinks": declared.attention_sinks,
+        "norms_per_layer": declared.norms_per_layer + 2 * read.flag(declared.post_norms),
+        "norm_parameters": declared.norm_parameters,
+        "lm_head_bias": read.flag(declared.lm_head_bias),
+        "gated_mlp": declared.gated_mlp,
+        "mlp_bias": read.flag(declared.mlp_bias),
+        "activation_params": declared.activation_params,
+        "fused_qkv": declared.fused_qkv,
+        "fused_gate_up": declared.fused_gate_up,
         **mla,
-        "experts": experts,
-        "experts_per_token": min(per_token or 1, experts or 1),
-        "moe_intermediate_size": expert_width if is_moe else None,
-        "shared_experts": shared if is_moe else 0,
-        "first_k_dense_replace": first_dense
-        if is_moe and isinstance(first_dense, int) and first_dense >= 0
-        else 0,
-        "interleave_moe_layer_step": step,
-        "router_bias": family == "gpt_oss",
-        # DeepSeek-V3's noaux_tc routing and GLM-4.5 keep a correction bias per expert.
-        "router_correction_bias": is_moe and (text.get("topk_method") == "noaux_tc" or family == "glm4_moe"),
-        "expert_bias": family == "gpt_oss",
-        "mtp_layers": mtp if isinstance(mtp, int) and 0 <= mtp <= _MAX_LAYERS else 0,
+        "experts": experts if moe_fields else 1,
+        **moe_fields,
+        "mtp_layers": mtp,
         "sliding_window": text["sliding_window"] if sliding else None,
         "sliding_window_layers": sliding,
-        "text_only_of_multimodal": multimodal,
+        "text_only_of_multimodal": outer is not None,
         # "Active per token" by the vendor's convention, as the presets count it.
-        "active_embeddings": {"gpt_oss": "output", "glm4_moe": "none"}.get(family, "both"),
+        "active_embeddings": declared.active_embeddings,
         "context_length": _positive_int(text.get("max_position_embeddings")),
         "published_params": 1,  # replaced below by the count
     }
@@ -312,7 +375,7 @@ def architecture_from_config(
         raise ConfigProblem("absurd", ("hidden_size", "num_hidden_layers"))
     update: dict[str, Any] = {"published_params": count}
     if stored_params is not None and stored_params > 0:
-        if multimodal and stored_params > count:
+        if outer is not None and stored_params > count:
             update["non_text_params"] = stored_params - count  # the vision tower and projector
         elif abs(stored_params - count) > COUNT_TOLERANCE * count:
             update["hub_stored_params"] = stored_params

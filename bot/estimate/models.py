@@ -3,8 +3,10 @@
 The parameter count is summed from the architecture of a decoder-only transformer as the Hugging
 Face ``transformers`` implementations build it (their state dicts: Llama, Llama 4, Mistral, Mixtral,
 Qwen2/Qwen3/Qwen3-MoE, Gemma 2/3, Phi-3, DeepSeek-V3, GLM-4.5 MoE, gpt-oss): token embeddings,
-attention (grouped-query K/V, or Multi-head Latent Attention), a gated MLP (gate, up, down) or a
-mixture of experts, RMSNorm weights, and an LM head unless it is tied to the embeddings.
+attention (grouped-query K/V, or Multi-head Latent Attention), a gated MLP (gate, up, down), a plain
+one (up, down) or a mixture of experts, the norms' weights (and LayerNorm biases), and an LM head
+unless it is tied to the embeddings; which of these a family has is its declaration's
+(``bot.estimate.families``), checked against transformers' own build of every declared family.
 Multi-token-prediction modules (DeepSeek-V3, GLM-4.5) are recorded but not counted: ``transformers``
 does not build them and the vendors' headline totals leave them out (DeepSeek-V3: "671B of the Main
 Model weights and 14B of the Multi-Token Prediction (MTP) Module weights"). For a multimodal repo
@@ -24,30 +26,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bot.estimate.families import preset_family
 from bot.estimate.tensors import TensorCount
 
 KEY_PATTERN = r"^[a-z0-9][a-z0-9.-]{0,19}$"  # keys travel in a Discord custom_id: short and plain
-
-
-# The transformers model_type of each preset family, by key prefix (first match wins): models.toml
-# holds no family, and the shape alone cannot tell Llama from Mistral. A new family needs a line here;
-# the test that derives every preset's config fails until it has one.
-_PRESET_MODEL_TYPES: tuple[tuple[str, str], ...] = (
-    ("llama-4", "llama4_text"),  # the text model of the multimodal repo, as the preset counts it
-    ("llama", "llama"),
-    ("mistral", "mistral"),
-    ("mixtral", "mixtral"),
-    ("qwen2.5", "qwen2"),
-    ("qwen3", "qwen3"),  # qwen3_moe when the preset has experts
-    ("gemma-2", "gemma2"),
-    ("gemma-3", "gemma3_text"),
-    ("phi", "phi3"),
-    ("deepseek", "deepseek_v3"),
-    ("kimi", "deepseek_v3"),  # transformers maps Kimi K2's model_type to DeepSeek-V3
-    ("gpt-oss", "gpt_oss"),
-    ("glm-4.5", "glm4_moe"),
-    ("smollm3", "smollm3"),  # Llama's parameters; NoPE on every 4th layer
-)
 
 
 class Architecture(BaseModel):
@@ -71,8 +53,18 @@ class Architecture(BaseModel):
     qkv_bias: bool = False
     o_bias: bool = False  # gpt-oss: a bias on the output projection as well
     qk_norm: bool = False  # Qwen3, Gemma 3, GLM-4.5: RMSNorm of head_dim on each query and key head
+    # "projection": the norms span all of q and all of k instead (OLMo 2, Cohere's per-head weights).
+    qk_norm_scope: Literal["head", "projection"] = "head"
     attention_sinks: bool = False  # gpt-oss: one learned logit per head and layer
     norms_per_layer: int = Field(default=2, ge=0)
+    # What each norm over the hidden size holds (the final norm's too): a weight (RMSNorm, Cohere's
+    # LayerNorm), weight and bias (LayerNorm: StarCoder 2, Phi, GPT-NeoX) or nothing (OLMo's).
+    norm_parameters: Literal["weight", "weight_bias", "none"] = "weight"
+    lm_head_bias: bool = False  # Phi, ERNIE 4.5 with use_bias: a bias of the vocabulary's size
+    # The dense MLP (and the experts): gated gate/up/down (Shazeer 2020) or a plain up/down.
+    gated_mlp: bool = True
+    mlp_bias: bool = False  # biases on the dense MLP's projections
+    activation_params: int = Field(default=0, ge=0)  # learned scalars of each MLP's activation (xIELU)
     # How the checkpoint stores its projections (same parameters; LoRA pairs differ): Phi-3/Phi-4
     # fuse qkv_proj and gate_up_proj; gpt-oss and Llama 4 fuse every routed expert's gate_up_proj.
     fused_qkv: bool = False
@@ -91,6 +83,10 @@ class Architecture(BaseModel):
         default=None, gt=0
     )  # an expert's width; default intermediate_size
     shared_experts: int = Field(default=0, ge=0)  # one MLP of shared_experts × moe_intermediate_size
+    # Qwen2-MoE: the shared MLP's own width (then shared_experts is 1), and its sigmoid gate h -> 1.
+    shared_expert_intermediate_size: int | None = Field(default=None, gt=0)
+    shared_expert_gate: bool = False
+    mlp_only_layers: tuple[int, ...] = ()  # layers that keep a dense MLP (Qwen's mlp_only_layers)
     first_k_dense_replace: int = Field(default=0, ge=0)  # the first k layers keep a dense MLP
     interleave_moe_layer_step: int = Field(default=1, ge=1)  # MoE on layers i with (i + 1) % step == 0
     router_bias: bool = False  # gpt-oss: the router is a Linear with bias
@@ -143,6 +139,10 @@ class Architecture(BaseModel):
             self.sliding_window is not None
         ):
             raise ValueError(f"{self.key}: sliding_window and sliding_window_layers go together")
+        if self.shared_expert_intermediate_size is not None and self.shared_experts != 1:
+            raise ValueError(f"{self.key}: a shared expert of its own width is one shared expert")
+        if any(not 0 <= i < self.layers for i in self.mlp_only_layers):
+            raise ValueError(f"{self.key}: mlp_only_layers names a layer the model does not have")
         if self.non_text_params and not self.text_only_of_multimodal:
             raise ValueError(f"{self.key}: non_text_params is for a multimodal repo")
         return self
@@ -157,10 +157,8 @@ class Architecture(BaseModel):
         ``vram-bot measure`` derives both read it."""
         if self.model_type:
             return self.model_type
-        for prefix, model_type in _PRESET_MODEL_TYPES:
-            if self.key.startswith(prefix):
-                return "qwen3_moe" if model_type == "qwen3" and self.is_moe else model_type
-        return None
+        declared = preset_family(self.key, self.is_moe)  # bot.estimate.families' preset_prefixes
+        return declared.model_type if declared is not None else None
 
     @property
     def is_mla(self) -> bool:
@@ -215,7 +213,10 @@ class Architecture(BaseModel):
 
     @property
     def shared_intermediate_size(self) -> int:
-        """The shared-expert MLP's width (DeepSeek-V3 and transformers: moe width × n_shared)."""
+        """The shared-expert MLP's width (DeepSeek-V3 and transformers: moe width × n_shared; Qwen2-MoE
+        names its own)."""
+        if self.shared_expert_intermediate_size is not None:
+            return self.shared_expert_intermediate_size
         return self.expert_intermediate_size * self.shared_experts
 
     @property
@@ -224,8 +225,12 @@ class Architecture(BaseModel):
         (i + 1) % interleave_moe_layer_step == 0 (Llama 4's moe_layers, Qwen3-MoE's decoder_sparse_step)."""
         if not self.is_moe:
             return 0
-        step = self.interleave_moe_layer_step
-        return sum(1 for i in range(self.first_k_dense_replace, self.layers) if (i + 1) % step == 0)
+        step, dense = self.interleave_moe_layer_step, set(self.mlp_only_layers)
+        return sum(
+            1
+            for i in range(self.first_k_dense_replace, self.layers)
+            if (i + 1) % step == 0 and i not in dense
+        )
 
     @property
     def dense_layers(self) -> int:
@@ -259,10 +264,12 @@ class Architecture(BaseModel):
             qkv = [("q_proj", h, self.q_dim), ("k_proj", h, self.k_dim), ("v_proj", h, self.v_dim)]
         return [*qkv, ("o_proj", self.o_dim, h)]
 
-    @staticmethod
-    def _mlp(prefix: str, h: int, f: int, *, fused: bool) -> list[tuple[str, int, int]]:
+    def _mlp(self, prefix: str, h: int, f: int, *, fused: bool) -> list[tuple[str, int, int]]:
         # A gated MLP (Shazeer 2020, "GLU Variants Improve Transformer"): gate and up h -> f, down
-        # f -> h; some checkpoints store gate and up as one gate_up_proj of h -> 2f.
+        # f -> h; some checkpoints store gate and up as one gate_up_proj of h -> 2f. A plain MLP
+        # (GPT-2, StarCoder 2, Apertus) has only up and down.
+        if not self.gated_mlp:
+            return [(f"{prefix}up_proj", h, f), (f"{prefix}down_proj", f, h)]
         if fused:
             return [(f"{prefix}gate_up_proj", h, 2 * f), (f"{prefix}down_proj", f, h)]
         return [(f"{prefix}gate_proj", h, f), (f"{prefix}up_proj", h, f), (f"{prefix}down_proj", f, h)]
@@ -304,30 +311,43 @@ class Architecture(BaseModel):
             params += self.q_dim + self.k_dim + self.v_dim
         if self.o_bias:
             params += self.hidden_size
-        if self.qk_norm:
+        if self.qk_norm and self.qk_norm_scope == "projection":
+            params += self.q_dim + self.k_dim  # q_norm and k_norm over every head's width
+        elif self.qk_norm:
             params += 2 * self.qk_head_dim  # q_norm and k_norm, shared by the heads
         if self.attention_sinks:
             params += self.attention_heads  # gpt-oss: one learned sink logit per head
         return params
 
+    def _dense_mlp_params(self) -> int:
+        """One dense MLP: its projections, their biases (d_out each) and its activation's scalars."""
+        linears = self.dense_mlp_linears()
+        biases = sum(o for _, _, o in linears) if self.mlp_bias else 0
+        return sum(i * o for _, i, o in linears) + biases + self.activation_params
+
+    def _norm_params(self) -> int:
+        """One norm over the hidden size: RMSNorm's weight, LayerNorm's weight and bias."""
+        return self.hidden_size * {"weight": 1, "weight_bias": 2, "none": 0}[self.norm_parameters]
+
     def _expert_params(self) -> int:
         """One routed expert: gate, up, down (+ their biases in gpt-oss: 2f on gate_up, h on down)."""
         h, f = self.hidden_size, self.expert_intermediate_size
-        return 3 * h * f + ((2 * f + h) if self.expert_bias else 0)
+        return (3 if self.gated_mlp else 2) * h * f + ((2 * f + h) if self.expert_bias else 0)
 
     def _moe_params(self, experts_counted: int) -> int:
         """One MoE layer's MLP side: the counted routed experts, the shared MLP and the router
         (h × experts, + a bias in gpt-oss, + DeepSeek-V3's per-expert e_score_correction_bias)."""
         h, e = self.hidden_size, self.experts
         router = h * e + e * (self.router_bias + self.router_correction_bias)
-        return experts_counted * self._expert_params() + 3 * h * self.shared_intermediate_size + router
+        shared = sum(i * o for _, i, o in self.shared_expert_linears()) + h * self.shared_expert_gate
+        return experts_counted * self._expert_params() + shared + router
 
     def _counts(self, experts_counted: int, embeddings_counted: str = "both") -> int:
         h = self.hidden_size
-        per_layer = self._attention_params() + self.norms_per_layer * h
+        per_layer = self._attention_params() + self.norms_per_layer * self._norm_params()
         blocks = (
             self.layers * per_layer
-            + self.dense_layers * 3 * h * self.intermediate_size
+            + self.dense_layers * self._dense_mlp_params()
             + self.moe_layers * self._moe_params(experts_counted)
         )
         matrix = self.vocab_size * h
@@ -337,7 +357,9 @@ class Architecture(BaseModel):
             embeddings, lm_head = 0, matrix
         else:
             embeddings, lm_head = matrix, 0 if self.tied_embeddings else matrix
-        return embeddings + blocks + h + lm_head  # + h: the final norm
+        if embeddings_counted != "none":
+            lm_head += self.vocab_size * self.lm_head_bias
+        return embeddings + blocks + self._norm_params() + lm_head  # and the final norm
 
     @property
     def mtp_parameter_count(self) -> int:
@@ -349,8 +371,8 @@ class Architecture(BaseModel):
         if not self.mtp_layers:
             return 0
         h = self.hidden_size
-        mlp = self._moe_params(self.experts) if self.is_moe else 3 * h * self.intermediate_size
-        block = self._attention_params() + self.norms_per_layer * h + mlp
+        mlp = self._moe_params(self.experts) if self.is_moe else self._dense_mlp_params()
+        block = self._attention_params() + self.norms_per_layer * self._norm_params() + mlp
         return self.mtp_layers * (block + 2 * h * h + 3 * h + 2 * self.vocab_size * h)
 
     @property

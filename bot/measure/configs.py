@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from bot.estimate.families import Family, family, multimodal
 from bot.estimate.hub import architecture_from_config
 from bot.estimate.models import Architecture
 
@@ -40,9 +41,6 @@ def at_depth(arch: Architecture, layers: int) -> Architecture:
 
 # --- presets -----------------------------------------------------------------------------------------
 
-# The families whose config classes take a per-layer attention list (layer_types).
-_LAYER_TYPED = frozenset({"gemma2", "gemma3_text", "gpt_oss"})
-
 
 def model_type_of(preset: Architecture) -> str:
     # The family is the Architecture's (bot.estimate.models), which the activation formulas read too.
@@ -62,56 +60,64 @@ def _layer_types(preset: Architecture) -> list[str] | None:
     return types if types.count("sliding_attention") == preset.sliding_window_layers else None
 
 
-def _moe_fields(preset: Architecture, model_type: str) -> dict[str, Any]:
-    """The experts in the field names of each family's config class."""
-    if not preset.is_moe:
+def _switches(preset: Architecture, declared: Family) -> dict[str, Any]:
+    """The config fields that switch the preset's biases, QK-norm and post-norms on or off, where the
+    family has a field for them (a family's constant needs none)."""
+    wanted = {
+        declared.qkv_bias: preset.qkv_bias,
+        declared.o_bias: preset.o_bias,
+        declared.qk_norm: preset.qk_norm,
+        declared.mlp_bias: preset.mlp_bias,
+        declared.lm_head_bias: preset.lm_head_bias,
+    }
+    return {name: value for name, value in wanted.items() if isinstance(name, str)}
+
+
+def _moe_fields(preset: Architecture, declared: Family) -> dict[str, Any]:
+    """The experts in the field names of the family's config class (its declaration's)."""
+    moe = declared.experts
+    if not preset.is_moe or moe is None:
         return {}
-    fields: dict[str, Any] = {"num_experts_per_tok": preset.experts_per_token}
     width = preset.expert_intermediate_size
-    if model_type in ("mixtral", "gpt_oss"):
-        # One width for all: intermediate_size is an expert's (there is no dense layer).
-        fields |= {"num_local_experts": preset.experts, "intermediate_size": width}
-    elif model_type == "llama4_text":
-        # Llama 4 names its widths the other way round, and always has one shared expert.
-        fields |= {
-            "num_local_experts": preset.experts,
-            "intermediate_size": width,
-            "intermediate_size_mlp": preset.intermediate_size,
-            "interleave_moe_layer_step": preset.interleave_moe_layer_step,
-        }
-    elif model_type == "qwen3_moe":
-        fields |= {
-            "num_experts": preset.experts,
-            "moe_intermediate_size": width,
-            "decoder_sparse_step": preset.interleave_moe_layer_step,
-            "mlp_only_layers": list(range(preset.first_k_dense_replace)),
-            "norm_topk_prob": True,
-        }
-    else:  # deepseek_v3, glm4_moe
-        fields |= {
-            "n_routed_experts": preset.experts,
-            "n_shared_experts": preset.shared_experts,
-            "moe_intermediate_size": width,
-            "first_k_dense_replace": preset.first_k_dense_replace,
-        }
-        if preset.router_correction_bias:
-            fields["topk_method"] = "noaux_tc"
+    fields: dict[str, Any] = {moe.count[0]: preset.experts, moe.active: preset.experts_per_token}
+    if moe.width is None:
+        fields["intermediate_size"] = width  # one width for all: there is no dense layer
+    else:
+        fields |= {declared.name("intermediate_size")[0]: preset.intermediate_size, moe.width: width}
+    if isinstance(moe.shared, str):
+        fields[moe.shared] = preset.shared_experts
+    if moe.shared_width is not None:
+        fields[moe.shared_width] = preset.shared_expert_intermediate_size or 0
+    if moe.step is not None:
+        fields[moe.step] = preset.interleave_moe_layer_step
+    dense = set(preset.mlp_only_layers)
+    if moe.first_dense is not None:
+        fields[moe.first_dense] = preset.first_k_dense_replace
+    else:  # Qwen3-MoE lists its dense layers instead
+        dense |= set(range(preset.first_k_dense_replace))
+    if moe.dense_list is not None:
+        fields[moe.dense_list] = sorted(dense)
     return fields
 
 
 def config_for(preset: Architecture) -> dict[str, Any]:
-    """A transformers ``config.json`` dict of the preset's text model, from its architecture alone."""
+    """A transformers ``config.json`` dict of the preset's text model, from its architecture alone,
+    in the field names of its family's declaration (bot.estimate.families)."""
     model_type = model_type_of(preset)
+    declared = family(model_type)
+    if declared is None:
+        raise MeasureError(f"the preset {preset.name} has no declared family ({model_type})")
     config: dict[str, Any] = {
         "model_type": model_type,
         "hidden_size": preset.hidden_size,
         "num_hidden_layers": preset.layers,
         "num_attention_heads": preset.attention_heads,
         "num_key_value_heads": preset.kv_heads,
-        "intermediate_size": preset.intermediate_size,
+        declared.name("intermediate_size")[0]: preset.intermediate_size,
         "vocab_size": preset.vocab_size,
         "tie_word_embeddings": preset.tied_embeddings,
         "use_cache": False,
+        **declared.measure_fields,
     }
     if preset.head_dim is not None:
         config["head_dim"] = preset.head_dim
@@ -125,21 +131,16 @@ def config_for(preset: Architecture) -> dict[str, Any]:
             "qk_rope_head_dim": preset.qk_rope_head_dim,
             "v_head_dim": preset.v_head_dim,
         }
-    # Biases and QK-norm where the family's config has a switch for them (Qwen2 always has q/k/v
-    # biases, Qwen3 and Gemma 3 always QK-norm, gpt-oss always both biases and sinks).
-    if model_type in ("llama", "mistral", "qwen3", "qwen3_moe", "gpt_oss", "glm4_moe"):
-        config["attention_bias"] = preset.qkv_bias
-    if model_type == "glm4_moe":
-        config["use_qk_norm"] = preset.qk_norm
-    if model_type in ("mistral", "qwen2", "gemma2", "gemma3_text", "gpt_oss"):
+    config |= _switches(preset, declared)
+    if declared.takes_sliding_window:
         # Mistral's class defaults to a 4096 window: a preset without one says None.
         config["sliding_window"] = preset.sliding_window
-    if model_type == "qwen2":
-        config["use_sliding_window"] = preset.sliding_window is not None
+    if declared.sliding_window_switch is not None:
+        config[declared.sliding_window_switch] = preset.sliding_window is not None
     layer_types = _layer_types(preset)
-    if model_type in _LAYER_TYPED and layer_types is not None:
+    if declared.takes_layer_types and layer_types is not None:
         config["layer_types"] = layer_types
-    return config | _moe_fields(preset, model_type)
+    return config | _moe_fields(preset, declared)
 
 
 def preset_target(preset: Architecture) -> Target:
@@ -158,10 +159,6 @@ def preset_target(preset: Architecture) -> Target:
 
 # --- configs from the Hub or a file ------------------------------------------------------------------
 
-# Multimodal repos whose text_config may leave out its own model_type, and the text model's.
-_TEXT_MODEL_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text", "mistral3": "mistral"}
-# model_types that transformers builds under another name.
-_ALIASES = {"kimi_k2": "deepseek_v3"}
 # Fields that would make transformers do more than build a randomly initialised model: a
 # pre-quantized checkpoint's format (FP8, MXFP4, GPTQ) and remote code, never run here.
 _DROPPED = ("quantization_config", "auto_map", "text_config", "vision_config", "audio_config")
@@ -177,12 +174,17 @@ def buildable_config(config: dict[str, Any]) -> dict[str, Any]:
         for name in ("vocab_size", "tie_word_embeddings"):  # kept at the top level by some repos
             if name not in merged and name in config:
                 merged[name] = config[name]
-        inner = str(merged.get("model_type") or outer)
-        merged["model_type"] = _TEXT_MODEL_TYPES.get(inner, inner)
+        around = multimodal(outer)  # its text_config may leave out its own model_type
+        merged["model_type"] = merged.get("model_type") or (around.text_model_type if around else outer)
+        if around is not None and around.tie_at_top:  # tied as the whole model ties (Mistral 3)
+            top = config.get("tie_word_embeddings")
+            merged["tie_word_embeddings"] = top if isinstance(top, bool) else around.tied_by_default
         config = merged
     built = {name: value for name, value in config.items() if name not in _DROPPED}
-    model_type = str(built.get("model_type") or "")
-    built["model_type"] = _ALIASES.get(model_type, model_type)
+    # A model_type transformers builds under another name (Kimi K2 as DeepSeek-V3): the declaration's.
+    declared = family(str(built.get("model_type") or ""))
+    if declared is not None:
+        built["model_type"] = declared.model_type
     built["use_cache"] = False
     return built
 

@@ -3,14 +3,15 @@
 Pure Python: each family is a ``config.json``-like dict (``model_type`` plus the fields its
 ``transformers`` config class takes) at shapes small enough for two CPU cores, with hidden size,
 MLP width, K/V width and vocabulary all different so that the s·b·h, s·b·f, s·b·kv and s·b·v terms
-can be told apart. ``architecture`` maps such a dict to the estimator's ``Architecture`` so the
-benchmark can compare measured bytes with the current estimate.
+can be told apart. ``architecture`` reads such a dict as the bot reads a Hub config.json, so the
+benchmark compares measured bytes with the estimate /vram gives.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from bot.estimate.hub import architecture_from_config
 from bot.estimate.models import Architecture
 
 # Shared small shape: h = 256, 8 query heads of 32, 2 K/V heads (GQA 4:1), f = 688, v = 1000.
@@ -32,7 +33,7 @@ def _with(model_type: str, **fields: Any) -> dict[str, Any]:
     return {"model_type": model_type, **_BASE, **fields}
 
 
-# Each family: its config dict and the number of norms per layer the estimator counts for it.
+# Each family: its config dict (what the estimator counts follows from its model_type's declaration).
 FAMILIES: dict[str, dict[str, Any]] = {
     # Llama 3-style dense GQA, SiLU-gated MLP, two RMSNorms per layer.
     "llama": _with("llama"),
@@ -141,70 +142,13 @@ ALL_FAMILIES: dict[str, dict[str, Any]] = {**FAMILIES, **EXTRA_FAMILIES}
 CALIBRATED_EXTRA = ("deepseek_v3", "gpt_oss", "llama4", "glm4_moe", "gemma2", "phi3")
 
 
-_MLA_FIELDS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
-
-
-def _norms_per_layer(model_type: str) -> int:
-    # RMSNorms over the hidden size per layer; QK-norm (Qwen3, Gemma 3) normalises head_dim-wide
-    # slices and is counted by the measured formulas, not here.
-    return 4 if model_type.startswith(("gemma2", "gemma3")) else 2
-
-
 def architecture(name: str, config: dict[str, Any], layers: int | None = None) -> Architecture:
-    """The estimator's view of a config dict (dense or Mixtral-style MoE fields)."""
-    model_type = str(config["model_type"])
-    experts = int(
-        config.get("num_local_experts") or config.get("num_experts") or config.get("n_routed_experts") or 1
+    """The estimator's view of a config dict, ``layers`` deep: the bot's own reading of it as a Hub
+    config.json (bot.estimate.hub, by the family's declaration in bot.estimate.families), so the
+    benchmark compares the measurement with exactly what /vram would estimate."""
+    depth = int(layers or config.get("num_hidden_layers") or 1)
+    read = architecture_from_config(name, {**config, "num_hidden_layers": depth})
+    # Named like a preset (keys are plain: [a-z0-9.-]); the family follows its model_type.
+    return read.model_copy(
+        update={"key": name.replace("_", "-"), "name": name, "hub_id": None, "source": "preset"}
     )
-    active = int(config.get("num_experts_per_tok") or 1) if experts > 1 else 1
-    width = int(config.get("moe_intermediate_size") or config["intermediate_size"])
-    heads = int(config["num_attention_heads"])
-    fields: dict[str, Any] = {
-        "key": name.replace("_", "-"),  # preset keys are plain: [a-z0-9.-]
-        "name": name,
-        "model_type": model_type,  # the family's traits follow it (activations_measured.traits_for)
-        "hidden_size": int(config["hidden_size"]),
-        "layers": int(layers or config.get("num_hidden_layers") or 1),
-        "attention_heads": heads,
-        "kv_heads": int(config.get("num_key_value_heads") or heads),
-        "head_dim": config.get("head_dim"),
-        # The dense MLP's width and an expert's apart, as the presets and Hub configs keep them
-        # (Qwen3-MoE's intermediate_size is its dense layers' width, not an expert's).
-        "intermediate_size": int(config["intermediate_size"]),
-        "moe_intermediate_size": width if experts > 1 else None,
-        "vocab_size": int(config["vocab_size"]),
-        "tied_embeddings": bool(config.get("tie_word_embeddings", False)),
-        "qkv_bias": model_type == "qwen2" or bool(config.get("attention_bias", False)),
-        "norms_per_layer": _norms_per_layer(model_type),
-        "experts": experts,
-        "experts_per_token": active,
-        "published_params": 1,
-    }
-    if model_type == "phi3":
-        # Phi3ForCausalLM fuses Q, K and V into qkv_proj, and gate and up into gate_up_proj.
-        fields.update({"fused_qkv": True, "fused_gate_up": True})
-    if model_type == "llama4_text":
-        # Llama 4 names its widths the other way round (bot.measure.configs), and always has one
-        # shared expert of an expert's width.
-        fields.update(
-            {
-                "intermediate_size": int(config.get("intermediate_size_mlp") or width),
-                "shared_experts": 1 if experts > 1 else 0,
-                "interleave_moe_layer_step": int(config.get("interleave_moe_layer_step") or 1),
-            }
-        )
-    if config.get("kv_lora_rank") or model_type == "glm4_moe":
-        # DeepSeek-V3's MoE, which GLM-4.5 runs too: the fields the presets carry for it
-        # (bot/data/models.toml), read as bot.estimate.hub reads their config.json.
-        fields.update(
-            {
-                "qk_norm": bool(config.get("use_qk_norm")),  # GLM-4.5's RMSNorm of Q and K heads
-                "shared_experts": int(config.get("n_shared_experts") or 0) if experts > 1 else 0,
-                "first_k_dense_replace": int(config.get("first_k_dense_replace") or 0),
-                "router_correction_bias": experts > 1,  # the TopkRouter's e_score_correction_bias
-            }
-        )
-    if config.get("kv_lora_rank"):
-        # Multi-head Latent Attention (DeepSeek-V3, Kimi K2).
-        fields.update({"head_dim": None, **{name: config.get(name) for name in _MLA_FIELDS}})
-    return Architecture.model_validate(fields)

@@ -6,7 +6,7 @@ spelled out in full (a test checks each is used and defined).
 
 from __future__ import annotations
 
-from bot.estimate.hub import COUNT_TOLERANCE, KNOWN_FAMILIES, HubFailure, HubModel
+from bot.estimate.hub import COUNT_TOLERANCE, HubFailure, HubModel
 from bot.estimate.models import close_matches
 from bot.estimate.tensors import CountedModel, Packing, PartName, TensorCount
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
@@ -34,18 +34,23 @@ _REPO_KEYS = {
 _FIELD_KEYS = {
     "absurd": ("hub.absurd", "fields"),
     "not_a_decoder": ("hub.not_a_decoder", "family"),
+    "undeclared_family": ("hub.undeclared_family", "family"),
     "unknown_architecture": ("hub.unknown_architecture", "fields"),
 }
 
 
 # What a config without a usable model_type (none, a list, an object, markup) is named by: the field.
 _NO_FAMILY = ("model_type",)
+_UNNAMED_KEYS: dict[str, str] = {
+    "not_a_decoder": "hub.not_a_decoder_unnamed",
+    "undeclared_family": "hub.undeclared_unnamed",
+}
 
 
 def _sentence(failure: HubFailure, w: Words, repo: str) -> str:
     kind = failure.kind
-    if kind == "not_a_decoder" and failure.fields == _NO_FAMILY:
-        return w("hub.not_a_decoder_unnamed", repo=repo)
+    if kind in _UNNAMED_KEYS and failure.fields == _NO_FAMILY:
+        return w(_UNNAMED_KEYS[kind], repo=repo)
     if kind in _FIELD_KEYS:
         key, placeholder = _FIELD_KEYS[kind]
         return w(key, repo=repo, **{placeholder: _fields(failure.fields)})
@@ -94,11 +99,6 @@ def hub_notes(model: HubModel, w: Words) -> list[str]:
         ]
         return notes + _packing_notes(model.tensors, w)
     notes = [w("hub.source", commit=commit)]
-    if family is None:
-        notes.append(w("hub.generic_unnamed"))
-    elif family not in KNOWN_FAMILIES:  # a causal LM of another family: the Llama layout
-        key = "hub.generic_family_tensors" if tensors else "hub.generic_family"
-        notes.append(w(key, family=f"`{family}`"))
     if tensors is not None:
         # The layout counts the text model only; the towers and projectors are the tensors' to say.
         text = tensors.total - sum(tensors.part(part) for part in _NOT_TEXT)

@@ -111,6 +111,7 @@ _LASTING = frozenset(
         "absurd",
         "unknown_architecture",
         "not_a_decoder",
+        "undeclared_family",
     }
 )
 # Every cache holds at most this many entries, the oldest going first: typed text is unbounded.

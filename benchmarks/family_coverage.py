@@ -1,0 +1,232 @@
+"""Which of transformers' decoder-only LMs the bot counts exactly, and why it refuses the others.
+
+For every ``model_type`` the installed transformers maps to a causal LM (and every image-text-to-text
+one), its default config is written as the ``config.json`` a Hub repo holds and given to the bot's Hub
+reader (``bot.estimate.hub.architecture_from_config``); the model is built on the meta device (no
+memory, no weights) and its parameters summed. Each type is then *exact* (within
+:data:`TOLERANCE` of the build), *refused* with the reader's stated reason, or a *miscount*, which
+``tests/test_family_coverage.py`` fails on. The default config is read twice: as transformers writes
+it, with each switch that adds parameters (tying, biases, QK-norm: :data:`SWITCHES`) flipped, and
+with the switches left out (so the family's declared defaults decide), so that a family's declaration
+is checked every way.
+
+    pip install -e ".[measure]"
+    python -m benchmarks.family_coverage            # prints the table
+    python -m benchmarks.family_coverage --write    # and writes it into benchmarks/ACCURACY.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.estimate.hub import ConfigProblem, architecture_from_config
+
+TOLERANCE = 0.001  # 0.1 % of the meta-device build
+ACCURACY_MD = Path(__file__).with_name("ACCURACY.md")
+BEGIN = "<!-- family coverage: python -m benchmarks.family_coverage --write -->"
+END = "<!-- end of family coverage -->"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    model_type: str
+    variant: str  # "default" or the switch flipped
+    built: int | None  # the text model's parameters on the meta device; None: transformers cannot build it
+    counted: int | None  # the bot's count; None: refused
+    reason: str  # the refusal's kind and fields, or why transformers could not build it
+
+    @property
+    def status(self) -> str:
+        if self.built is None:
+            return "not built"
+        if self.counted is None:
+            return "refused"
+        return "exact" if abs(self.counted / self.built - 1) <= TOLERANCE else "miscount"
+
+
+def model_types() -> list[str]:
+    """Every decoder-only causal LM and image-text-to-text model_type of the installed transformers."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
+    )
+
+    return sorted(set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES) | set(MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES))
+
+
+def _text_parameters(model: Any) -> int:
+    """The parameters the bot counts: the language model and its head, without a vision tower or
+    projector (a multimodal model keeps its text model under ``language_model``)."""
+    named = list(model.named_parameters())  # tied parameters appear once
+    text = [p for name, p in named if "language_model." in name or name.startswith("lm_head.")]
+    chosen = text if any("language_model." in name for name, _ in named) else [p for _, p in named]
+    return sum(int(p.numel()) for p in chosen)
+
+
+def _build(config: Any, causal: bool) -> int:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoModelForImageTextToText
+
+    auto = AutoModelForCausalLM if causal else AutoModelForImageTextToText
+    with torch.device("meta"):
+        model = auto.from_config(config)
+    return _text_parameters(model)
+
+
+def _bot_count(config_json: dict[str, Any]) -> tuple[int | None, str]:
+    try:
+        return architecture_from_config("coverage/check", config_json).parameter_count, ""
+    except ConfigProblem as problem:
+        return None, f"{problem.kind}: {', '.join(problem.fields)}"
+
+
+# The switches of config classes that add or remove parameters: each is flipped on its own (tying in
+# the text config and the top level together), so that a family's declaration is checked both ways.
+SWITCHES = (
+    "tie_word_embeddings",
+    "attention_bias",
+    "attention_out_bias",
+    "mlp_bias",
+    "use_bias",
+    "qkv_bias",
+    "use_qkv_bias",
+    "use_qk_norm",
+    "qk_layernorm",
+    "use_post_norm",
+    "lm_head_bias",
+    "use_parallel_residual",
+)
+
+
+def _variants(config: Any) -> list[tuple[str, Any]]:
+    """The config with one switch flipped, for each switch the config has."""
+    import copy
+
+    found = []
+    for name in SWITCHES:
+        flipped = copy.deepcopy(config)
+        text = getattr(flipped, "text_config", None)
+        holders = [h for h in (flipped, text) if h is not None and isinstance(getattr(h, name, None), bool)]
+        if name != "tie_word_embeddings":
+            holders = holders[-1:]  # the text model's switch
+        for holder in holders:
+            setattr(holder, name, not getattr(holder, name))
+        if holders:
+            found.append((f"{name} flipped", flipped))
+    return found
+
+
+def _without_switches(config: dict[str, Any]) -> dict[str, Any]:
+    """The config.json with every switch left out, as a Hub repo saved at its class's defaults may
+    be: the reader must then know the family's default of each."""
+    bare = {k: v for k, v in config.items() if k not in SWITCHES}
+    if isinstance(bare.get("text_config"), dict):
+        bare["text_config"] = _without_switches(bare["text_config"])
+    return bare
+
+
+def check(model_type: str) -> list[Row]:
+    """The rows of one model_type: its default config, and the same with each switch flipped."""
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    causal = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    try:
+        config = AutoConfig.for_model(model_type)
+        built = _build(config, causal)
+    except Exception as error:  # transformers cannot build its own default: reported, not counted
+        return [Row(model_type, "default", None, None, f"{type(error).__name__}: {str(error)[:80]}")]
+    rows = [Row(model_type, "default", built, *_bot_count(config.to_dict()))]
+    if rows[0].counted is None:
+        return rows  # refused: its variants would be too
+    rows.append(Row(model_type, "switches left out", built, *_bot_count(_without_switches(config.to_dict()))))
+    for label, variant in _variants(config):
+        try:
+            variant_built = _build(variant, causal)
+        except Exception as error:  # a config class that refuses the other setting: reported
+            rows.append(Row(model_type, label, None, None, f"{type(error).__name__}: {str(error)[:80]}"))
+            continue
+        if variant_built != built:
+            rows.append(Row(model_type, label, variant_built, *_bot_count(variant.to_dict())))
+    return rows
+
+
+def all_rows() -> list[Row]:
+    import transformers
+
+    warnings.filterwarnings("ignore")
+    transformers.logging.set_verbosity_error()
+    return [row for model_type in model_types() for row in check(model_type)]
+
+
+def markdown(rows: list[Row]) -> str:
+    """The table of ACCURACY.md's coverage section: counts by status, refusals by reason."""
+    import transformers
+
+    defaults = [r for r in rows if r.variant == "default"]
+    by_status = Counter(r.status for r in defaults)
+    exact = sorted(r.model_type for r in defaults if r.status == "exact")
+    refused = Counter(r.reason.split(":")[0] for r in defaults if r.status == "refused")
+    lines = [
+        BEGIN,
+        f"transformers {transformers.__version__}: {len(defaults)} causal-LM and image-text-to-text "
+        f"model_types. Exact within {TOLERANCE:.1%} of the meta-device build: **{by_status['exact']}**; "
+        f"refused with a stated reason: **{by_status['refused']}**; miscounted: "
+        f"**{by_status['miscount']}**; transformers cannot build its own default config: "
+        f"{by_status['not built']}.",
+        "",
+        "| status | model_types |",
+        "| --- | --- |",
+        f"| exact ({len(exact)}) | {', '.join(exact)} |",
+    ]
+    for reason, number in refused.most_common():
+        names = sorted(
+            r.model_type for r in defaults if r.status == "refused" and r.reason.startswith(reason)
+        )
+        lines.append(f"| refused, {reason} ({number}) | {', '.join(names)} |")
+    missed = [r for r in rows if r.status == "miscount"]
+    for r in missed:
+        lines.append(f"| MISCOUNT | {r.model_type} ({r.variant}): {r.counted:,} of {r.built:,} |")
+    return "\n".join([*lines, END]) + "\n"
+
+
+def write_into(path: Path, section: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    if BEGIN in text and END in text:
+        before, rest = text.split(BEGIN, 1)
+        after = rest.split(END, 1)[1].lstrip("\n")
+        text = before + section + after
+    else:
+        text = text.rstrip("\n") + "\n\n## Which families the counter reads\n\n" + section
+    path.write_text(text, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--write", action="store_true", help=f"write the table into {ACCURACY_MD.name}")
+    parser.add_argument("--all", action="store_true", help="print every row, not only the declared")
+    args = parser.parse_args(argv)
+    try:
+        rows = all_rows()
+    except ImportError:
+        print('family_coverage: needs torch and transformers: pip install -e ".[measure]"', file=sys.stderr)
+        return 2
+    for r in rows:
+        if args.all or r.status in ("exact", "miscount"):
+            ratio = f"{r.counted / r.built:.4f}" if r.counted and r.built else "—"
+            print(f"{r.model_type:28} {r.variant:30} {r.status:9} {ratio:>7} {r.reason}")
+    section = markdown(rows)
+    print(section)
+    if args.write:
+        write_into(ACCURACY_MD, section)
+    return 1 if any(r.status == "miscount" for r in rows) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,581 @@
+"""Every model family the bot knows, each declared once: how its ``config.json`` reads, what its layers
+hold, and what its forward keeps.
+
+A :class:`Family` says which config fields give each of the counter's inputs and what transformers
+assumes when a field is absent (its ``configuration_*.py`` of the pinned 5.24), where the family
+puts biases and norms, what its MLP is (gated, plain, a mixture of experts and the fields that
+size it), and the traits of its forward that the calibrated activation formulas read. The Hub
+reader (``bot.estimate.hub``), the presets' family (``bot.estimate.models``), ``vram-bot measure``
+(``bot.measure``) and the accuracy benchmark all read these declarations; a ``model_type`` without
+one is refused rather than counted as if it were Llama (``ConfigProblem("undeclared_family")``).
+
+Adding a family: one :class:`Family` below, and its coverage row
+(``tests/test_family_coverage.py`` builds every transformers causal LM on the meta device and
+holds the declared ones to its count within 0.1 %).
+
+Pure data: no torch, no transformers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Literal
+
+# A fact that is the same for the whole family (True/False), or the config field that switches it
+# (the family's default applies when the field is absent).
+Switch = bool | str
+
+
+@dataclass(frozen=True, slots=True)
+class Experts:
+    """A mixture-of-experts MLP: the fields that size it, and what each MoE layer holds besides the
+    routed experts (a router of h × experts)."""
+
+    count: tuple[str, ...]  # routed experts per MoE layer (the first field the config has)
+    active: str = "num_experts_per_tok"  # experts each token is routed to
+    # An expert's width; None: intermediate_size is every expert's (Mixtral, gpt-oss).
+    width: str | None = "moe_intermediate_size"
+    # Shared experts: the field of their number (one MLP of number × an expert's width), or a
+    # constant (Llama 4 always has one).
+    shared: str | int = 0
+    # Qwen2-MoE: the shared expert has its own width, and a sigmoid gate h -> 1 in front.
+    shared_width: str | None = None
+    shared_gate: bool = False
+    first_dense: str | None = None  # the first k layers keep a dense MLP (DeepSeek-V3)
+    step: str | None = None  # MoE on layers i with (i + 1) % step == 0 (Qwen's decoder_sparse_step)
+    dense_list: str | None = None  # layers listed keep a dense MLP (Qwen's mlp_only_layers)
+    # A per-layer list of MLP kinds and the kind that is dense (Cohere 2 MoE's mlp_layer_types).
+    kinds: tuple[str, str] | None = None
+    # ERNIE 4.5: MoE on layers start <= i <= end with (i + 1) % interval == 0 (the three fields).
+    span: tuple[str, str, str] | None = None
+    router_bias: bool = False  # gpt-oss: the router is a Linear with bias
+    correction_bias: Switch = False  # DeepSeek-V3's e_score_correction_bias per expert
+    expert_bias: bool = False  # gpt-oss: biases on every expert's projections
+    fused_gate_up: bool = False  # the experts' gate and up as one 3-D gate_up_proj (LoRA's names)
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One transformers ``model_type`` (and the names it is also saved under), as the counter reads it."""
+
+    model_type: str
+    also: tuple[str, ...] = ()  # model_types transformers builds with the same classes
+    # The config's defaults for the fields read, where the class's differ from the common ones below
+    # (checked against configuration_<family>.py of transformers 5.24).
+    defaults: Mapping[str, object] = field(default_factory=dict)
+    # Field names the family spells otherwise, the first the config has (Llama 4: the dense width is
+    # intermediate_size_mlp).
+    names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    tied_by_default: bool = False  # tie_word_embeddings when the config leaves it out
+    # Attention.
+    qkv_bias: Switch = "attention_bias"
+    o_bias: Switch = "attention_bias"
+    qk_norm: Switch = False  # RMSNorm weights on queries and keys
+    # "head": one head_dim-wide norm for every head (Qwen3); "projection": over all of q and all of
+    # k (OLMo 2: heads × head_dim and kv_heads × head_dim).
+    qk_norm_scope: Literal["head", "projection"] = "head"
+    attention_sinks: bool = False  # gpt-oss: one learned logit per head
+    fused_qkv: bool = False  # one qkv_proj (Phi-3)
+    mla: bool = False  # Multi-head Latent Attention (DeepSeek-V3): q/kv LoRA ranks and head dims
+    # Norms.
+    norms_per_layer: int = 2
+    post_norms: Switch = False  # two more norms per layer (HyperCLOVA X's use_post_norm)
+    norm_parameters: Literal["weight", "weight_bias", "none"] = "weight"  # see Architecture
+    lm_head_bias: Switch = False
+    # The dense MLP: gated (gate, up, down: Llama) or plain (up, down: GPT-2, Apertus, StarCoder 2).
+    gated_mlp: bool = True
+    mlp_bias: Switch = False
+    fused_gate_up: bool = False  # one gate_up_proj (Phi-3)
+    activation_params: int = 0  # learned scalars of the MLP's activation (Apertus' xIELU: 2)
+    experts: Experts | None = None
+    multi_token_prediction: bool = False  # num_nextn_predict_layers: recorded, never counted
+    # Switches of the config class whose layers the counter does not model: a config that turns
+    # one on is refused (undeclared_family) rather than miscounted.
+    unsupported: tuple[str, ...] = ()
+    # The vendor's "active per token" embeddings (see Architecture.active_embeddings).
+    active_embeddings: Literal["both", "output", "none"] = "both"
+    # The preset keys (bot/data/models.toml) of this family, by prefix; a preset with experts of a
+    # dense family's prefix is "<model_type>_moe" (Qwen3 -> Qwen3-MoE; see preset_family).
+    preset_prefixes: tuple[str, ...] = ()
+    # What the forward keeps (bot.estimate.activations_measured.FamilyTraits), where measured.
+    norm_style: Literal["llama", "gemma", "fp32"] = "llama"
+    router_weight_bytes: int = 4  # Qwen3-MoE and gpt-oss cast the routing weights to 16 bits
+    rope_tables: int = 1  # Gemma 3: one RoPE table pair for local and one for global layers
+    clamped_swiglu: bool = False
+    rope_half_width: bool = False
+    rope_cat: bool = False
+    partial_rope: bool = False
+    softcapping: bool = False
+    dense_experts: bool = False  # Llama 4 runs every token through every expert
+    compute_dtype_softmax: bool = False
+    complex_rope: bool = False
+    # How vram-bot measure writes a preset as this family's config (bot.measure.configs).
+    takes_layer_types: bool = False  # the config class takes a per-layer attention list
+    takes_sliding_window: bool = False  # ... and a sliding_window (Mistral's defaults to 4096)
+    # Fields of the real models' configs that change what the step computes, not what it holds
+    # (Qwen3-MoE's checkpoints renormalise the top-k routing weights).
+    measure_fields: Mapping[str, object] = field(default_factory=dict)
+    sliding_window_switch: str | None = None  # Qwen2's use_sliding_window
+
+    def default(self, name: str) -> object:
+        return self.defaults.get(name, COMMON_DEFAULTS.get(name))
+
+    def name(self, key: str) -> tuple[str, ...]:
+        return self.names.get(key, (key,))
+
+
+@dataclass(frozen=True, slots=True)
+class Multimodal:
+    """A multimodal ``model_type`` whose text model the counter counts (only the text model)."""
+
+    model_type: str
+    text_model_type: str  # text_config's model_type when it leaves it out
+    # Where the tying of the LM head is decided, and its default there: the top-level config (the
+    # ForConditionalGeneration class ties by its own config) or the text config.
+    tie_at_top: bool = False
+    tied_by_default: bool = False
+
+
+# What the common config fields mean when a config leaves them out (PretrainedConfig; a family's
+# class may say otherwise in its defaults).
+COMMON_DEFAULTS: Mapping[str, object] = MappingProxyType({"attention_bias": False, "mlp_bias": False})
+
+_DEEPSEEK_EXPERTS = Experts(
+    count=("n_routed_experts",),
+    shared="n_shared_experts",
+    first_dense="first_k_dense_replace",
+    correction_bias=True,
+)
+
+FAMILIES: tuple[Family, ...] = (
+    Family("llama", preset_prefixes=("llama",)),
+    Family("mistral", qkv_bias=False, o_bias=False, takes_sliding_window=True, preset_prefixes=("mistral",)),
+    Family(
+        "qwen2",
+        qkv_bias=True,
+        o_bias=False,
+        sliding_window_switch="use_sliding_window",
+        takes_sliding_window=True,
+        preset_prefixes=("qwen2.5",),
+    ),
+    Family("qwen3", qk_norm=True, router_weight_bytes=2, preset_prefixes=("qwen3",)),
+    Family(
+        "qwen3_moe",
+        qk_norm=True,
+        experts=Experts(
+            count=("num_experts", "num_local_experts"),
+            step="decoder_sparse_step",
+            dense_list="mlp_only_layers",
+        ),
+        router_weight_bytes=2,
+        measure_fields=MappingProxyType({"norm_topk_prob": True}),
+    ),
+    Family(
+        "mixtral",
+        qkv_bias=False,
+        o_bias=False,
+        experts=Experts(count=("num_local_experts",), width=None),
+        preset_prefixes=("mixtral",),
+    ),
+    Family("gemma", tied_by_default=True, norm_style="gemma"),
+    Family(
+        "gemma2",
+        tied_by_default=True,
+        norms_per_layer=4,
+        norm_style="gemma",
+        softcapping=True,
+        takes_sliding_window=True,
+        takes_layer_types=True,
+        preset_prefixes=("gemma-2",),
+    ),
+    Family(
+        "gemma3_text",
+        tied_by_default=True,
+        norms_per_layer=4,
+        qk_norm=True,
+        norm_style="gemma",
+        takes_sliding_window=True,
+        rope_tables=2,
+        takes_layer_types=True,
+        preset_prefixes=("gemma-3",),
+    ),
+    Family(
+        "phi3",
+        qkv_bias=False,
+        o_bias=False,
+        fused_qkv=True,
+        fused_gate_up=True,
+        rope_cat=True,
+        preset_prefixes=("phi",),
+    ),
+    Family(
+        "deepseek_v3",
+        also=("kimi_k2",),
+        mla=True,
+        experts=_DEEPSEEK_EXPERTS,
+        multi_token_prediction=True,
+        preset_prefixes=("deepseek", "kimi"),
+    ),
+    Family(
+        "gpt_oss",
+        defaults=MappingProxyType({"attention_bias": True}),
+        attention_sinks=True,
+        experts=Experts(
+            count=("num_local_experts",), width=None, router_bias=True, expert_bias=True, fused_gate_up=True
+        ),
+        active_embeddings="output",
+        norm_style="fp32",
+        router_weight_bytes=2,
+        clamped_swiglu=True,
+        rope_half_width=True,
+        takes_layer_types=True,
+        takes_sliding_window=True,
+        preset_prefixes=("gpt-oss",),
+    ),
+    Family(
+        "glm4_moe",
+        o_bias=False,
+        qk_norm="use_qk_norm",
+        experts=Experts(
+            count=("n_routed_experts",),
+            shared="n_shared_experts",
+            first_dense="first_k_dense_replace",
+            correction_bias=True,
+        ),
+        multi_token_prediction=True,
+        active_embeddings="none",
+        rope_cat=True,
+        partial_rope=True,
+        preset_prefixes=("glm-4.5",),
+    ),
+    Family(
+        "llama4_text",
+        qkv_bias=False,
+        o_bias=False,
+        names=MappingProxyType({"intermediate_size": ("intermediate_size_mlp",)}),
+        # Llama 4 names its widths the other way round: intermediate_size is an expert's.
+        experts=Experts(
+            count=("num_local_experts",),
+            width="intermediate_size",
+            shared=1,
+            step="interleave_moe_layer_step",
+            fused_gate_up=True,
+        ),
+        dense_experts=True,
+        compute_dtype_softmax=True,
+        complex_rope=True,
+        preset_prefixes=("llama-4",),
+    ),
+)
+
+
+# The families after the presets' (issue 20), each held to its meta-device build by the coverage test.
+# ERNIE 4.5: use_bias puts biases on q/k/v/o, the MLP and the LM head.
+_ERNIE = Family(
+    "ernie4_5",
+    tied_by_default=True,
+    qkv_bias="use_bias",
+    o_bias="use_bias",
+    mlp_bias="use_bias",
+    lm_head_bias="use_bias",
+)
+FAMILIES += (
+    _ERNIE,
+    replace(
+        _ERNIE,
+        model_type="ernie4_5_moe",
+        experts=Experts(
+            count=("moe_num_experts", "num_experts"),
+            active="moe_k",
+            shared="moe_num_shared_experts",
+            span=("moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval"),
+            correction_bias=True,  # moe_statics.e_score_correction_bias
+            fused_gate_up=True,
+        ),
+        defaults=MappingProxyType(
+            {"moe_layer_start_index": 1, "moe_layer_end_index": -1, "moe_layer_interval": 1}
+        ),
+    ),
+    # Apertus: a plain up/down MLP under xIELU, whose alpha_p and alpha_n are learned; QK-norm.
+    Family("apertus", gated_mlp=False, activation_params=2, qk_norm=True),
+    Family("arcee", gated_mlp=False, mlp_bias="mlp_bias"),  # ReLU² up/down
+    Family("nanochat", gated_mlp=False, norm_parameters="none"),  # weightless RMSNorm, ReLU² MLP
+    # Cohere: one LayerNorm (no bias) per layer before parallel attention and MLP; QK-norm of every
+    # head's own weights.
+    Family(
+        "cohere", tied_by_default=True, norms_per_layer=1, qk_norm="use_qk_norm", qk_norm_scope="projection"
+    ),
+    Family("cohere2", tied_by_default=True, norms_per_layer=1, takes_layer_types=True),
+    Family(
+        "cohere2_moe",
+        tied_by_default=True,
+        norms_per_layer=1,
+        # An expert's width is intermediate_size; the dense layers' prefix_dense_intermediate_size.
+        names=MappingProxyType(
+            {"intermediate_size": ("prefix_dense_intermediate_size", "intermediate_size")}
+        ),
+        experts=Experts(
+            count=("num_experts",),
+            width="intermediate_size",
+            shared="num_shared_experts",
+            kinds=("mlp_layer_types", "dense"),
+            fused_gate_up=True,
+        ),
+        takes_layer_types=True,
+    ),
+    Family("olmo", norm_parameters="none"),  # LayerNorm without weights
+    Family("olmo2", qk_norm=True, qk_norm_scope="projection"),
+    Family("olmo3", qk_norm=True, qk_norm_scope="projection", takes_layer_types=True),
+    Family(
+        "olmoe",
+        qk_norm=True,
+        qk_norm_scope="projection",
+        experts=Experts(count=("num_experts", "num_local_experts"), width=None, fused_gate_up=True),
+    ),
+    Family("smollm3", tied_by_default=True, mlp_bias="mlp_bias", preset_prefixes=("smollm3",)),
+    Family("granite", mlp_bias="mlp_bias"),
+    Family("granitemoe", experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True)),
+    Family(
+        "granitemoeshared",
+        experts=Experts(
+            count=("num_local_experts",),
+            width=None,
+            shared_width="shared_intermediate_size",
+            fused_gate_up=True,
+        ),
+    ),
+    Family(
+        "qwen2_moe",
+        qkv_bias="qkv_bias",
+        o_bias=False,
+        defaults=MappingProxyType({"qkv_bias": True}),  # Qwen2-MoE configs on the Hub leave it out
+        experts=Experts(
+            count=("num_experts", "num_local_experts"),
+            shared_width="shared_expert_intermediate_size",
+            shared_gate=True,
+            step="decoder_sparse_step",
+            dense_list="mlp_only_layers",
+            fused_gate_up=True,
+        ),
+        sliding_window_switch="use_sliding_window",
+    ),
+    Family(
+        "starcoder2",
+        tied_by_default=True,
+        gated_mlp=False,
+        qkv_bias="use_bias",
+        o_bias="use_bias",
+        mlp_bias="use_bias",
+        norm_parameters="weight_bias",
+        defaults=MappingProxyType({"use_bias": True}),
+    ),
+    Family(
+        "stablelm",
+        qkv_bias="use_qkv_bias",
+        o_bias=False,
+        norm_parameters="weight_bias",
+        unsupported=("qk_layernorm", "use_parallel_residual"),
+    ),
+    # Phi-1/2: one LayerNorm per layer before parallel attention and MLP, biases everywhere.
+    Family(
+        "phi",
+        norms_per_layer=1,
+        norm_parameters="weight_bias",
+        qkv_bias=True,
+        o_bias=True,
+        gated_mlp=False,
+        mlp_bias=True,
+        lm_head_bias=True,
+        unsupported=("qk_layernorm",),
+    ),
+    Family(
+        "gpt_neox",
+        fused_qkv=True,
+        gated_mlp=False,
+        mlp_bias=True,
+        norm_parameters="weight_bias",
+        defaults=MappingProxyType({"attention_bias": True}),
+    ),
+    Family("helium", mlp_bias="mlp_bias"),
+    Family("internlm3", mlp_bias="mlp_bias"),
+    Family("glm", o_bias=False, fused_gate_up=True, defaults=MappingProxyType({"attention_bias": True})),
+    Family(
+        "glm4",
+        o_bias=False,
+        fused_gate_up=True,
+        norms_per_layer=4,
+        defaults=MappingProxyType({"attention_bias": True}),
+    ),
+    Family(
+        "seed_oss",
+        o_bias="attention_out_bias",
+        mlp_bias="mlp_bias",
+        defaults=MappingProxyType({"attention_bias": True}),
+    ),
+    Family("exaone4", qkv_bias=False, o_bias=False, qk_norm=True, takes_layer_types=True),
+    Family("ministral3", qkv_bias=False, o_bias=False),
+    Family(
+        "hyperclovax",
+        mlp_bias="mlp_bias",
+        post_norms="use_post_norm",
+        defaults=MappingProxyType({"use_post_norm": True}),
+    ),
+    Family(
+        "mellum",
+        qk_norm=True,
+        experts=Experts(count=("num_local_experts",), kinds=("mlp_layer_types", "dense"), fused_gate_up=True),
+        takes_layer_types=True,
+    ),
+    Family("vaultgemma", tied_by_default=True, norm_style="gemma", takes_layer_types=True),
+    Family(
+        "phimoe",
+        norm_parameters="weight_bias",
+        lm_head_bias="lm_head_bias",
+        experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True),
+    ),
+    Family(
+        "minimax_m2",
+        qkv_bias=False,
+        o_bias=False,
+        qk_norm=True,
+        qk_norm_scope="projection",
+        experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True),
+    ),
+)
+
+_LIKE = {f.model_type: f for f in FAMILIES}
+FAMILIES += (
+    Family("iquestcoder", mlp_bias="mlp_bias"),  # built as Llama
+    Family("cwm", qkv_bias=False, o_bias=False, mlp_bias="mlp_bias", takes_layer_types=True),
+    # Sarvam's MLA model is DeepSeek-V3's classes, its MoE model GLM-4.5's, under configs of their own.
+    replace(_LIKE["deepseek_v3"], model_type="sarvam_mla", also=(), preset_prefixes=()),
+    replace(_LIKE["glm4_moe"], model_type="sarvam_moe", preset_prefixes=()),
+    # Granite's sliding-window variants: one learned sink logit per head.
+    Family(
+        "granite_swa", tied_by_default=True, attention_sinks=True, mlp_bias="mlp_bias", takes_layer_types=True
+    ),
+    Family(
+        "granitemoe_swa",
+        attention_sinks=True,
+        experts=Experts(
+            count=("num_local_experts",),
+            width=None,
+            shared_width="shared_intermediate_size",
+            fused_gate_up=True,
+        ),
+        takes_layer_types=True,
+    ),
+    # Solar Open: every layer MoE with a shared expert; no dense width.
+    Family(
+        "solar_open",
+        names=MappingProxyType({"intermediate_size": ("intermediate_size", "moe_intermediate_size")}),
+        experts=Experts(count=("n_routed_experts",), shared="n_shared_experts", fused_gate_up=True),
+    ),
+    Family("youtu", tied_by_default=True, qkv_bias=False, o_bias=False, mla=True),  # dense MLA
+    Family(
+        "glm4_moe_lite",
+        qkv_bias=False,
+        o_bias=False,
+        mla=True,
+        experts=Experts(
+            count=("n_routed_experts",),
+            shared="n_shared_experts",
+            kinds=("mlp_layer_types", "dense"),
+            fused_gate_up=True,
+        ),
+    ),
+    Family(
+        "deepseek_v2",
+        qkv_bias=False,
+        o_bias=False,
+        mla=True,
+        experts=Experts(
+            count=("n_routed_experts",),
+            shared="n_shared_experts",
+            first_dense="first_k_dense_replace",
+            fused_gate_up=True,
+        ),
+    ),
+    Family(
+        "flex_olmo",
+        qk_norm=True,
+        qk_norm_scope="projection",
+        experts=Experts(count=("num_experts", "num_local_experts"), width=None, fused_gate_up=True),
+    ),
+    Family(
+        "jais2",
+        gated_mlp=False,
+        mlp_bias="mlp_bias",
+        norm_parameters="weight_bias",
+        defaults=MappingProxyType({"attention_bias": True, "mlp_bias": True}),
+    ),
+)
+
+FAMILIES += (
+    Family("exaone", mlp_bias="mlp_bias"),  # built as Llama
+    Family(
+        "exaone_moe",
+        qkv_bias=False,
+        o_bias=False,
+        qk_norm=True,
+        experts=Experts(
+            count=("num_experts",),
+            shared="num_shared_experts",
+            kinds=("mlp_layer_types", "dense"),
+            fused_gate_up=True,
+        ),
+        takes_layer_types=True,
+    ),
+)
+
+MULTIMODAL: tuple[Multimodal, ...] = (
+    Multimodal("gemma3", "gemma3_text"),
+    Multimodal("llama4", "llama4_text"),
+    Multimodal("mistral3", "mistral", tie_at_top=True, tied_by_default=True),
+)
+
+_BY_TYPE: dict[str, Family] = {name: f for f in FAMILIES for name in (f.model_type, *f.also)}
+_MULTIMODAL: dict[str, Multimodal] = {m.model_type: m for m in MULTIMODAL}
+
+
+def family(model_type: str | None) -> Family | None:
+    """The declaration of ``model_type`` (a text model's), or None when the bot has none."""
+    return _BY_TYPE.get(model_type or "")
+
+
+def multimodal(model_type: str | None) -> Multimodal | None:
+    return _MULTIMODAL.get(model_type or "")
+
+
+def declared_model_types() -> frozenset[str]:
+    """Every model_type the counter reads: the text families and the multimodal ones around them."""
+    return frozenset(_BY_TYPE) | frozenset(_MULTIMODAL)
+
+
+def preset_family(key: str, is_moe: bool) -> Family | None:
+    """The family of a preset by its key's prefix (the longest that matches: "llama-4" before
+    "llama"); a preset with experts of a dense family's prefix is its MoE family (Qwen3 -> Qwen3-MoE)."""
+    found = [(len(p), f) for f in FAMILIES for p in f.preset_prefixes if key.startswith(p)]
+    if not found:
+        return None
+    chosen = max(found, key=lambda hit: hit[0])[1]
+    if is_moe and chosen.experts is None:
+        return _BY_TYPE.get(f"{chosen.model_type}_moe", chosen)
+    return chosen
+
+
+__all__ = [
+    "COMMON_DEFAULTS",
+    "FAMILIES",
+    "MULTIMODAL",
+    "Experts",
+    "Family",
+    "Multimodal",
+    "Switch",
+    "declared_model_types",
+    "family",
+    "multimodal",
+    "preset_family",
+]
