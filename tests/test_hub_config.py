@@ -178,10 +178,11 @@ def test_repo_ids_are_what_huggingface_hub_accepts_in_the_owner_name_form() -> N
 def test_a_model_type_that_is_no_plain_name_is_never_echoed(model_type: object) -> None:
     causal = {**CONFIGS["llama-3.1-8b"], "architectures": ["LlamaForCausalLM"], "model_type": model_type}
     encoder = {**causal, "architectures": ["BertModel"]}
-    for config, kind, opening in (
+    cases: tuple[tuple[dict[str, Any], FailureKind, str], ...] = (
         (causal, "undeclared_family", "The `config.json` of `acme/Odd` names no `model_type`"),
         (encoder, "not_a_decoder", "`acme/Odd` is not a decoder-only language model the counter knows"),
-    ):
+    )
+    for config, kind, opening in cases:
         with pytest.raises(ConfigProblem) as caught:
             architecture_from_config("acme/Odd", config)
         assert (caught.value.kind, caught.value.fields) == (kind, ("model_type",))
