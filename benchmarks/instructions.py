@@ -10,7 +10,7 @@ Discord, interleaved round by round, and ``callgrind_control`` zeroes the counte
 bursts and dumps them after. Start-up and a warm-up burst of each are left out. The dumps stay in
 ``--keep`` when given, for ``callgrind_annotate`` (where the instructions go).
 
-    python -m benchmarks.instructions            # 300 of each, twice (about 5 minutes)
+    python -m benchmarks.instructions            # 300 of each, twice, then the parts (about 10 minutes)
     python -m benchmarks.instructions --count 100 --rounds 1
 
 Needs valgrind (Debian's ``valgrind`` package, which brings ``callgrind_control``). Prints
@@ -95,6 +95,8 @@ async def run(count: int, rounds: int, folder: Path) -> dict[str, list[float]]:
             await bench.all_at_once(command, BURSTS.get(command, BURST))
         for round_number in range(rounds):
             for command in COMMANDS:
+                await asyncio.sleep(SETTLE_S)
+                await fake.invoke("bench_collect", timeout=120)  # see ping_cog's bench_collect
                 await asyncio.sleep(SETTLE_S)
                 _control("--zero", str(bot.pid))
                 burst = BURSTS.get(command, BURST)

@@ -9,6 +9,9 @@
   wraps the stages of an answer (validate, estimate, render, controls, chart, send) with thread CPU
   timers, and this command answers with their totals as JSON (and starts them afresh). The timers
   cost a little CPU themselves, so the benchmark uses them only in a bot process of their own.
+- ``/bench_collect`` runs a full garbage collection, which ``benchmarks/instructions.py`` asks for
+  before each count, so that every count starts from the same collector state (otherwise a full
+  collection that the previous one's garbage made due lands in this one's).
 """
 
 from __future__ import annotations
@@ -166,6 +169,11 @@ class PingCog(commands.Cog):
         report = json.dumps(_stages, separators=(",", ":"))
         _stages.clear()
         await interaction.response.send_message(report, allowed_mentions=NO_PINGS)
+
+    @app_commands.command(name="bench_collect", description="A full garbage collection (benchmark only)")
+    async def bench_collect(self, interaction: discord.Interaction) -> None:
+        gc.collect()
+        await interaction.response.send_message("collected", allowed_mentions=NO_PINGS)
 
 
 async def setup(bot: commands.Bot) -> None:
