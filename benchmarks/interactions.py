@@ -30,7 +30,7 @@ counts instructions instead, which the neighbours do not change). Also measured:
 Every ``/vram`` and Compare in a run asks about a model size no other one asked, so nothing (the
 chart included) can come from a cache.
 
-    python -m benchmarks.interactions            # the full run (some 15 minutes on 2 busy cores)
+    python -m benchmarks.interactions            # the full run (5 to 15 minutes on 2 cores)
     python -m benchmarks.interactions --quick    # a smoke run with small counts
 
 It prints a table and writes the figures as JSON (``--out``, default benchmarks/results.json).
