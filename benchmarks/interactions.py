@@ -1,25 +1,36 @@
 """What answering costs: CPU, latency, cold start and memory of the real bot against the fake Discord.
 
 The bot runs as its own process (``python -m bot``, as an operator starts it) so that its CPU time
-and resident memory are its own; the fake Discord runs in this process. Two no-op commands
-(``benchmarks/ping_cog.py``) answer in the same runs: ``/ping`` a plain message, ``/ping_embed`` a
-prebuilt answer of ``/vram``'s size. The headline is the bot's CPU time per answer (user + system
-of the bot process, from the kernel's clock for it), read around bursts of each command, as a ratio
-to ``/ping``'s in the same round, the median of 15 rounds: throughput and latency move with whatever
-else the machine runs, CPU time much less (its rounds still differ by ±30 % on a shared VM, hence
-the rounds). Also measured:
+and resident memory are its own; the fake Discord runs in this process. Three kinds of interaction
+answer in the same runs, interleaved:
+
+- ``/noop`` (``benchmarks/ping_cog.py``), the peer: a ``/vram`` answer's JSON rendered once at
+  load, sent per answer through the same send path as ``/vram``'s (the bot's ``send_answer``:
+  discord.py's ``Embed.from_dict``, a ``ui.View`` and its public ``send_message``), no estimate;
+- ``/vram params:… optimizer:adam8bit activations:20``;
+- a click on Compare under such an answer, by its asker: the message edited in place, with the
+  chart drawn and uploaded (``edit_message`` with a file).
+
+The headline is the bot's CPU time per answer (user + system of the bot process, from the kernel's
+clock for it), read around bursts of each, as ratios to ``/noop``'s in the same round, the median
+of 15 rounds: throughput and latency move with whatever else the machine runs, CPU time much less
+(its rounds still differ by ±30 % on a shared VM, hence the rounds; ``benchmarks/instructions.py``
+counts instructions instead, which the neighbours do not change). Also measured:
 
 - latency one at a time, from the moment an INTERACTION_CREATE is written to the gateway until the
   bot's callback arrives, with an idle gap before each so no answer pays for the previous one's
   leftover work (reading Discord's reply);
-- where a ``/vram`` answer's CPU goes (validate, estimate, render, controls, send), in a bot process
+- where an answer's CPU goes (validate, estimate, render, controls, chart, send), in a bot process
   of its own whose stages are wrapped with thread-CPU timers (``VRAM_BENCH_STAGES=1``);
-- cold start: from starting ``python -m bot`` until the fake Discord has sent READY;
+- cold start: from starting ``python -m bot`` until the fake Discord has sent READY, against the
+  import floor measured just before each start (a bare Python importing discord.py and
+  pydantic-settings, timed until it says it is done, so that its exit is not counted);
 - memory with 1,000 servers, and after 10,000 more answers (a leak would show).
 
-Every ``/vram`` in a run asks about a model size no other one asked, so nothing can come from a cache.
+Every ``/vram`` and Compare in a run asks about a model size no other one asked, so nothing (the
+chart included) can come from a cache.
 
-    python -m benchmarks.interactions            # the full run (a minute or two on 2 cores)
+    python -m benchmarks.interactions            # the full run (5 to 15 minutes on 2 cores)
     python -m benchmarks.interactions --quick    # a smoke run with small counts
 
 It prints a table and writes the figures as JSON (``--out``, default benchmarks/results.json).
@@ -34,7 +45,6 @@ import itertools
 import json
 import os
 import platform
-import resource
 import statistics
 import sys
 import tempfile
@@ -45,10 +55,15 @@ from typing import Any
 
 import discord
 
+from bot.estimate.request import parse_request
+from bot.present.custom_ids import COMPARE, ESTIMATE
+from bot.present.i18n import Language
+from bot.present.views import render_message
 from tests.fake_discord import FakeDiscord, guild_payload, snowflake
 
 PROJECT = Path(__file__).resolve().parents[1]
-COMMANDS = ("ping", "ping_embed", "vram")
+COMMANDS = ("noop", "vram", "compare")  # "compare": a click on Compare, by the answer's asker
+PEER = "noop"
 READY_SETTLE_S = 3.0  # discord.py waits guild_ready_timeout (2 s) after the last GUILD_CREATE
 VRAM_OPTIONS = {"optimizer": "adam8bit", "activations": 20.0}  # and params, different every time
 # Before each one-at-a-time interaction: an answer's work does not end with its callback (the bot
@@ -58,8 +73,10 @@ IDLE_GAP_S = 0.003
 # After a burst, before reading the bot's CPU time: the last answers' replies are still being read.
 BURST_SETTLE_S = 0.2
 STAGES_ENV = "VRAM_BENCH_STAGES"  # benchmarks/ping_cog.py times /vram's stages when it is "1"
-CPU_TARGET = 1.25  # /vram's CPU per answer at most this times /ping's (issue 13)
-COLD_START_TARGET_S = 0.4  # process start to READY (issue 13)
+# Per answer, by instructions (benchmarks/instructions.py) and CPU time, at most this times /noop's
+# (issue 24).
+TARGETS = {"vram": 1.3, "compare": 10.0}
+COLD_START_TARGET = 1.2  # process start to READY, at most this times the import floor (issue 24)
 
 
 @dataclass
@@ -116,17 +133,42 @@ class Bench:
         self.sizes = itertools.count()
         self.vram_sizes: set[float] = set()  # every model size asked, to show none was asked twice
         self.vram_sent = 0
+        self.answer: dict[str, Any] | None = None  # a /vram answer, whose Compare the clicks press
+
+    def _model_size(self) -> float:
+        """1.000, 1.001, 1.002 … B: a model size no /vram or Compare of the run asked before (the
+        integer division gives the shortest decimal, so every command line is as long as a typed one)."""
+        params = (1000 + next(self.sizes)) / 1000
+        self.vram_sizes.add(params)
+        self.vram_sent += 1
+        return params
 
     def interaction(self, command: str) -> dict[str, Any]:
+        if command == "compare":
+            return self._compare_click()
         options: dict[str, Any] = {}
         if command == "vram":
-            # 1.000, 1.001, 1.002 … B: a model size no /vram of the run asked before (the integer
-            # division gives the shortest decimal, so every command line is as long as a typed one).
-            params = (1000 + next(self.sizes)) / 1000
-            self.vram_sizes.add(params)
-            self.vram_sent += 1
-            options = VRAM_OPTIONS | {"params": params}
+            options = VRAM_OPTIONS | {"params": self._model_size()}
         return self.fake.slash_interaction(command, self.fake.command_options(command, **options))
+
+    async def prepare(self) -> None:
+        """One /vram answer from the bot: the message (with its asker) that the clicks are on."""
+        self.answer = (await self.fake.invoke("vram", timeout=30, **VRAM_OPTIONS, params=7)).message
+
+    def _compare_click(self) -> dict[str, Any]:
+        """The asker's click on Compare under a /vram answer for a model size not asked before: the
+        answer as the bot sent it (``prepare``), its embed and controls those of that request."""
+        assert self.answer is not None, "prepare() first"
+        request = parse_request(**VRAM_OPTIONS, params=self._model_size())
+        shown = render_message(request, ESTIMATE, Language.EN)
+        message = self.answer | {"embeds": [shown.embed], "components": shown.components}
+        compare = next(
+            c["custom_id"]
+            for row in shown.components
+            for c in row["components"]
+            if c["custom_id"].startswith(f"vram:{COMPARE}:")
+        )
+        return self.fake.component_interaction(message, compare)
 
     async def _send(self, interaction: dict[str, Any], within: float) -> float | None:
         """Seconds from dispatch to callback, or None when no callback came ``within`` seconds."""
@@ -248,6 +290,9 @@ cold_start_cpu: dict[int, float] = {}  # the bot's CPU seconds at READY, by proc
 
 # What any discord.py bot with pydantic settings imports before doing anything of its own.
 THIRD_PARTY_IMPORTS = "import discord, discord.ext.commands, pydantic_settings"
+# The floor says when it is done (and its CPU until then), and only then exits: a bot at READY has not
+# exited either, so the interpreter's exit (some tens of ms of tearing modules down) is not the floor's.
+FLOOR_SCRIPT = f"{THIRD_PARTY_IMPORTS}; import sys, time; print(time.process_time(), flush=True)"
 
 
 def compile_bytecode() -> None:
@@ -260,20 +305,20 @@ def compile_bytecode() -> None:
         compileall.compile_dir(PROJECT / folder, quiet=1)
 
 
-async def import_floor(runs: int) -> dict[str, float]:
-    """Seconds (wall and CPU, medians) for a bare Python to import discord.py and pydantic-settings:
-    the part of the cold start that is not the bot's own."""
-    walls: list[float] = []
-    cpus: list[float] = []
-    for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        process = await asyncio.create_subprocess_exec(sys.executable, "-c", THIRD_PARTY_IMPORTS)
-        await process.wait()
-        walls.append(time.perf_counter() - started)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-    return {"wall_median": statistics.median(walls), "cpu_median": statistics.median(cpus)}
+async def import_floor(fake: FakeDiscord, folder: Path) -> tuple[float, float]:
+    """Seconds (wall, CPU) for a bare Python, in the bot's environment, to import discord.py and
+    pydantic-settings: the part of the cold start that is not the bot's own. Timed until it says it
+    is done, before its exit (see FLOOR_SCRIPT)."""
+    _, env = bot_setup(fake, folder)
+    started = time.perf_counter()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", FLOOR_SCRIPT, env=env, cwd=folder, stdout=asyncio.subprocess.PIPE
+    )
+    assert process.stdout is not None
+    line = await process.stdout.readline()
+    wall = time.perf_counter() - started
+    await process.wait()
+    return wall, float(line)
 
 
 async def stop_bot(process: asyncio.subprocess.Process) -> None:
@@ -318,6 +363,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     rounds: list[dict[str, float]] = []  # the bot's CPU ms per answer, by command, one burst round each
     memory: list[Memory] = []
     cold_starts: list[float] = []
+    floors: list[tuple[float, float]] = []  # the import floor (wall, CPU) just before each cold start
     cold_start_cpu.clear()
     compile_bytecode()
     lost = 0
@@ -335,21 +381,28 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             fake.ready_guilds = []
 
             # 2. Cold starts alone, then the timed stages (their bot's start is one more cold start).
+            # Each after a floor of its own, so that both see the machine as it is at the time.
             for _ in range(args.cold_starts):
+                floors.append(await import_floor(fake, Path(folder)))
                 process, seconds = await start_bot(fake, Path(folder), 0.0)
                 cold_starts.append(seconds)
                 await stop_bot(process)
             if not args.quick:  # the timers cost CPU: a bot of their own, apart from the headline
+                floors.append(await import_floor(fake, Path(folder)))
                 process, seconds = await start_bot(fake, Path(folder), args.settle, stages=True)
                 cold_starts.append(seconds)
-                stages = await measure_stages(Bench(fake, process.pid), args)
+                bench = Bench(fake, process.pid)
+                await bench.prepare()
+                stages = await measure_stages(bench, args)
                 await stop_bot(process)
 
             # 3. Everything else on a bot with no servers (and no timers, except in a smoke run,
             # which saves the second start by timing the stages on the same bot).
+            floors.append(await import_floor(fake, Path(folder)))
             process, seconds = await start_bot(fake, Path(folder), args.settle, stages=args.quick)
             cold_starts.append(seconds)
             bench = Bench(fake, process.pid)
+            await bench.prepare()
             if args.quick:
                 stages = await measure_stages(bench, args)
             memory.append(Memory("after READY, 0 guilds", rss_mb(process.pid)))
@@ -376,43 +429,56 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             memory.append(Memory(f"after {args.leak:,} more /vram", after))
             await stop_bot(process)
             vram_sent, vram_distinct = bench.vram_sent, len(bench.vram_sizes)
-            floor = await import_floor(max(1, args.cold_starts))
     finally:
         await fake.stop()
     result = report(args, latencies, memory, lost)
     return result | {
         "cpu_per_answer": cpu_headline(args, rounds),
         "stages": stages,
-        "cold_start_s": {
-            "median": statistics.median(cold_starts),
-            "max": max(cold_starts),
-            "runs": cold_starts,
-            "target": COLD_START_TARGET_S,
-            "met": statistics.median(cold_starts) < COLD_START_TARGET_S,
-            "bot_cpu_median": statistics.median(cold_start_cpu.values()),
-            "third_party_imports": floor,
-        },
+        "cold_start_s": cold_start_headline(cold_starts, floors),
         "vram_requests": {"sent": vram_sent, "distinct_model_sizes": vram_distinct},
     }
 
 
+def cold_start_headline(cold_starts: list[float], floors: list[tuple[float, float]]) -> dict[str, Any]:
+    """The cold starts, and their ratio to the import floor: the median of each start's ratio to
+    the floor measured just before it."""
+    ratio = statistics.median(start / wall for start, (wall, _) in zip(cold_starts, floors, strict=True))
+    return {
+        "median": statistics.median(cold_starts),
+        "max": max(cold_starts),
+        "runs": cold_starts,
+        "bot_cpu_median": statistics.median(cold_start_cpu.values()),
+        "third_party_imports": {
+            "wall_median": statistics.median(wall for wall, _ in floors),
+            "cpu_median": statistics.median(cpu for _, cpu in floors),
+            "runs": [wall for wall, _ in floors],
+        },
+        "vs_import_floor": ratio,
+        "target": COLD_START_TARGET,
+        "met": ratio <= COLD_START_TARGET,
+    }
+
+
+def ratios_to_the_peer(rounds: list[dict[str, float]]) -> dict[str, dict[str, Any]]:
+    """Each command's figure per answer as a ratio to /noop's, the median of the rounds' own ratios
+    (each round's commands ran back to back, so a slower patch of the machine scales both sides of a
+    ratio alike), with its target."""
+    peer = f"/{PEER}"
+    ratios: dict[str, dict[str, Any]] = {}
+    for command, target in TARGETS.items():
+        ratio = statistics.median(r[f"/{command}"] / r[peer] if r[peer] else float("nan") for r in rounds)
+        ratios[f"/{command} vs {peer}"] = {"ratio": ratio, "target": target, "met": ratio <= target}
+    return ratios
+
+
 def cpu_headline(args: argparse.Namespace, rounds: list[dict[str, float]]) -> dict[str, Any]:
-    """The bot's CPU per answer in the bursts, and /vram's ratio to each baseline as the median of
-    the rounds' own ratios: each round's commands ran back to back, so a slower patch of the machine
-    scales both sides of a ratio alike."""
-
-    def ratio(baseline: str) -> float:
-        return statistics.median(r["/vram"] / r[baseline] if r[baseline] else float("nan") for r in rounds)
-
-    vram_vs_ping = ratio("/ping")
+    """The bot's CPU per answer in the bursts, and the ratios to /noop's."""
     return {
         "mode": f"{args.burst} at once",
         "ms": {command: statistics.median(r[command] for r in rounds) for command in rounds[0]},
         "rounds": rounds,
-        "vram_vs_ping": vram_vs_ping,
-        "vram_vs_ping_embed": ratio("/ping_embed"),
-        "target": CPU_TARGET,
-        "met": vram_vs_ping <= CPU_TARGET,
+        "ratios": ratios_to_the_peer(rounds),
     }
 
 
@@ -439,14 +505,14 @@ def report(
     rows = [_merge(group) for group in grouped.values()]
     ratios: dict[str, dict[str, dict[str, float]]] = {}
     for mode in dict.fromkeys(r.mode for r in rows):
-        vram = next(r for r in rows if r.mode == mode and r.command == "/vram")
-        for baseline in ("/ping", "/ping_embed"):
-            base = next(r for r in rows if r.mode == mode and r.command == baseline)
+        base = next(r for r in rows if r.mode == mode and r.command == f"/{PEER}")
+        for command in TARGETS:
+            row = next(r for r in rows if r.mode == mode and r.command == f"/{command}")
             ratio = {
-                "median_latency": vram.median_ms / base.median_ms,
-                "throughput": vram.per_second / base.per_second,
+                "median_latency": row.median_ms / base.median_ms,
+                "throughput": row.per_second / base.per_second,
             }
-            ratios.setdefault(f"/vram vs {baseline}", {})[mode] = ratio
+            ratios.setdefault(f"/{command} vs /{PEER}", {})[mode] = ratio
     rss = {m.label: m.rss_mb for m in memory}
     zero, many = rss["after READY, 0 guilds"], rss.get(f"after READY, {args.guilds} guilds", 0.0)
     return {
@@ -480,25 +546,22 @@ def report(
 
 def print_table(result: dict[str, Any]) -> None:
     cpu = result["cpu_per_answer"]
-    met = "met" if cpu["met"] else "NOT met"
     print(
         f"bot CPU per answer, {cpu['mode']}: "
         + ", ".join(f"{command} {ms:.3f} ms" for command, ms in cpu["ms"].items())
     )
-    print(
-        f"/vram vs /ping: {cpu['vram_vs_ping']:.2f}× the CPU per answer (target ≤ {cpu['target']}×: {met}); "
-        f"vs /ping_embed: {cpu['vram_vs_ping_embed']:.2f}×"
-    )
+    for pair, figures in cpu["ratios"].items():
+        print(f"{pair}: {figures['ratio']:.2f}× the CPU per answer {_against(figures)}")
     cold = result["cold_start_s"]
-    print(
-        f"cold start to READY: median {cold['median']:.3f} s, max {cold['max']:.3f} s over "
-        f"{len(cold['runs'])} starts (target < {cold['target']} s: {'met' if cold['met'] else 'NOT met'}); "
-        f"the bot's own CPU until READY: median {cold['bot_cpu_median']:.2f} s"
-    )
     floor = cold["third_party_imports"]
     print(
-        f"  of which importing discord.py and pydantic-settings alone: {floor['wall_median']:.3f} s, "
-        f"CPU {floor['cpu_median']:.2f} s"
+        f"cold start to READY: {cold['vs_import_floor']:.2f}× the import floor {_against(cold)}; "
+        f"median {cold['median']:.3f} s, max {cold['max']:.3f} s over {len(cold['runs'])} starts, "
+        f"the bot's own CPU until READY: median {cold['bot_cpu_median']:.2f} s"
+    )
+    print(
+        f"  importing discord.py and pydantic-settings alone (to done, not exit): "
+        f"median {floor['wall_median']:.3f} s, CPU {floor['cpu_median']:.2f} s"
     )
     print("one at a time, bot CPU per answer (µs) and the timed stages within it:")
     for command, figures in result["stages"].items():
@@ -526,6 +589,10 @@ def print_table(result: dict[str, Any]) -> None:
     print(f"leak run: {result['leak_run_growth_mb']:+.1f} MB, {result['leak_run_lost']} lost")
     sizes = result["vram_requests"]
     print(f"/vram: {sizes['sent']} sent, {sizes['distinct_model_sizes']} distinct model sizes")
+
+
+def _against(figures: dict[str, Any]) -> str:
+    return f"(target ≤ {figures['target']}×: {'met' if figures['met'] else 'NOT met'})"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -1,13 +1,17 @@
-"""No-op commands for the benchmark, loaded only by ``benchmarks/interactions.py`` (``extra_extensions``).
+"""The benchmark's own commands, loaded only by ``benchmarks/interactions.py`` (``extra_extensions``).
 
-- ``/ping`` answers a plain "Pong.": the cheapest answer discord.py can give.
-- ``/ping_embed`` answers with an embed and controls of the same size as a ``/vram`` answer, built
-  once at load down to the objects handed to discord.py, so that each answer computes nothing: the
-  part of ``/vram``'s cost that is discord.py sending (and parsing back) an answer of that size.
+- ``/noop`` answers with a ``/vram`` answer's JSON (``/vram params:7 optimizer:adam8bit
+  activations:20``: embed and controls), rendered once at load, through the bot's own send path
+  (:func:`bot.runtime.send.send_answer`, discord.py's public ``send_message``), so each answer
+  computes no estimate and renders nothing: the part of ``/vram``'s cost that is sending an answer of
+  that size.
 - ``/bench_stages``: with ``VRAM_BENCH_STAGES=1`` in the bot's environment, :func:`install_stage_timers`
-  wraps the stages of a ``/vram`` answer (validate, estimate, render, controls, send) with thread CPU
+  wraps the stages of an answer (validate, estimate, render, controls, chart, send) with thread CPU
   timers, and this command answers with their totals as JSON (and starts them afresh). The timers
   cost a little CPU themselves, so the benchmark uses them only in a bot process of their own.
+- ``/bench_collect`` runs a full garbage collection, which ``benchmarks/instructions.py`` asks for
+  before each count, so that every count starts from the same collector state (otherwise a full
+  collection that the previous one's garbage made due lands in this one's).
 """
 
 from __future__ import annotations
@@ -29,16 +33,16 @@ from bot.estimate.core import estimate
 from bot.estimate.request import parse_request
 from bot.present.answer import render_embed
 from bot.present.controls import render_controls
-from bot.present.custom_ids import ESTIMATE
+from bot.present.custom_ids import COMPARE, ESTIMATE
 from bot.present.i18n import Language
+from bot.runtime import send
 from bot.runtime.replies import NO_PINGS
-from bot.runtime.send import PrebuiltControls, PrebuiltEmbed, wire_embed
 
 STAGES_ENV = "VRAM_BENCH_STAGES"
 
 _REQUEST = parse_request(params=7.0, optimizer="adam8bit", activations=20.0)
-# The wire dicts once; the discord.py objects once in setup (a View needs the running loop).
-_EMBED = wire_embed(render_embed(estimate(_REQUEST)))
+# The answer's JSON once: each /noop hands it to the send path as /vram hands its freshly rendered one.
+_EMBED = render_embed(estimate(_REQUEST))
 _CONTROLS = render_controls(_REQUEST, ESTIMATE, Language.EN)
 
 # -- the stage timers (bench only) ------------------------------------------------------------------
@@ -98,10 +102,26 @@ def _validating(function: Callable[P, R]) -> Callable[P, R]:
     return marked
 
 
+def _clicking(
+    function: Callable[[discord.Interaction, str, str, str | None], Coroutine[Any, Any, None]],
+) -> Callable[[discord.Interaction, str, str, str | None], Coroutine[Any, Any, None]]:
+    """The controls' answer_control, which starts every click's answer: marks the task as the
+    click's ("compare" for Compare's)."""
+
+    @functools.wraps(function)
+    async def marked(
+        interaction: discord.Interaction, view_name: str, state: str, optimizer: str | None = None
+    ) -> None:
+        _command.set("compare" if view_name == COMPARE else "click")
+        await function(interaction, view_name, state, optimizer)
+
+    return marked
+
+
 def install_stage_timers() -> None:
     """Wrap each stage of a /vram answer where the runtime looks it up (module globals, at call time)."""
     global _timing
-    from bot.present import views
+    from bot.present import chart, views
     from bot.runtime import cog, controls
 
     # Through vars(): the modules import these names for their own use, not to export them.
@@ -111,11 +131,12 @@ def install_stage_timers() -> None:
     for name, render in list(message["RENDERERS"].items()):  # the same dict the runtime reads
         message["RENDERERS"][name] = _timed("render", render)
     message["render_controls"] = _timed("controls", message["render_controls"])
-    # Sending: /vram's respond (its JSON body, then discord.py's webhook adapter), the pings'
-    # discord.py send_message (which also parses the message Discord echoes back).
-    runtime["respond"] = _timed_async("discord_send", runtime["respond"])
-    response = discord.InteractionResponse
-    response.send_message = _timed_async("discord_send", response.send_message)  # type: ignore[method-assign, assignment]
+    # send_view imports compare_png from its module when a Compare answers, so it finds this one.
+    vars(chart)["compare_png"] = _timed("chart", chart.compare_png)
+    # Sending, the same function for every command: the JSON as discord.py's Embed and View, then
+    # discord.py's send_message / edit_message (which also parses the message Discord echoes back).
+    vars(send)["send_answer"] = runtime["send_answer"] = _timed_async("send", send.send_answer)
+    runtime["answer_control"] = _clicking(runtime["answer_control"])
     gc.callbacks.append(_time_collections)
     _timing = True
 
@@ -136,23 +157,11 @@ def _time_collections(phase: str, info: dict[str, int]) -> None:
 
 
 class PingCog(commands.Cog):
-    def __init__(self) -> None:
-        self.embed = PrebuiltEmbed(_EMBED)
-        self.controls = PrebuiltControls(_CONTROLS)  # stopped: discord.py stores nothing of it
-
-    @app_commands.command(name="ping", description="Answer with a plain message (benchmark baseline)")
-    async def ping(self, interaction: discord.Interaction) -> None:
+    @app_commands.command(name="noop", description="A /vram answer's JSON, sent as /vram sends (benchmark)")
+    async def noop(self, interaction: discord.Interaction) -> None:
         if _timing:
-            _command.set("ping")
-        await interaction.response.send_message("Pong.", allowed_mentions=NO_PINGS)
-
-    @app_commands.command(name="ping_embed", description="A prebuilt /vram-sized answer (benchmark baseline)")
-    async def ping_embed(self, interaction: discord.Interaction) -> None:
-        if _timing:
-            _command.set("ping_embed")
-        await interaction.response.send_message(
-            embed=self.embed, view=self.controls, allowed_mentions=NO_PINGS
-        )
+            _command.set("noop")
+        await send.send_answer(interaction, _EMBED, _CONTROLS, edit=False, allowed_mentions=NO_PINGS)
 
     @app_commands.command(name="bench_stages", description="The stage timers' totals (benchmark only)")
     async def bench_stages(self, interaction: discord.Interaction) -> None:
@@ -160,6 +169,11 @@ class PingCog(commands.Cog):
         report = json.dumps(_stages, separators=(",", ":"))
         _stages.clear()
         await interaction.response.send_message(report, allowed_mentions=NO_PINGS)
+
+    @app_commands.command(name="bench_collect", description="A full garbage collection (benchmark only)")
+    async def bench_collect(self, interaction: discord.Interaction) -> None:
+        gc.collect()
+        await interaction.response.send_message("collected", allowed_mentions=NO_PINGS)
 
 
 async def setup(bot: commands.Bot) -> None:

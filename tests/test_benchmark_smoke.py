@@ -13,7 +13,8 @@ from benchmarks.interactions import parse_args, print_table, run
 
 pytestmark = pytest.mark.benchmark
 
-COMMANDS = {"/ping", "/ping_embed", "/vram"}
+COMMANDS = {"/noop", "/vram", "/compare"}
+RATIOS = {"/vram vs /noop", "/compare vs /noop"}
 
 
 async def test_the_benchmark_runs_and_reports_every_command(
@@ -24,33 +25,39 @@ async def test_the_benchmark_runs_and_reports_every_command(
     assert {c for c, _ in commands} == COMMANDS
     assert all(row["answered"] == row["sent"] for row in result["latency"])
     assert result["leak_run_lost"] == 0
-    assert set(result["ratios"]) == {"/vram vs /ping", "/vram vs /ping_embed"}
+    assert set(result["ratios"]) == RATIOS
 
-    # The headline: the bot's CPU per answer of each command, and /vram's ratios, with the target.
+    # The headline: the bot's CPU per answer of each, and the ratios to /noop's, with their targets.
     cpu = result["cpu_per_answer"]
     assert set(cpu["ms"]) == COMMANDS
     assert all(set(burst) == COMMANDS for burst in cpu["rounds"])
-    assert {"vram_vs_ping", "vram_vs_ping_embed", "target", "met"} <= set(cpu)
+    assert set(cpu["ratios"]) == RATIOS
+    assert all(set(figures) == {"ratio", "target", "met"} for figures in cpu["ratios"].values())
     # Where /vram's time goes: every stage was timed, and each command's whole CPU was read.
     assert set(result["stages"]) == COMMANDS
     assert all(figures["answered"] == 10 for figures in result["stages"].values())
     vram_stages = result["stages"]["/vram"]["stages_us"]
-    assert {"validate", "estimate", "render", "controls", "discord_send"} <= set(vram_stages)
-    assert "discord_send" in result["stages"]["/ping"]["stages_us"]
+    assert {"validate", "estimate", "render", "controls", "send"} <= set(vram_stages)
+    assert {"render", "chart", "send"} <= set(result["stages"]["/compare"]["stages_us"])
+    assert "send" in result["stages"]["/noop"]["stages_us"]
     # Cold start: one per bot start of the run (a smoke run starts one).
     cold = result["cold_start_s"]
     assert len(cold["runs"]) == 1
     assert all(0 < seconds < 60 for seconds in cold["runs"])
-    assert {"median", "target", "met", "bot_cpu_median", "third_party_imports"} <= set(cold)
-    assert not math.isnan(cold["median"])
+    assert {"median", "vs_import_floor", "target", "met", "bot_cpu_median", "third_party_imports"} <= set(
+        cold
+    )
+    assert len(cold["third_party_imports"]["runs"]) == len(cold["runs"])  # a floor before each start
+    assert not math.isnan(cold["vs_import_floor"])
     # No model size asked twice.
     sizes = result["vram_requests"]
     assert sizes["sent"] == sizes["distinct_model_sizes"] > 0
 
     print_table(result)
     out = capsys.readouterr().out
-    assert "/vram vs /ping" in out
-    assert "cold start to READY" in out
+    assert "/vram vs /noop: " in out
+    assert "/compare vs /noop: " in out
+    assert "the import floor" in out
     assert "CPU per answer" in out
 
 
@@ -67,7 +74,8 @@ def test_the_chart_benchmark_runs_and_reports_its_figures(capsys: pytest.Capture
 async def test_the_instruction_count_runs_and_reports_every_command(tmp_path: Path) -> None:
     per_answer = await instructions.run(count=100, rounds=1, folder=tmp_path)
     assert set(per_answer) == COMMANDS
-    # A /ping answer takes about a million instructions: a count far off says the dumps were misread.
-    assert all(len(counts) == 1 and 2e5 < counts[0] < 2e7 for counts in per_answer.values())
+    # An answer takes one to a few tens of millions: a count far off says the dumps were misread.
+    assert all(len(counts) == 1 and 2e5 < counts[0] < 1e8 for counts in per_answer.values())
     result = instructions.report(per_answer, 100)
-    assert result["vram_vs_ping"][0] == per_answer["/vram"][0] / per_answer["/ping"][0]
+    assert set(result["ratios"]) == RATIOS
+    assert result["ratios"]["/vram vs /noop"]["rounds"] == [per_answer["/vram"][0] / per_answer["/noop"][0]]

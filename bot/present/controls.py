@@ -1,9 +1,9 @@
 """The controls under an answer as Discord's component JSON: an optimizer select and three buttons,
 and on an answer only its asker sees, a fourth that shares it with the channel.
 
-Plain data, like the embeds: the runtime sends it and handles the clicks. Building the JSON here
-rather than through discord.py's ``ui`` objects keeps an answer cheap to send; the clicks are still
-parsed by discord.py's ``DynamicItem`` from the same custom_ids.
+Plain data, like the embeds: the runtime turns it into discord.py's ``ui`` objects to send it
+(``bot.runtime.send``), and discord.py's ``DynamicItem`` classes handle the clicks from the same
+custom_ids.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ from bot.present.i18n import text
 from bot.present.views import RENDERERS, render_message
 from bot.runtime.errors import answer_error
 from bot.runtime.replies import ANSWERED, NO_PINGS, language_of
-from bot.runtime.send import PrebuiltControls, PrebuiltEmbed, respond, wire_embed
+from bot.runtime.send import send_answer
 
 
 async def send_view(
@@ -69,38 +69,20 @@ async def send_view(
         from bot.present.chart import compare_png
 
         files.append(discord.File(io.BytesIO(compare_png(request, language)), filename=message.attachment))
-    if edit:
-        # The files replace the message's attachments: going from Compare to Details drops the chart.
-        await respond(
-            interaction,
-            message.embed,
-            message.components,
-            update=True,
-            files=files,
-            allowed_mentions=NO_PINGS,
-        )
-        return
-    if interaction.response.is_done():  # deferred while the Hub answered: fill in the "thinking" reply
-        # The rendered JSON goes out as it is, with no discord.Embed round trip (bot.runtime.send).
-        await interaction.edit_original_response(
-            embed=PrebuiltEmbed(wire_embed(message.embed)),
-            view=PrebuiltControls(message.components),
-            attachments=files,
-            allowed_mentions=NO_PINGS,
-        )
-        interaction.extras[ANSWERED] = True  # an error after this must not remove the answer
-        return
     content = None if shared_by is None else text(language, "share.by", name=shared_by)
-    await respond(
+    deferred = not edit and interaction.response.is_done()  # the Hub took long: a "thinking" reply
+    await send_answer(
         interaction,
         message.embed,
         message.components,
-        update=False,
+        edit=edit,
         ephemeral=ephemeral,
         content=content,
         files=files,
         allowed_mentions=NO_PINGS,
     )
+    if deferred:
+        interaction.extras[ANSWERED] = True  # an error after this must not remove the answer
 
 
 def _is_ephemeral(message: discord.Message | None) -> bool:

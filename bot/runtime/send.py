@@ -1,218 +1,106 @@
-"""Sending an answer's prebuilt JSON (embed dict and component list) with no discord.py object round trip.
+"""Sending an answer: the renderer's JSON as discord.py's public objects, through discord.py's public
+interaction methods only.
 
-Two costs of discord.py's own sending are avoided, and what goes on the wire stays the same bytes.
-
-The views render plain JSON (:mod:`bot.present`). Handing that to discord.py as
-``discord.Embed.from_dict(...)`` only for discord.py to call ``to_dict()`` on it again costs some
-15 µs per answer and rebuilds what we already have. discord.py's ``InteractionResponse.send_message``
-and ``edit_message`` read an embed only through its public ``to_dict()`` and a view only through
-``to_components()``, ``has_components_v2()``, ``is_finished()`` and ``is_dispatchable()``, so a
-:class:`PrebuiltEmbed` whose ``to_dict()`` returns the prebuilt dict, and a stopped, item-less
-:class:`PrebuiltControls` whose ``to_components()`` returns the prebuilt list, send exactly the same
-bytes as the round trip (``tests/test_send.py`` compares the two paths).
-
-And :func:`respond` posts the interaction's answer as discord.py's ``send_message`` and
-``edit_message`` do (the same JSON or multipart body, through the same webhook adapter with its
-retries on 429 and 5xx), but without ``?with_response=1``. With it, Discord echoes the message back
-and discord.py parses the echo into an ``InteractionMessage`` (embed, components, author): some
-0.3 million instructions per answer, about a quarter of everything the bot does for a ``/ping``
-(callgrind, ``benchmarks/interactions.py``), for an object nothing here reads. Without it Discord
-answers 204 No Content (``interactions/receiving-and-responding#create-interaction-response``).
+The views render plain JSON (:mod:`bot.present`): an embed dict and component rows. Here they become a
+``discord.Embed`` (``Embed.from_dict``) and a ``discord.ui.View`` of ``Button`` and ``Select`` items,
+which ``InteractionResponse.send_message`` / ``edit_message`` or ``Interaction.edit_original_response``
+send as discord.py writes them. Nothing reaches into discord.py's internals, so a discord.py release
+can change how it sends, but not break this silently (``tests/test_send.py`` checks that what the
+fake Discord receives is the renderer's JSON).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import discord
-from discord.http import Route
-from discord.webhook.async_ import async_context, interaction_message_response_params
 
-# The order in which discord.py's ``Embed.to_dict()`` writes the keys it keeps as they were given
-# (its ``__slots__`` order: footer … fields, then flags), before the ones it writes afterwards.
-_RAW_KEYS = ("footer", "image", "thumbnail", "video", "provider", "author", "fields")
-_TEXT_KEYS = ("type", "description", "url", "title")
+ACTION_ROW, BUTTON, STRING_SELECT = 1, 2, 3  # Discord's component types (bot.present.controls)
 
 
-def wire_embed(embed: dict[str, Any]) -> dict[str, Any]:
-    """``embed`` as ``discord.Embed.from_dict(embed).to_dict()`` writes it, without building the Embed.
+def embed_of(embed: dict[str, Any]) -> discord.Embed:
+    """The renderer's embed JSON as discord.py's Embed (which sends it back as the same JSON)."""
+    return discord.Embed.from_dict(embed)
 
-    The same keys in the same order, so the JSON on the wire is byte-identical: ``flags`` always (0
-    by default), ``color`` only when non-zero, the text keys only when non-empty. A timestamp, which
-    discord.py reformats and none of our views has, takes discord.py's own path.
+
+def _item(component: dict[str, Any], row: int) -> discord.ui.Item[discord.ui.View]:
+    """One button or string select of the renderer's rows, as discord.py's ui item at ``row``."""
+    if component["type"] == BUTTON:
+        return discord.ui.Button(
+            style=discord.ButtonStyle(component["style"]),
+            label=component.get("label"),
+            custom_id=component.get("custom_id"),
+            disabled=component.get("disabled", False),
+            row=row,
+        )
+    if component["type"] == STRING_SELECT:
+        return discord.ui.Select(
+            custom_id=component["custom_id"],
+            placeholder=component.get("placeholder"),
+            min_values=component.get("min_values", 1),
+            max_values=component.get("max_values", 1),
+            options=[
+                discord.SelectOption(
+                    label=option["label"],
+                    value=option["value"],
+                    description=option.get("description"),
+                    default=option.get("default", False),
+                )
+                for option in component["options"]
+            ],
+            row=row,
+        )
+    raise ValueError(f"no ui item for component type {component['type']}")
+
+
+def controls_of(components: list[dict[str, Any]]) -> discord.ui.View:
+    """The renderer's action rows as a discord.py View (needs the running event loop, as a View does).
+
+    The view is stopped before it is sent: the clicks reach the ``DynamicItem`` classes through their
+    custom_ids (:mod:`bot.runtime.controls`), so discord.py keeps nothing of it per message.
     """
-    if "timestamp" in embed:
-        return discord.Embed.from_dict(embed).to_dict()  # type: ignore[return-value]
-    wire: dict[str, Any] = {key: embed[key] for key in _RAW_KEYS if key in embed}
-    wire["flags"] = embed.get("flags", 0)
-    if embed.get("color"):
-        wire["color"] = embed["color"]
-    for key in _TEXT_KEYS:
-        value = embed.get(key)
-        if value:
-            wire[key] = str(value)
-    return wire
+    view = discord.ui.View(timeout=None)
+    for row, action_row in enumerate(components):
+        for component in action_row["components"]:
+            view.add_item(_item(component, row))
+    view.stop()
+    return view
 
 
-class PrebuiltEmbed(discord.Embed):
-    """An embed whose ``to_dict()`` is the prebuilt wire dict (see :func:`wire_embed`).
-
-    The title and description are set as well, so that code reading them (or ``len()``) sees the
-    answer; everything else discord.py sends comes from the dict.
-    """
-
-    __slots__ = ("_wire",)
-
-    def __init__(self, wire: dict[str, Any]) -> None:
-        super().__init__(title=wire.get("title"), description=wire.get("description"))
-        self._wire = wire
-
-    def to_dict(self) -> Any:  # discord.py's EmbedData TypedDict; ours is the same JSON
-        return self._wire
-
-
-class PrebuiltControls(discord.ui.View):
-    """Prebuilt component JSON as a message's controls: no items, stopped at once.
-
-    Clicks reach the ``DynamicItem`` classes through their custom_id, so this view never listens and
-    discord.py stores nothing of it per message.
-    """
-
-    def __init__(self, components: list[dict[str, Any]]) -> None:
-        super().__init__(timeout=None)
-        self._components = components
-        self.stop()
-
-    def to_components(self) -> list[dict[str, Any]]:
-        return self._components
-
-
-# Discord's message flag for "only the user who interacted sees it", as discord.py writes it.
-EPHEMERAL_FLAG = discord.MessageFlags(ephemeral=True).value
-
-
-CALLBACK_PATH = "/interactions/{webhook_id}/{webhook_token}/callback"
-# What urllib's quote(safe="") leaves as it is: RFC 3986's unreserved characters.
-_UNRESERVED = re.compile(r"[A-Za-z0-9._~-]*")
-
-
-def callback_route(interaction_id: int, token: str) -> Route:
-    """discord.py's Route to answer an interaction, the one ``Route("POST", CALLBACK_PATH,
-    webhook_id=…, webhook_token=…)`` builds (``tests/test_send.py`` compares every attribute).
-
-    Built directly when the token needs no quoting, as Discord's tokens do not: discord.py quotes
-    every text parameter with urllib's pure-Python quote(), some 18,000 instructions per answer.
-    """
-    if not _UNRESERVED.fullmatch(token):
-        return Route("POST", CALLBACK_PATH, webhook_id=interaction_id, webhook_token=token)
-    route = Route.__new__(Route)
-    route.path, route.method, route.metadata = CALLBACK_PATH, "POST", None
-    route.url = f"{Route.BASE}/interactions/{interaction_id}/{token}/callback"
-    route.channel_id = route.guild_id = None
-    route.webhook_id, route.webhook_token = interaction_id, token
-    return route
-
-
-# By whether the answer updates the clicked message: UPDATE_MESSAGE edits it; CHANNEL_MESSAGE_WITH_SOURCE
-# answers with a new one. With its JSON value, which every answer writes.
-_RESPONSE_TYPES = {
-    update: (kind, kind.value)
-    for update, kind in (
-        (True, discord.InteractionResponseType.message_update),
-        (False, discord.InteractionResponseType.channel_message),
-    )
-}
-
-
-def _response_type(update: bool) -> discord.InteractionResponseType:
-    return _RESPONSE_TYPES[update][0]
-
-
-def callback_body(
-    embed: dict[str, Any],
-    components: list[dict[str, Any]],
-    *,
-    update: bool,
-    ephemeral: bool = False,
-    content: str | None = None,
-    allowed_mentions: dict[str, Any],
-) -> dict[str, Any]:
-    """The JSON body of an answer without files: the same object discord.py's
-    ``interaction_message_response_params`` writes for ``send_message`` / ``edit_message`` with this
-    embed and these components (``tests/test_send.py`` compares them), built without its Embed, View
-    and MessageFlags objects."""
-    data: dict[str, Any] = {"tts": False, "embeds": [wire_embed(embed)]}
-    if content is not None:
-        data["content"] = content
-    data["components"] = components
-    if ephemeral:
-        data["flags"] = EPHEMERAL_FLAG
-    data["allowed_mentions"] = allowed_mentions
-    if update:
-        data["attachments"] = []  # a message update without files drops the message's files
-    return {"type": _RESPONSE_TYPES[update][1], "data": data}
-
-
-async def respond(
+async def send_answer(
     interaction: discord.Interaction,
     embed: dict[str, Any],
     components: list[dict[str, Any]],
     *,
-    update: bool,
+    edit: bool,
     ephemeral: bool = False,
     content: str | None = None,
     files: Sequence[discord.File] = (),
     allowed_mentions: discord.AllowedMentions,
 ) -> None:
-    """Answer ``interaction`` with a new message (``update=False``) or by editing the clicked one.
+    """Answer ``interaction`` with this embed and these controls, the one way each case allows.
 
-    The body is what discord.py's ``send_message`` / ``edit_message`` would send; only the echo is
-    not asked for. Afterwards ``interaction.response`` reports the answer as discord.py's own methods
-    leave it (``is_done()``, ``type``), so follow-ups and the error handler behave as after them.
+    ``edit``: update the clicked message (``edit_message``); its files become ``files``, so going
+    from Compare to Details drops the chart. Otherwise a new message (``send_message``), or, when the
+    interaction was deferred, the "thinking" reply filled in (``edit_original_response``).
     """
-    response = interaction.response
-    if response.is_done():
-        raise discord.InteractionResponded(interaction)
-    kind = _response_type(update)
-    previous = interaction.client.allowed_mentions
-    route = callback_route(interaction.id, interaction.token)
-    http = interaction.client.http
-    request = async_context.get().request
-    session = interaction._session  # discord.py's session for interaction webhooks
-    if not files:
-        # The bot's own default is NO_PINGS, which merges into itself.
-        if previous is None or previous is allowed_mentions:
-            merged = allowed_mentions
-        else:
-            merged = previous.merge(allowed_mentions)
-        mentions = cast(dict[str, Any], merged.to_dict())
-        body = callback_body(
-            embed, components, update=update, ephemeral=ephemeral, content=content, allowed_mentions=mentions
+    answer = embed_of(embed)
+    view = controls_of(components)
+    if edit:
+        await interaction.response.edit_message(
+            embed=answer, view=view, attachments=list(files), allowed_mentions=allowed_mentions
         )
-        await request(route, session=session, proxy=http.proxy, proxy_auth=http.proxy_auth, payload=body)
-    else:  # multipart, as discord.py builds it
-        params = interaction_message_response_params(
-            type=kind.value,
-            content=discord.utils.MISSING if content is None else content,
-            embed=PrebuiltEmbed(wire_embed(embed)),
-            view=PrebuiltControls(components),
-            # A message update replaces the message's attachments with these.
-            attachments=list(files) if update else discord.utils.MISSING,
-            files=discord.utils.MISSING if update else list(files),
-            flags=discord.MessageFlags(ephemeral=True) if ephemeral else discord.utils.MISSING,
-            previous_allowed_mentions=previous,
+    elif interaction.response.is_done():
+        await interaction.edit_original_response(
+            embed=answer, view=view, attachments=list(files), allowed_mentions=allowed_mentions
+        )
+    else:
+        await interaction.response.send_message(
+            content,
+            embed=answer,
+            view=view,
+            files=list(files) if files else discord.utils.MISSING,
+            ephemeral=ephemeral,
             allowed_mentions=allowed_mentions,
         )
-        with params:  # closes the files once sent, as discord.py does
-            await request(
-                route,
-                session=session,
-                proxy=http.proxy,
-                proxy_auth=http.proxy_auth,
-                multipart=params.multipart,
-                files=params.files,
-            )
-    # What discord.py's send_message / edit_message record once the answer is sent.
-    response._response_type = kind
