@@ -21,7 +21,7 @@ import yarl
 from discord.ext import commands
 
 from bot import __version__
-from bot.runtime.gateway import tolerate_undecodable_frames
+from bot.runtime.gateway import tolerate_undecodable_frames, tolerate_unreadable_events
 from bot.runtime.health import GatewayState, keep_status_fresh, write_status
 from bot.runtime.replies import NO_PINGS
 from bot.runtime.retry import Backoff, GaveUp, describe, fatal, transient
@@ -78,6 +78,8 @@ class VramBot(commands.Bot):
         self.phase = "login"
         self.became_ready = False
         tolerate_undecodable_frames()
+        # discord.py's table of event parsers, which every shard's connection reads events through.
+        tolerate_unreadable_events(self._connection.parsers)
 
     async def setup_hook(self) -> None:
         self.phase = "loading extensions"
