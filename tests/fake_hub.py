@@ -53,6 +53,9 @@ class FakeHub:
         self.rate_limited = False  # every answer is a 429
         self.down = False  # every answer is a 503
         self.tokens_with_access: set[str] = set()
+        # Every 401 echoes the request's Authorization in its error message and body, as some mirrors
+        # and proxies do: a test that the token reaches no log line even so.
+        self.echo_credentials = False
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -98,6 +101,9 @@ class FakeHub:
         if self.down:
             return self._error(503, None, "Service Unavailable")
         response: web.StreamResponse = await handler(request)
+        if self.echo_credentials and response.status == 401:
+            echoed = f"Invalid credentials in Authorization: {request.headers.get('Authorization')}"
+            return self._error(401, "RepoNotFound", echoed, {"WWW-Authenticate": echoed})
         return response
 
     @staticmethod

@@ -108,6 +108,7 @@ def root_logging() -> Iterator[None]:
     yield
     root.handlers[:] = handlers
     root.setLevel(level)
+    logging.captureWarnings(False)
 
 
 def reconnect_record() -> logging.LogRecord:

@@ -1,4 +1,11 @@
-"""Log set-up for operators: plain lines off a terminal, JSON for collectors, one line per retry."""
+"""Log set-up for operators: plain lines off a terminal, JSON for collectors, one line per retry, and
+no secret in any line.
+
+Everything goes through one handler on the root logger, the libraries' records included (discord.py,
+huggingface_hub, httpx2 and httpcore2, asyncio, and ``warnings`` through ``logging.captureWarnings``),
+so that each line is one record in the chosen format. The handler's filters see every record, whoever
+logged it: one shortens discord.py's reconnect tracebacks, the other redacts secrets.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,9 @@ import datetime
 import json
 import logging
 import os
+import re
 import sys
+from collections.abc import Iterable
 from typing import IO, Literal
 
 import discord
@@ -41,6 +50,64 @@ class OneLineRetries(logging.Filter):
         return True
 
 
+REDACTED = "<redacted>"
+
+# What a secret looks like in a log line, whoever wrote it; group 1 (kept) is what names it.
+_SECRET_SHAPES = tuple(
+    re.compile(pattern)
+    for pattern in (
+        # A Hugging Face access token (huggingface.co/docs/hub/security-tokens): "hf_" and 34 letters
+        # and digits; 20 or more, so that names such as hf_hub_download or hf_transfer stay.
+        r"()\bhf_[A-Za-z0-9]{20,}",
+        # An Authorization header's value as any library renders it: "Authorization: Bot x",
+        # ('Authorization', 'Bearer x'), (b'authorization', b'Bearer x'), {'Authorization': 'x'}.
+        r"(?i)(authorization['\"]?\s*[:=,]\s*(?:b?['\"])?(?:(?:bearer|bot|basic|token)\s+)?)[^\s'\"\])},]+",
+        r"(?i)(\bbearer\s+)[^\s'\"\])},]+",
+        # An interaction's token: in the event discord.py logs at DEBUG, and in the routes of its answer.
+        r"(['\"]token['\"]\s*:\s*['\"])[^'\"]+",
+        r"(/(?:interactions|webhooks)/\d+/)[^/\s?'\"]+",
+    )
+)
+
+
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with every known secret and everything shaped like one replaced by ``<redacted>``."""
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    for shape in _SECRET_SHAPES:
+        text = shape.sub(lambda match: match.group(1) + REDACTED, text)
+    return text
+
+
+class RedactSecrets(logging.Filter):
+    """Redact tokens from every record that reaches the handler: its message with its arguments, its
+    traceback and its stack. ``secrets`` are the values known to be secret (the Discord token, the Hub
+    token); anything shaped like a token is redacted as well.
+
+    A handler filter, not a logger filter: logger filters see only records logged on that logger,
+    while a handler's see every record it writes, the third-party loggers' too (httpcore2 logs the
+    headers of a response at DEBUG, which a mirror may fill with the request's Authorization).
+    """
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        super().__init__()
+        # Longest first, so that a secret containing another is replaced whole.
+        self.secrets = sorted({s for s in secrets if len(s) >= 8}, key=len, reverse=True)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = redact(message, self.secrets)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text, self.secrets)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info, self.secrets)
+        return True
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per line, the shape log collectors (Loki, Elastic, CloudWatch) parse as is."""
 
@@ -53,8 +120,12 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        if record.exc_info:
-            entry["traceback"] = self.formatException(record.exc_info)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:  # what RedactSecrets left of the traceback
+            entry["traceback"] = record.exc_text
+        if record.stack_info:
+            entry["stack"] = record.stack_info
         return json.dumps(entry, ensure_ascii=False)
 
 
@@ -64,16 +135,37 @@ def wants_colour(stream: IO[str]) -> bool:
     return stream.isatty() and not os.environ.get("NO_COLOR")
 
 
+def route_hub_logs_through_root() -> None:
+    """Let huggingface_hub's records reach the root handler only.
+
+    When it is imported, huggingface_hub gives its logger a bare ``StreamHandler`` of its own and
+    still passes each record on to the root: each of its lines (a retry, say) came out twice, once
+    raw, unformatted and unredacted. Its level stays its own (WARNING, or ``HF_HUB_VERBOSITY``).
+    Importing the logging module alone costs about 7 ms once discord.py is loaded; the rest of
+    huggingface_hub still loads on the first lookup (``bot.runtime.hub_client``).
+    """
+    import huggingface_hub.utils.logging  # noqa: F401 (adds that handler, once per process)
+
+    hub_logger = logging.getLogger("huggingface_hub")
+    for own in [h for h in hub_logger.handlers if type(h) is logging.StreamHandler]:
+        hub_logger.removeHandler(own)
+
+
 def setup_logging(
-    level: str, log_format: Literal["text", "json"], stream: IO[str] | None = None
+    level: str,
+    log_format: Literal["text", "json"],
+    stream: IO[str] | None = None,
+    *,
+    secrets: Iterable[str] = (),
 ) -> logging.Handler:
-    """Log to ``stream`` (stderr) through one handler on the root logger.
+    """Log to ``stream`` (stderr) through one handler on the root logger, redacting ``secrets``.
 
     Returns the handler so that a caller running the bot in-process (the tests) can remove it again.
     """
     stream = sys.stderr if stream is None else stream
     handler = logging.StreamHandler(stream)
     handler.addFilter(OneLineRetries())
+    handler.addFilter(RedactSecrets(secrets))  # last: it sees the message the filters before it made
     formatter: logging.Formatter | None
     if log_format == "json":
         formatter = JsonFormatter()
@@ -86,4 +178,6 @@ def setup_logging(
     discord.utils.setup_logging(
         handler=handler, formatter=formatter or discord.utils.MISSING, level=getattr(logging, level)
     )
+    route_hub_logs_through_root()
+    logging.captureWarnings(True)  # warnings.warn() as records ("py.warnings"), not raw lines
     return handler

@@ -179,16 +179,22 @@ def watch_gateway(bot: VramBot, state: GatewayState, changed: asyncio.Event) -> 
         bot.add_listener(down, "on_disconnect")
 
 
+# SIGTERM: docker stop, systemd, Kubernetes. SIGINT: Ctrl-C. SIGHUP: the terminal or SSH session
+# closing, or a supervisor's "reload"; unhandled, it killed the bot with no log line. The bot has no
+# settings to reload in place (a new process reads them), so it stops cleanly, exit 0, as on SIGTERM.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
 @contextlib.contextmanager
 def stop_on_signals(stop: asyncio.Event) -> Iterator[None]:
-    """SIGTERM (docker stop) and SIGINT (Ctrl-C) set ``stop``; the handlers go again on exit."""
+    """Each of ``STOP_SIGNALS`` sets ``stop``, with one log line; the handlers go again on exit."""
     loop = asyncio.get_running_loop()
 
     def ask_to_stop(signame: str) -> None:
         log.info("Got %s, closing the connection", signame)
         stop.set()
 
-    signals = (signal.SIGTERM, signal.SIGINT)
+    signals = STOP_SIGNALS
     for sig in signals:
         loop.add_signal_handler(sig, ask_to_stop, sig.name)
     try:
@@ -241,7 +247,7 @@ async def run_once(bot: VramBot, token: str, stop: asyncio.Event) -> BaseExcepti
 async def serve(
     settings: Settings, token: str, *, stop: asyncio.Event | None = None, handle_signals: bool = True
 ) -> None:
-    """Serve until ``stop`` is set (or SIGTERM / SIGINT), riding out transient failures.
+    """Serve until ``stop`` is set (or SIGTERM, SIGINT, SIGHUP), riding out transient failures.
 
     Raises ``ConfigError`` for what the operator must fix and ``GaveUp`` once start-up has failed for
     longer than ``startup_retry_s``. Each attempt builds a new bot: discord.py's ``login`` cannot be
