@@ -73,9 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run_bot(args: argparse.Namespace) -> int:
     # The runner pulls in discord.py and the network stack; the preview and `health` need neither.
+    # It is imported once logging is set up, so that what the imports warn about is logged too.
     from bot.runtime.logs import setup_logging
-    from bot.runtime.retry import GaveUp
-    from bot.runtime.runner import serve
 
     handler = None
     json_logs = False
@@ -94,13 +93,17 @@ def run_bot(args: argparse.Namespace) -> int:
         secrets = (token.get_secret_value(), os.environ.get("HF_TOKEN", ""))
         handler = setup_logging(settings.log_level, settings.log_format, secrets=secrets)
         json_logs = settings.log_format == "json"
-        asyncio.run(serve(settings, token.get_secret_value()))
+        from bot.runtime.retry import GaveUp
+        from bot.runtime.runner import serve
+
+        try:
+            asyncio.run(serve(settings, token.get_secret_value()))
+        except GaveUp as exc:
+            last_word(str(exc))
+            return EXIT_GAVE_UP
     except ConfigError as exc:
         last_word(str(exc))
         return EXIT_USAGE
-    except GaveUp as exc:
-        last_word(str(exc))
-        return EXIT_GAVE_UP
     except KeyboardInterrupt:
         pass
     except Exception:

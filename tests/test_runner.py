@@ -77,7 +77,8 @@ async def test_the_entry_point_syncs_serves_logs_json_with_no_secret_and_stops_o
     hub = FakeHub()
     hub.echo_credentials = True
     await hub.start()
-    env = bot_env(DISCORD_TOKEN=fake.token, HF_TOKEN=HF_TOKEN, HF_ENDPOINT=hub.url)
+    # PYTHONWARNINGS: discord.py's import warns that audioop is deprecated, which was a raw line.
+    env = bot_env(DISCORD_TOKEN=fake.token, HF_TOKEN=HF_TOKEN, HF_ENDPOINT=hub.url, PYTHONWARNINGS="default")
     process = await start_bot(config, env)
     try:
         await fake.wait_identified(timeout=20, after=sessions)
@@ -97,12 +98,13 @@ async def test_the_entry_point_syncs_serves_logs_json_with_no_secret_and_stops_o
     lines = output.splitlines()
     records = [json.loads(line) for line in lines]  # every line one JSON record
     messages = [record["message"] for record in records]
-    assert messages[1].startswith(f"vram-bot {__version__} starting (discord.py")
+    assert f"vram-bot {__version__} starting (discord.py" in output
     assert "Synced 1 command(s) to guild" in output
     assert "Got SIGTERM, closing the connection" in messages
     assert messages[-1] == "Stopped"
     assert {"DEBUG", "INFO"} <= {record["level"] for record in records}
-    assert {"discord.gateway", "httpcore2.http11", "httpx2", "asyncio"} <= {r["logger"] for r in records}
+    loggers = {record["logger"] for record in records}
+    assert {"discord.gateway", "httpcore2.http11", "httpx2", "asyncio", "py.warnings"} <= loggers
     assert len(lines) > 20
     assert [line for line in lines if fake.token in line] == []  # never logged, even at DEBUG
     assert [line for line in lines if HF_TOKEN.removeprefix("hf_") in line] == []

@@ -18,8 +18,6 @@ import sys
 from collections.abc import Iterable
 from typing import IO, Literal
 
-import discord
-
 PLAIN_FORMAT = "%(asctime)s %(levelname)-8s %(name)s: %(message)s"
 
 # discord.py's gateway loops log each reconnect attempt with logger.exception, i.e. a traceback
@@ -173,11 +171,21 @@ def setup_logging(
         formatter = None  # discord.py's own coloured formatter, as before
     else:
         formatter = logging.Formatter(PLAIN_FORMAT)
+    # In place before discord.py is imported (this module does not import it at the top): the
+    # warnings libraries give when imported (discord.py's "'audioop' is deprecated", with -W default)
+    # are records in the chosen format too, not raw lines.
+    handler.setFormatter(formatter or logging.Formatter(PLAIN_FORMAT))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(level)
+    logging.captureWarnings(True)  # warnings.warn() as records ("py.warnings")
+    import discord
+
     # discord.utils.setup_logging is public: given a formatter it uses ours, else its own coloured
-    # one (we only leave it the choice for a terminal, where colour is wanted).
+    # one (we only leave it the choice for a terminal, where colour is wanted). The handler is
+    # already the root's, so it is not added twice.
     discord.utils.setup_logging(
         handler=handler, formatter=formatter or discord.utils.MISSING, level=getattr(logging, level)
     )
     route_hub_logs_through_root()
-    logging.captureWarnings(True)  # warnings.warn() as records ("py.warnings"), not raw lines
     return handler
