@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run_bot(args: argparse.Namespace) -> int:
     # The runner pulls in discord.py and the network stack; the preview and `health` need neither.
     # It is imported once logging is set up, so that what the imports warn about is logged too.
-    from bot.runtime.logs import setup_logging
+    from bot.runtime.logs import remove_logging, setup_logging
 
     handler = None
     json_logs = False
@@ -114,8 +114,7 @@ def run_bot(args: argparse.Namespace) -> int:
         return EXIT_CRASH
     finally:
         if handler is not None:  # in-process callers (the tests) get the root logger back as it was
-            logging.getLogger().removeHandler(handler)
-            logging.captureWarnings(False)
+            remove_logging(handler)
     return 0
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import io
 import json
 import logging
+import threading
 import warnings
 from collections.abc import Iterator
 
 import pytest
 
-from bot.runtime.logs import REDACTED, redact, setup_logging
+from bot.runtime.logs import REDACTED, RedactSecrets, redact, remove_logging, setup_logging
 
 DISCORD_TOKEN = "MTIzNDU2Nzg5MDEy.GhIjKl.made-up-discord-token"  # made up
 HF_TOKEN = "hf_abcdefghijklmnopqrstuvwxyz01234567"  # made up
@@ -22,9 +23,9 @@ def stream() -> Iterator[io.StringIO]:
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     yield io.StringIO()
-    root.handlers[:] = handlers
+    for handler in set(root.handlers) - set(handlers):
+        remove_logging(handler)
     root.setLevel(level)
-    logging.captureWarnings(False)
 
 
 @pytest.mark.parametrize(
@@ -102,3 +103,19 @@ def test_each_hub_record_is_written_once_and_warnings_are_records(
     assert "a library's deprecation" in records[1]["message"]
     assert len(records) == 2
     assert capfd.readouterr().err == ""  # nothing raw beside the handler
+
+
+def test_a_record_whose_arguments_do_not_fit_is_still_one_redacted_message() -> None:
+    record = logging.LogRecord("lib", logging.WARNING, __file__, 1, "two %s %s", (DISCORD_TOKEN,), None)
+    assert RedactSecrets([DISCORD_TOKEN]).filter(record)
+    assert record.getMessage() == "two %s %s ('<redacted>',)"  # no raw "--- Logging error ---"
+
+
+def test_errors_python_would_print_raw_are_records(stream: io.StringIO) -> None:
+    setup_logging("INFO", "json", stream)
+    thread = threading.Thread(target=lambda: 1 / 0, name="worker")
+    thread.start()
+    thread.join()
+    records = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [(r["logger"], r["message"]) for r in records] == [("py.threading", "Unexpected error in worker")]
+    assert "ZeroDivisionError" in records[0]["traceback"]

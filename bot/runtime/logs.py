@@ -15,8 +15,9 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Iterable
-from typing import IO, Literal
+import threading
+from collections.abc import Callable, Iterable
+from typing import IO, Any, Literal
 
 PLAIN_FORMAT = "%(asctime)s %(levelname)-8s %(name)s: %(message)s"
 
@@ -93,7 +94,11 @@ class RedactSecrets(logging.Filter):
         self.secrets = sorted({s for s in secrets if len(s) >= 8}, key=len, reverse=True)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
+        try:
+            message = record.getMessage()
+        except Exception:  # a library's arguments that do not fit its format: keep what there is
+            message = f"{record.msg} {record.args!r}"
+            record.msg, record.args = message, None  # (logging would print a raw traceback)
         clean = redact(message, self.secrets)
         if clean != message:
             record.msg, record.args = clean, None
@@ -131,6 +136,22 @@ def wants_colour(stream: IO[str]) -> bool:
     # Colour only for a person at a terminal: `docker logs`, journald and files get plain text.
     # NO_COLOR is the common opt-out (no-color.org).
     return stream.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _log_unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+    logging.getLogger("py.unraisable").warning(
+        "%s: %r",
+        unraisable.err_msg or "Exception ignored in",
+        unraisable.object,
+        exc_info=unraisable.exc_value,
+    )
+
+
+def _log_thread_exception(args: threading.ExceptHookArgs) -> None:
+    if args.exc_type is SystemExit:
+        return  # the default hook ignores it too
+    thread = args.thread.name if args.thread is not None else "a thread"
+    logging.getLogger("py.threading").error("Unexpected error in %s", thread, exc_info=args.exc_value)
 
 
 def route_hub_logs_through_root() -> None:
@@ -179,6 +200,9 @@ def setup_logging(
     root.addHandler(handler)
     root.setLevel(level)
     logging.captureWarnings(True)  # warnings.warn() as records ("py.warnings")
+    _replaced_hooks.append((sys.unraisablehook, threading.excepthook))
+    sys.unraisablehook = _log_unraisable  # "Exception ignored in ...", which Python prints raw
+    threading.excepthook = _log_thread_exception  # "Exception in thread ...", likewise
     import discord
 
     # discord.utils.setup_logging is public: given a formatter it uses ours, else its own coloured
@@ -189,3 +213,14 @@ def setup_logging(
     )
     route_hub_logs_through_root()
     return handler
+
+
+_replaced_hooks: list[tuple[Callable[[sys.UnraisableHookArgs], Any], Callable[..., Any]]] = []
+
+
+def remove_logging(handler: logging.Handler) -> None:
+    """Undo :func:`setup_logging`, for callers that run the bot in their own process (the tests)."""
+    logging.getLogger().removeHandler(handler)
+    logging.captureWarnings(False)
+    if _replaced_hooks:
+        sys.unraisablehook, threading.excepthook = _replaced_hooks.pop()
