@@ -1,4 +1,5 @@
-"""A gateway frame that cannot be decoded costs a reconnect, never the process.
+"""No gateway frame or event stops the bot: an undecodable frame costs a reconnect, an unreadable
+event is dropped.
 
 orjson (discord.py's decoder when installed) rejects JSON that Python's ``json`` accepts, such as an
 escaped lone surrogate (``"\\udcff"``) in a user's text. discord.py lets that ``JSONDecodeError``
@@ -21,7 +22,7 @@ parser's exception would end the connect loop. :func:`tolerate_unreadable_events
 the client's table of event parsers, the narrowest place that sees exactly one event being read. What
 discord.py reads later, in tasks of its own (the command tree, the component dispatch), would fail
 there as "Task exception was never retrieved", so an interaction is first checked for the shape those
-tasks read (:func:`interaction_problem`); either way the event is logged once, as one WARNING line
+tasks read (:mod:`bot.runtime.interaction_shape`); either way the event is logged once, as one WARNING line
 naming the event and what was wrong, never its content (the interaction's token is a credential).
 """
 
@@ -32,10 +33,11 @@ import logging
 import traceback
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
-import discord
 from discord.gateway import DiscordWebSocket, ReconnectWebSocket
+
+from bot.runtime.interaction_shape import interaction_problem
 
 log = logging.getLogger(__name__)
 
@@ -83,215 +85,6 @@ def tolerate_undecodable_frames() -> None:
 # -- events discord.py cannot read -----------------------------------------------------------------
 
 _Parse = Callable[[Any], None]
-_Check = Callable[[object], bool]
-_PING, _COMMAND, _COMPONENT, _AUTOCOMPLETE, _MODAL = 1, 2, 3, 4, 5
-_SUB_COMMANDS = (1, 2)  # option types: sub-command, sub-command group
-_ACTION_ROW = 1
-# What an action row of a classic view holds: buttons and the five kinds of select.
-_ROW_ITEMS = frozenset({2, 3, 5, 6, 7, 8})
-_COMMAND_TYPES = frozenset(kind.value for kind in discord.AppCommandType)
-_OPTION_TYPES = frozenset(kind.value for kind in discord.AppCommandOptionType)
-
-
-def _kind(value: object) -> str:
-    """The JSON kind of a value, for the log line (the value itself may be a secret)."""
-    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list"}
-    return "null" if value is None else names.get(type(value), "an object")
-
-
-def _is_snowflake(value: object) -> bool:
-    # Discord sends IDs as decimal strings; discord.py calls int() on them.
-    if type(value) is int:
-        return 0 <= value < 2**64
-    return type(value) is str and value.isascii() and value.isdigit() and len(value) <= 20
-
-
-def _is_integer(value: object) -> bool:
-    return type(value) is int  # not bool, which Python counts as an int
-
-
-def _is_text(value: object) -> bool:
-    return type(value) is str and value != ""
-
-
-def _is_object(value: object) -> TypeGuard[dict[str, Any]]:
-    return type(value) is dict
-
-
-def _is_list(value: object) -> TypeGuard[list[Any]]:
-    return type(value) is list
-
-
-def _is_one_of(value: object, allowed: frozenset[int]) -> bool:
-    return type(value) is int and value in allowed
-
-
-_WHAT: dict[_Check, str] = {
-    _is_snowflake: "an ID",
-    _is_integer: "a whole number",
-    _is_text: "a string",
-    _is_object: "an object",
-    _is_list: "a list",
-}
-
-
-def _field_problem(
-    payload: dict[str, Any], key: str, check: _Check, where: str = "", *, required: bool = True
-) -> str | None:
-    """What is wrong with ``payload[key]``: missing (when required) or not what ``check`` accepts."""
-    if key not in payload:
-        return f"no {where}{key}" if required else None
-    value = payload[key]
-    return None if check(value) else f"{where}{key} is {_kind(value)}, not {_WHAT[check]}"
-
-
-def _options_problem(options: object, where: str, *, typed: bool) -> str | None:
-    """Every option, at every depth, names itself with a string (the command tree indexes by it) and
-    carries a value unless it is a sub-command; with ``typed``, its type is a whole number too.
-
-    Otherwise option types and values are left to the command tree, which answers a wrong one with a
-    clear message (``bot.runtime.tree``); a dropped event would get none. An autocomplete shows no
-    message, so it is checked fully (``typed``): discord.py reads its focused option's type.
-    """
-    if not _is_list(options):
-        return None  # the command tree answers that
-    for index, option in enumerate(options):
-        if not _is_object(option):
-            continue  # the command tree answers that too
-        at = f"{where}options[{index}]."
-        problem = _field_problem(option, "name", _is_text, at)
-        if typed and not problem and not _is_one_of(option.get("type"), _OPTION_TYPES):
-            problem = f"{at}type is not an option type"
-        if option.get("type") in _SUB_COMMANDS:
-            problem = problem or _options_problem(option.get("options"), at, typed=typed)
-        elif "value" not in option:
-            problem = problem or f"no {at}value"
-        if problem:
-            return problem
-    return None
-
-
-def _command_problem(data: dict[str, Any], *, autocomplete: bool) -> str | None:
-    """What discord.py's command tree reads of a command or autocomplete, in a task of its own."""
-    problem = (
-        _field_problem(data, "name", _is_text, "data.")
-        or _field_problem(data, "type", _is_integer, "data.", required=False)
-        or _field_problem(data, "guild_id", _is_snowflake, "data.", required=False)
-        or _field_problem(data, "resolved", _is_object, "data.", required=False)
-        or _options_problem(data.get("options"), "data.", typed=autocomplete)
-    )
-    if not problem and not _is_one_of(data.get("type", 1), _COMMAND_TYPES):
-        problem = f"data.type {data['type']} is not a command type"
-    for kind, entries in data.get("resolved", {}).items():
-        if not problem and not (_is_object(entries) and all(map(_is_object, entries.values()))):
-            problem = f"data.resolved.{kind} is not an object of objects"
-    return problem
-
-
-def _component_problem(data: dict[str, Any], message: object) -> str | None:
-    """What discord.py's view store reads of a click or a pick, and of the message clicked, whose
-    view it rebuilds from the message's components."""
-    problem = _field_problem(data, "custom_id", _is_text, "data.") or _field_problem(
-        data, "component_type", _is_integer, "data."
-    )
-    values = data.get("values", [])
-    if not problem and not (_is_list(values) and all(type(v) is str for v in values)):
-        problem = "data.values is not a list of strings"
-    if problem:
-        return problem
-    if not _is_object(message) or not _is_list(message.get("components")):
-        return "message is not an object with a list of components"
-    problem = _field_problem(message, "flags", _is_integer, "message.", required=False)
-    for index, row in enumerate(message["components"]):
-        at = f"message.components[{index}]"
-        if problem:
-            break
-        if not _is_object(row) or not _is_integer(row.get("type")):
-            problem = f"{at} is not a component"
-        elif row["type"] == _ACTION_ROW:
-            items = row.get("components", [])
-            problem = None if _is_list(items) else f"{at}.components is not a list"
-            for place, item in enumerate(items if _is_list(items) else ()):
-                problem = problem or _row_item_problem(item, f"{at}.components[{place}]")
-    return problem
-
-
-def _row_item_problem(item: object, at: str) -> str | None:
-    """What discord.py checks when it rebuilds a button or a select of the clicked message."""
-    if not _is_object(item) or not _is_one_of(item.get("type"), _ROW_ITEMS):
-        return f"{at} is not a button or a select"
-    for key in ("custom_id", "url", "label", "placeholder"):
-        value = item.get(key)
-        if value is not None and type(value) is not str:
-            return f"{at}.{key} is {_kind(value)}, not a string"
-    # A select has its custom_id; a button that, a link (url) or a purchase (sku_id): one of them.
-    targets = [key for key in ("custom_id", "url", "sku_id") if item.get(key) is not None]
-    if len(targets) != 1:
-        return f"{at} has {' and '.join(targets) or 'no custom_id'}"
-    options = item.get("options", [])
-    if not (_is_list(options) and all(map(_is_object, options))):
-        return f"{at}.options is not a list of objects"
-    return None
-
-
-def _modal_problem(data: dict[str, Any]) -> str | None:
-    return _field_problem(data, "custom_id", _is_text, "data.") or _field_problem(
-        data, "components", _is_list, "data."
-    )
-
-
-# What every interaction carries (discord.com/developers/docs/interactions/receiving-and-responding
-# #interaction-object), and what it may carry, as discord.py reads them.
-_REQUIRED: dict[str, _Check] = {
-    "id": _is_snowflake,
-    "application_id": _is_snowflake,
-    "type": _is_integer,
-    "token": _is_text,
-    "version": _is_integer,
-}
-_OPTIONAL: dict[str, _Check] = {"locale": _is_text, "guild_locale": _is_text}
-
-
-def interaction_problem(payload: object) -> str | None:
-    """Why discord.py could not read this ``INTERACTION_CREATE`` payload, or None when it can.
-
-    Only the shape discord.py reads outside its parser (its command tree and view store run in tasks,
-    where a failure would be "Task exception was never retrieved" and no log of the event), and what
-    it keeps unread but the bot reads (the locale, the user); what the parser itself reads, it
-    reports by raising, which :func:`tolerate_unreadable_events` catches.
-    """
-    if not _is_object(payload):
-        return f"the interaction is {_kind(payload)}"
-    for key, check in _REQUIRED.items():
-        problem = _field_problem(payload, key, check)
-        if problem:
-            return problem
-    for key, check in _OPTIONAL.items():
-        problem = _field_problem(payload, key, check, required=False)
-        if problem:
-            return problem
-    guild_id = payload.get("guild_id")
-    if guild_id is not None and not _is_snowflake(guild_id):
-        return f"guild_id is {_kind(guild_id)}, not an ID"
-    if guild_id:  # in a server: the member, with their user; discord.py ignores "user" there
-        member = payload.get("member")
-        if not _is_object(member) or not _is_object(member.get("user")):
-            return "no member with a user, in a server"
-    elif not _is_object(payload.get("user")):
-        return "no user, outside a server"
-    kind, data = payload["type"], payload.get("data")
-    if kind == _PING:
-        return None
-    if not _is_object(data):
-        return "no data" if data is None else f"data is {_kind(data)}, not an object"
-    if kind in (_COMMAND, _AUTOCOMPLETE):
-        return _command_problem(data, autocomplete=kind == _AUTOCOMPLETE)
-    if kind == _COMPONENT:
-        return _component_problem(data, payload.get("message"))
-    if kind == _MODAL:
-        return _modal_problem(data)
-    return None
-
 
 # Events checked before discord.py's parser reads them, for what it reads later.
 _CHECKS: dict[str, Callable[[object], str | None]] = {"INTERACTION_CREATE": interaction_problem}
