@@ -33,6 +33,8 @@ _OPTION_TYPES = frozenset(kind.value for kind in discord.AppCommandOptionType)
 def _kind(value: object) -> str:
     """The JSON kind of a value, for the log line (the value itself may be a secret)."""
     names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list"}
+    if value == "":
+        return "an empty string"
     return "null" if value is None else names.get(type(value), "an object")
 
 
@@ -51,6 +53,10 @@ def _is_text(value: object) -> bool:
     return type(value) is str and value != ""
 
 
+def _is_string(value: object) -> bool:
+    return type(value) is str  # a name, which may be empty: the command tree answers it
+
+
 def _is_object(value: object) -> TypeGuard[dict[str, Any]]:
     return type(value) is dict
 
@@ -66,7 +72,8 @@ def _is_one_of(value: object, allowed: frozenset[int]) -> bool:
 _WHAT: dict[_Check, str] = {
     _is_snowflake: "an ID",
     _is_integer: "a whole number",
-    _is_text: "a string",
+    _is_text: "a non-empty string",
+    _is_string: "a string",
     _is_object: "an object",
     _is_list: "a list",
 }
@@ -82,13 +89,15 @@ def _field_problem(
     return None if check(value) else f"{where}{key} is {_kind(value)}, not {_WHAT[check]}"
 
 
-def _options_problem(options: object, where: str, *, typed: bool) -> str | None:
+def _options_problem(options: object, where: str, *, autocomplete: bool) -> str | None:
     """Every option, at every depth, names itself with a string (the command tree indexes by it) and
-    carries a value unless it is a sub-command; with ``typed``, its type is a whole number too.
+    carries a value unless it is a sub-command; in an autocomplete, the option being typed (focused,
+    with the text so far) has an option type.
 
     Otherwise option types and values are left to the command tree, which answers a wrong one with a
-    clear message (``bot.runtime.tree``); a dropped event would get none. An autocomplete shows no
-    message, so it is checked fully (``typed``): discord.py reads its focused option's type.
+    clear message or an empty list of suggestions (``bot.runtime.tree``); a dropped event would get
+    neither. The focused option is the one it leaves to discord.py, which hands it to the command's
+    autocomplete by its type.
     """
     if not _is_list(options):
         return None  # the command tree answers that
@@ -96,11 +105,13 @@ def _options_problem(options: object, where: str, *, typed: bool) -> str | None:
         if not _is_object(option):
             continue  # the command tree answers that too
         at = f"{where}options[{index}]."
-        problem = _field_problem(option, "name", _is_text, at)
+        problem = _field_problem(option, "name", _is_string, at)
+        # The text typed so far, which the command tree leaves to discord.py (bot.runtime.tree).
+        typed = autocomplete and option.get("focused") is True and type(option.get("value")) is str
         if typed and not problem and not _is_one_of(option.get("type"), _OPTION_TYPES):
-            problem = f"{at}type is not an option type"
+            problem = f"{at}type of the focused option is not an option type"
         if option.get("type") in _SUB_COMMANDS:
-            problem = problem or _options_problem(option.get("options"), at, typed=typed)
+            problem = problem or _options_problem(option.get("options"), at, autocomplete=autocomplete)
         elif "value" not in option:
             problem = problem or f"no {at}value"
         if problem:
@@ -111,11 +122,11 @@ def _options_problem(options: object, where: str, *, typed: bool) -> str | None:
 def _command_problem(data: dict[str, Any], *, autocomplete: bool) -> str | None:
     """What discord.py's command tree reads of a command or autocomplete, in a task of its own."""
     problem = (
-        _field_problem(data, "name", _is_text, "data.")
+        _field_problem(data, "name", _is_string, "data.")
         or _field_problem(data, "type", _is_integer, "data.", required=False)
         or _field_problem(data, "guild_id", _is_snowflake, "data.", required=False)
         or _field_problem(data, "resolved", _is_object, "data.", required=False)
-        or _options_problem(data.get("options"), "data.", typed=autocomplete)
+        or _options_problem(data.get("options"), "data.", autocomplete=autocomplete)
     )
     if not problem and not _is_one_of(data.get("type", 1), _COMMAND_TYPES):
         problem = f"data.type {data['type']} is not a command type"
@@ -186,7 +197,7 @@ _REQUIRED: dict[str, _Check] = {
     "token": _is_text,
     "version": _is_integer,
 }
-_OPTIONAL: dict[str, _Check] = {"locale": _is_text, "guild_locale": _is_text}
+_OPTIONAL: dict[str, _Check] = {"locale": _is_string, "guild_locale": _is_string}
 
 
 def interaction_problem(payload: object) -> str | None:
