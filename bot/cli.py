@@ -17,7 +17,7 @@ from bot.runtime.settings import ConfigError, load_settings, load_token
 # --- operator hooks (runtime team): exit codes, --version, `health`; the README lists the codes ---
 EXIT_CRASH = 1  # an unexpected error, with its traceback: a bug; a supervisor may restart
 EXIT_GAVE_UP = 3  # Discord stayed unreachable for longer than startup_retry_s
-RUN_EPILOG = """exit codes: 0 stopped by SIGTERM/SIGINT; 1 unexpected error (a bug: traceback logged);
+RUN_EPILOG = """exit codes: 0 stopped by SIGTERM/SIGHUP/SIGINT; 1 unexpected error (a bug: traceback logged);
   2 the operator must fix something (bad setting, missing or rejected token, fatal gateway close code);
   3 Discord unreachable for longer than startup_retry_s
 
@@ -73,27 +73,48 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run_bot(args: argparse.Namespace) -> int:
     # The runner pulls in discord.py and the network stack; the preview and `health` need neither.
-    from bot.runtime.logs import setup_logging
-    from bot.runtime.retry import GaveUp
-    from bot.runtime.runner import serve
+    # It is imported once logging is set up, so that what the imports warn about is logged too.
+    from bot.runtime.logs import remove_logging, setup_logging
 
     handler = None
+    json_logs = False
+
+    def last_word(message: str) -> None:
+        # One line for the operator; with JSON logs, one more JSON record, so that every line parses.
+        if json_logs:
+            logging.getLogger("bot.cli").error("vram-bot: %s", message)
+        else:
+            print(f"vram-bot: {message}", file=sys.stderr)
+
     try:
         settings = load_settings(args.config)
         token = load_token(settings)
-        handler = setup_logging(settings.log_level, settings.log_format)
-        asyncio.run(serve(settings, token.get_secret_value()))
+        # The tokens never reach a log line, whichever library writes it (bot.runtime.logs).
+        secrets = (token.get_secret_value(), os.environ.get("HF_TOKEN", ""))
+        handler = setup_logging(settings.log_level, settings.log_format, secrets=secrets)
+        json_logs = settings.log_format == "json"
+        from bot.runtime.retry import GaveUp
+        from bot.runtime.runner import serve
+
+        try:
+            asyncio.run(serve(settings, token.get_secret_value()))
+        except GaveUp as exc:
+            last_word(str(exc))
+            return EXIT_GAVE_UP
     except ConfigError as exc:
-        print(f"vram-bot: {exc}", file=sys.stderr)
+        last_word(str(exc))
         return EXIT_USAGE
-    except GaveUp as exc:
-        print(f"vram-bot: {exc}", file=sys.stderr)
-        return EXIT_GAVE_UP
     except KeyboardInterrupt:
         pass
+    except Exception:
+        if handler is None:
+            raise  # before logging is set up: Python's own traceback
+        # Through the log handler: in the chosen format, and with its secrets redacted.
+        logging.getLogger("bot.cli").critical("Unexpected error; stopping", exc_info=True)
+        return EXIT_CRASH
     finally:
         if handler is not None:  # in-process callers (the tests) get the root logger back as it was
-            logging.getLogger().removeHandler(handler)
+            remove_logging(handler)
     return 0
 
 

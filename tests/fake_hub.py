@@ -75,6 +75,9 @@ class FakeHub:
         self.down = False  # every answer is a 503
         self.tokens_with_access: set[str] = set()
         self.whole_weight_reads = 0  # GETs of a weight file without a Range (never the bot's)
+        # Every 401 echoes the request's Authorization in its error message and body, as some mirrors
+        # and proxies do: a test that the token reaches no log line even so.
+        self.echo_credentials = False
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -121,6 +124,9 @@ class FakeHub:
         if self.down:
             return self._error(503, None, "Service Unavailable")
         response: web.StreamResponse = await handler(request)
+        if self.echo_credentials and response.status == 401:
+            echoed = f"Invalid credentials in Authorization: {request.headers.get('Authorization')}"
+            return self._error(401, "RepoNotFound", echoed, {"WWW-Authenticate": echoed})
         return response
 
     @staticmethod

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from bot.estimate.request import EstimateRequest, command_options
 from bot.present.command_line import UnreadableCommand, parse_command_line
 from bot.present.custom_ids import UnreadableState, unpack
+from bot.runtime.interaction_shape import interaction_problem
 from bot.runtime.settings import ConfigError, Settings, load_settings
 from tests.fake_discord import FakeDiscord
 from tests.running import start_bot
@@ -109,6 +110,13 @@ def test_any_payload_gets_an_answer_and_logs_no_error(
     interaction = live.fake.slash_interaction("vram", options)
     if autocomplete:
         interaction["type"] = 4
+    if interaction_problem(interaction) is not None:
+        # What discord.py would trip over (an autocomplete's focused option with no option type) is
+        # dropped at the gateway with one warning: no answer to wait for, and the bot serves on.
+        live.run(live.fake.dispatch("INTERACTION_CREATE", interaction))
+        assert live.run(live.fake.invoke("vram", params=7)).embed
+        assert errors_in(caplog) == []
+        return
     callback = live.run(live.fake.send_interaction(interaction))
     assert callback.type == (8 if autocomplete else 4)
     assert callback.data.get("allowed_mentions", {"parse": []}) == {"parse": []}

@@ -18,7 +18,7 @@ import discord
 import pytest
 
 from bot.runtime.gateway import frame_sequence
-from bot.runtime.logs import OneLineRetries, setup_logging
+from bot.runtime.logs import OneLineRetries, remove_logging, setup_logging
 from bot.runtime.retry import FATAL_CLOSE_CODES, Backoff, describe, fatal, transient
 from bot.runtime.settings import ConfigError, Settings, load_settings
 
@@ -106,7 +106,8 @@ def root_logging() -> Iterator[None]:
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     yield
-    root.handlers[:] = handlers
+    for handler in set(root.handlers) - set(handlers):
+        remove_logging(handler)
     root.setLevel(level)
 
 

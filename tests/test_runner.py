@@ -8,6 +8,8 @@ splitting the shards. Everything else about the runner runs in-process: the bad 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import os
 import signal
 import sys
@@ -17,12 +19,14 @@ import pytest
 
 from bot import __version__
 from bot.cli import main
-from bot.runtime.settings import ENV_PREFIX, TOKEN_ENV
+from bot.runtime.runner import serve
+from bot.runtime.settings import ENV_PREFIX, TOKEN_ENV, Settings
 from tests.fake_discord import FakeDiscord
 from tests.fake_hub import FakeHub
 from tests.hub_configs import CONFIGS
 
 PROJECT = Path(__file__).resolve().parents[1]
+HF_TOKEN = "hf_TestOnlyTokenThatMustNeverBeLogged01"  # made up
 
 
 def bot_env(**extra: str) -> dict[str, str]:
@@ -66,16 +70,28 @@ async def finish(process: asyncio.subprocess.Process, timeout: float = 20) -> tu
 
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_the_entry_point_syncs_serves_logs_no_token_and_stops_on_sigterm(
+async def test_the_entry_point_syncs_serves_logs_json_with_no_secret_and_stops_on_sigterm(
     fake: FakeDiscord, tmp_path: Path
 ) -> None:
-    # Lower-case "debug": any case works. The token scan below reads real DEBUG logging.
-    config = write_config(tmp_path, fake, dev_guild_id=int(fake.guild_id), log_level="debug")
+    # Lower-case "debug": any case works. The secret scan below reads real DEBUG logging, the
+    # libraries' own records included, with a Hub whose 401 repeats "Authorization: Bearer hf_…" back.
+    config = write_config(
+        tmp_path, fake, dev_guild_id=int(fake.guild_id), log_level="debug", log_format="json"
+    )
     sessions = fake.sessions
-    hub = FakeHub()  # a Hub that trickles: SIGTERM comes while a lookup reads it, a byte a second
+    hub = FakeHub()
+    hub.echo_credentials = True
     await hub.start()
+    # A Hub that trickles: SIGTERM comes while a lookup reads it, a byte a second.
     hub.add("acme/Trickle-8B", CONFIGS["llama-3.1-8b"], trickle_s=1.0)
-    env = bot_env(DISCORD_TOKEN=fake.token, HF_ENDPOINT=hub.url, HF_HOME=str(tmp_path / "hf"))
+    # PYTHONWARNINGS: discord.py's import warns that audioop is deprecated, which was a raw line.
+    env = bot_env(
+        DISCORD_TOKEN=fake.token,
+        HF_TOKEN=HF_TOKEN,
+        HF_ENDPOINT=hub.url,
+        HF_HOME=str(tmp_path / "hf"),
+        PYTHONWARNINGS="default",
+    )
     process = await start_bot(config, env)
     asking = None
     try:
@@ -87,6 +103,7 @@ async def test_the_entry_point_syncs_serves_logs_no_token_and_stops_on_sigterm(
         callback = await fake.send_interaction(interaction)
         assert callback.embed["title"].startswith("❌ 7B · Adam")
         await fake.invoke("vram", params=-1)  # an error path too
+        await fake.invoke("vram", model="acme/no-such-model", timeout=15)  # the Hub's 401
         asking = asyncio.create_task(fake.invoke("vram", model="acme/Trickle-8B"))
         for _ in range(500):
             if hub.count("/api/models/acme/Trickle-8B"):
@@ -101,13 +118,20 @@ async def test_the_entry_point_syncs_serves_logs_no_token_and_stops_on_sigterm(
         await hub.stop()
     assert code == 0, output
     lines = output.splitlines()
+    records = [json.loads(line) for line in lines]  # every line one JSON record
+    messages = [record["message"] for record in records]
     assert f"vram-bot {__version__} starting (discord.py" in output
     assert "Synced 1 command(s) to guild" in output
-    assert lines[-1].endswith("Stopped")
-    assert "DEBUG" in output
+    assert "Got SIGTERM, closing the connection" in messages
+    assert messages[-1] == "Stopped"
+    assert {"DEBUG", "INFO"} <= {record["level"] for record in records}
+    loggers = {record["logger"] for record in records}
+    assert {"discord.gateway", "httpcore2.http11", "httpx2", "asyncio", "py.warnings"} <= loggers
     assert len(lines) > 20
     assert [line for line in lines if fake.token in line] == []  # never logged, even at DEBUG
-    assert "\x1b[" not in output  # stderr is a pipe, not a terminal: no colour codes
+    assert [line for line in lines if HF_TOKEN.removeprefix("hf_") in line] == []
+    assert "Authorization: Bearer <redacted>" in output  # the Hub's echo was logged, redacted
+    assert hub.count("/api/models/acme/no-such-model") == 1
     assert "Traceback" not in output
 
 
@@ -262,3 +286,22 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "$VRAM_BOT_CONFIG" in out  # the default, named
     assert "3 Discord unreachable for longer than startup_retry_s" in out
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_sighup_stops_the_bot_cleanly_with_a_log_line(
+    fake: FakeDiscord, discord_endpoints: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    # In this process, with serve's own signal handlers (SIGTERM is the entry point's test above).
+    # Without a handler, SIGHUP's default action would end the test's process: no log line, no clean-up.
+    caplog.set_level(logging.INFO, logger="bot")
+    settings = Settings(api_base_url=fake.api_base, gateway_url=fake.gateway_url, sync_commands=False)
+    sessions = fake.sessions
+    serving = asyncio.create_task(serve(settings, fake.token))
+    await fake.wait_identified(after=sessions)
+    os.kill(os.getpid(), signal.SIGHUP)
+    await asyncio.wait_for(serving, 10)  # serve returns: the CLI's exit code 0
+    said = [r.getMessage() for r in caplog.records if r.name == "bot.runtime.runner"]
+    assert "Got SIGHUP, closing the connection" in said
+    assert said[-1] == "Stopped"
+    assert signal.getsignal(signal.SIGHUP) == signal.SIG_DFL  # the handler went with the bot

@@ -20,7 +20,7 @@ import pytest
 
 from bot.cli import main
 from bot.runtime import health
-from bot.runtime.logs import setup_logging
+from bot.runtime.logs import remove_logging, setup_logging
 from bot.runtime.retry import GaveUp
 from bot.runtime.runner import serve
 from bot.runtime.settings import ConfigError, Settings
@@ -122,7 +122,7 @@ async def test_a_503_on_the_gateway_is_one_line_and_the_bot_connects_after(
             await fake.wait_identified(after=sessions)
             await assert_serves(fake)
     finally:
-        logging.getLogger().removeHandler(handler)
+        remove_logging(handler)
     assert [status for _, path, status in fake.route_faulted if path == "/gateway"] == [503]
     logged = stream.getvalue()
     reconnects = [line for line in logged.splitlines() if "Attempting a reconnect" in line]

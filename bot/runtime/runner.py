@@ -21,7 +21,7 @@ import yarl
 from discord.ext import commands
 
 from bot import __version__
-from bot.runtime.gateway import tolerate_undecodable_frames
+from bot.runtime.gateway import tolerate_undecodable_frames, tolerate_unreadable_events
 from bot.runtime.health import GatewayState, keep_status_fresh, write_status
 from bot.runtime.replies import NO_PINGS
 from bot.runtime.retry import Backoff, GaveUp, describe, fatal, transient
@@ -76,6 +76,8 @@ class VramBot(commands.Bot):
         self.phase = "login"
         self.became_ready = False
         tolerate_undecodable_frames()
+        # discord.py's table of event parsers, which every shard's connection reads events through.
+        tolerate_unreadable_events(self._connection.parsers)
 
     async def setup_hook(self) -> None:
         self.phase = "loading extensions"
@@ -175,16 +177,22 @@ def watch_gateway(bot: VramBot, state: GatewayState, changed: asyncio.Event) -> 
         bot.add_listener(down, "on_disconnect")
 
 
+# SIGTERM: docker stop, systemd, Kubernetes. SIGINT: Ctrl-C. SIGHUP: the terminal or SSH session
+# closing, or a supervisor's "reload"; unhandled, it killed the bot with no log line. The bot has no
+# settings to reload in place (a new process reads them), so it stops cleanly, exit 0, as on SIGTERM.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
 @contextlib.contextmanager
 def stop_on_signals(stop: asyncio.Event) -> Iterator[None]:
-    """SIGTERM (docker stop) and SIGINT (Ctrl-C) set ``stop``; the handlers go again on exit."""
+    """Each of ``STOP_SIGNALS`` sets ``stop``, with one log line; the handlers go again on exit."""
     loop = asyncio.get_running_loop()
 
     def ask_to_stop(signame: str) -> None:
         log.info("Got %s, closing the connection", signame)
         stop.set()
 
-    signals = (signal.SIGTERM, signal.SIGINT)
+    signals = STOP_SIGNALS
     for sig in signals:
         loop.add_signal_handler(sig, ask_to_stop, sig.name)
     try:
@@ -237,7 +245,7 @@ async def run_once(bot: VramBot, token: str, stop: asyncio.Event) -> BaseExcepti
 async def serve(
     settings: Settings, token: str, *, stop: asyncio.Event | None = None, handle_signals: bool = True
 ) -> None:
-    """Serve until ``stop`` is set (or SIGTERM / SIGINT), riding out transient failures.
+    """Serve until ``stop`` is set (or SIGTERM, SIGINT, SIGHUP), riding out transient failures.
 
     Raises ``ConfigError`` for what the operator must fix and ``GaveUp`` once start-up has failed for
     longer than ``startup_retry_s``. Each attempt builds a new bot: discord.py's ``login`` cannot be
