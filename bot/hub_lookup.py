@@ -93,12 +93,14 @@ def _read_config(path: str, repo: str) -> object:
         raise HubFailure("malformed", repo) from None
 
 
-def _download_config(repo: str, revision: str | None, settings: HubSettings) -> str:
-    """config.json's path in the cache, fetched if needed; a dry run first checks its size, so an
-    oversized file is refused before any byte of it is downloaded."""
+def _download_bounded(
+    repo: str, filename: str, revision: str | None, settings: HubSettings, max_bytes: int
+) -> str | None:
+    """The file's path in the cache, fetched if needed; None when it is over ``max_bytes``: a dry run
+    checks its size first, so that no byte of an oversized file is downloaded."""
     common = {
         "repo_id": repo,
-        "filename": CONFIG_FILE,
+        "filename": filename,
         "revision": revision,
         "endpoint": settings.endpoint,
         "token": settings.token,
@@ -106,10 +108,17 @@ def _download_config(repo: str, revision: str | None, settings: HubSettings) -> 
         "etag_timeout": settings.timeout_s,
     }
     info = hf_hub_download(**common, dry_run=True)  # type: ignore[call-overload]
-    if isinstance(info, DryRunFileInfo) and (info.file_size or 0) > CONFIG_MAX_BYTES:
+    if isinstance(info, DryRunFileInfo) and (info.file_size or 0) > max_bytes:
+        return None
+    return str(hf_hub_download(**common))  # type: ignore[call-overload]
+
+
+def _download_config(repo: str, revision: str | None, settings: HubSettings) -> str:
+    """config.json's path in the cache; an oversized one is refused before any byte of it."""
+    path = _download_bounded(repo, CONFIG_FILE, revision, settings, CONFIG_MAX_BYTES)
+    if path is None:
         raise HubFailure("too_large", repo)
-    path = hf_hub_download(**common)  # type: ignore[call-overload]
-    return str(path)
+    return path
 
 
 def _from_config(
@@ -245,20 +254,11 @@ class _NotCountable(Exception):
 
 
 def _download_index(repo: str, revision: str | None, settings: HubSettings) -> str:
-    """The index's path in the cache; a dry run first refuses an oversized one before any byte."""
-    common = {
-        "repo_id": repo,
-        "filename": SAFETENSORS_INDEX,
-        "revision": revision,
-        "endpoint": settings.endpoint,
-        "token": settings.token,
-        "cache_dir": settings.cache_dir,
-        "etag_timeout": settings.timeout_s,
-    }
-    info = hf_hub_download(**common, dry_run=True)  # type: ignore[call-overload]
-    if isinstance(info, DryRunFileInfo) and (info.file_size or 0) > INDEX_MAX_BYTES:
+    """The index's path in the cache; an oversized one is refused before any byte of it."""
+    path = _download_bounded(repo, SAFETENSORS_INDEX, revision, settings, INDEX_MAX_BYTES)
+    if path is None:
         raise _NotCountable(f"{SAFETENSORS_INDEX} over {INDEX_MAX_BYTES} bytes")
-    return str(hf_hub_download(**common))  # type: ignore[call-overload]
+    return path
 
 
 def _shards(index_path: str) -> list[str]:
