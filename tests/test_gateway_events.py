@@ -64,3 +64,20 @@ async def test_a_parser_failure_names_the_exception_without_the_token(
     assert warning.startswith("Dropped a gateway event discord.py cannot read: INTERACTION_CREATE (KeyError")
     assert "user.py:" in warning  # where in discord.py it failed
     assert broken["token"] not in caplog.text
+
+
+async def test_an_option_without_a_type_is_answered_and_discord_py_s_failure_is_one_warning(
+    bot: VramBot, fake: FakeDiscord, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The cog answers it (bot.runtime.cog); discord.py's own command task then fails on the option,
+    # which asyncio logged as an ERROR ("Task exception was never retrieved") with a traceback.
+    broken = slash_command(fake)
+    del broken["data"]["options"][0]["type"]
+    caplog.set_level(logging.INFO)
+    answered = await fake.send_interaction(broken)
+    await fake.invoke("vram", params=7, timeout=3)
+    gc.collect()  # an unretrieved task exception is logged when the task is collected
+    assert answered.data["flags"] & 64  # ephemeral: what was wrong, to the asker only
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+    (warning,) = [r.getMessage() for r in caplog.records if r.name == "bot.runtime.gateway"]
+    assert warning.startswith("discord.py could not read an interaction's options: KeyError")

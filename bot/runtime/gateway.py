@@ -28,6 +28,7 @@ naming the event and what was wrong, never its content (the interaction's token 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import traceback
@@ -126,3 +127,28 @@ def tolerate_unreadable_events(parsers: MutableMapping[str, _Parse]) -> None:
     for event, parse in list(parsers.items()):
         if not getattr(parse, "_vram_bot_tolerant", False):
             parsers[event] = _tolerant(event, parse)
+
+
+# discord.py names the task that runs a command or an autocomplete for the tree ("CommandTree-invoker",
+# app_commands/tree.py): an option it cannot read (one without a "type") raises there, after the
+# cog's on_interaction listener has answered it (bot.runtime.cog), as an unretrieved task exception.
+_TREE_TASK = "CommandTree-invoker"
+
+
+def quiet_unreadable_commands(loop: asyncio.AbstractEventLoop) -> None:
+    """Log discord.py's failure to read an interaction's options once, at WARNING, without the
+    traceback (the user already has the cog's answer); every other loop error as asyncio would."""
+    default = loop.get_exception_handler()
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        task, error = context.get("task") or context.get("future"), context.get("exception")
+        if isinstance(task, asyncio.Task) and task.get_name() == _TREE_TASK and isinstance(error, Exception):
+            log.warning(
+                "discord.py could not read an interaction's options: %s", _describe_failure(error, None)
+            )
+        elif default is not None:
+            default(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handle)

@@ -21,7 +21,11 @@ import yarl
 from discord.ext import commands
 
 from bot import __version__
-from bot.runtime.gateway import tolerate_undecodable_frames, tolerate_unreadable_events
+from bot.runtime.gateway import (
+    quiet_unreadable_commands,
+    tolerate_undecodable_frames,
+    tolerate_unreadable_events,
+)
 from bot.runtime.health import GatewayState, keep_status_fresh, write_status
 from bot.runtime.replies import NO_PINGS
 from bot.runtime.retry import Backoff, GaveUp, describe, fatal, transient
@@ -80,6 +84,7 @@ class VramBot(commands.Bot):
         tolerate_unreadable_events(self._connection.parsers)
 
     async def setup_hook(self) -> None:
+        quiet_unreadable_commands(asyncio.get_running_loop())
         self.phase = "loading extensions"
         for extension in EXTENSIONS:
             await self.load_extension(extension)
