@@ -77,7 +77,8 @@ def test_a_multimodal_repo_counts_its_text_model_and_says_so() -> None:
     assert found.hub_stored_params is None
     register(found)
     embed = render_embed(estimate(parse_request(model="google/g")), Language.EN)
-    assert "Only the text model is counted" in embed["description"]
+    assert "vision encoder and projector too" in embed["description"]
+    assert "🧊 tower frozen" in embed["description"]  # the stored rest: the tower, frozen
 
 
 @pytest.mark.parametrize(
