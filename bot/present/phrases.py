@@ -204,8 +204,13 @@ def architecture_notes(model: HubModel, w: Words) -> list[str]:
                 active=w.count(model.active_parameter_count),
             )
         )
-    if model.text_only_of_multimodal:  # N from the tensors holds the towers; the shape does not
-        notes.append(w("preset.text_only" if model.tensors is None else "preset.text_only_activations"))
+    if model.text_only_of_multimodal:  # N holds the towers (by the tensors or a count); the shape does not
+        if model.tensors is not None:
+            notes.append(w("preset.text_only_activations"))
+        elif model.non_text_params:
+            notes.append(w("preset.text_only"))
+        else:  # a config without a stored count: the tower is not known, so not in N
+            notes.append(w("preset.text_model_only"))
     if model.mtp_layers:
         notes.append(w("preset.mtp", layers=w.plain(model.mtp_layers)))
     return notes + hub_notes(model, w)  # a Hub repo's source and stored count (bot/present/hub_problems.py)
