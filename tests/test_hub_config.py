@@ -77,7 +77,15 @@ def test_a_multimodal_repo_counts_its_text_model_and_says_so() -> None:
     assert found.hub_stored_params is None
     register(found)
     embed = render_embed(estimate(parse_request(model="google/g")), Language.EN)
+    assert "vision encoder and projector too" in embed["description"]
+    assert "🧊 tower frozen" in embed["description"]  # the stored rest: the tower, frozen
+    # Without the Hub's stored count the tower is unknown: N is the text model, nothing is frozen.
+    unknown = architecture_from_config("google/h", CONFIGS["gemma-3-27b"])
+    assert (unknown.total_params, unknown.tower_params) == (unknown.parameter_count, 0)
+    register(unknown)
+    embed = render_embed(estimate(parse_request(model="google/h")), Language.EN)
     assert "Only the text model is counted" in embed["description"]
+    assert "🧊" not in embed["description"]
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,10 @@ import pytest_asyncio
 
 from bot import hub_lookup
 from bot.cli import main
-from bot.estimate.hub import HubFailure, forget_all
+from bot.estimate.core import estimate
+from bot.estimate.hub import HubFailure, forget_all, register
 from bot.estimate.models import Architecture
+from bot.estimate.request import parse_request
 from bot.estimate.tensors import CountedModel
 from bot.hub_lookup import fetch_architecture
 from bot.hub_settings import HubSettings
@@ -199,6 +201,14 @@ async def test_a_multimodal_repo_counts_its_towers_in_n_and_says_the_activations
     notes = architecture_notes(found, Words(DEFAULT_LANGUAGE))
     assert any("its vision encoder included" in note for note in notes)
     assert not any("tensors hold" in note for note in notes)  # the text model agrees with the layout
+    # The tower is frozen (its 16-bit weights only); the projector trains with the text model.
+    register(found)
+    n, tower = found.total_params / 1e9, 32 * 32 / 1e9
+    frozen = estimate(parse_request(model="acme/Mistral3-Tiny"))
+    assert frozen.model_states_gb == pytest.approx((n - tower) * 16 + tower * 2)
+    for optimizer in ("adam", "adam8bit", "sgd"):  # train_vision: the seed's M = N × B for all N
+        trained = estimate(parse_request(model="acme/Mistral3-Tiny", optimizer=optimizer, train_vision=True))
+        assert trained.model_states_gb == n * trained.bytes_per_param
 
 
 @on_the_loop

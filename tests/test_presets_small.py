@@ -242,6 +242,9 @@ def test_transformers_builds_each_vl_repo_with_the_text_count_and_the_published_
     vision = sum(int(p.numel()) for name, p in model.named_parameters() if ".visual." in f".{name}")
     assert (total - vision, total) == MULTIMODAL[key][1:]
     assert total - vision == presets()[key].parameter_count
+    # The mergers (the projector, trained) and the rest of the tower (frozen unless train_vision).
+    merger = sum(int(p.numel()) for name, p in model.named_parameters() if "merger" in name)
+    assert (merger, vision - merger) == (presets()[key].projector_params, presets()[key].tower_params)
 
 
 # --- a size typed is the preset's size ---------------------------------------------------------------

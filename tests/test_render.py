@@ -204,7 +204,7 @@ def test_a_mixture_of_experts_shows_total_and_active_parameters_and_what_it_leav
     )
     scout = str(embed_for(model="llama-4-scout")["description"])
     assert "108B total, 17.2B active per token" in scout
-    assert "Only the text model is counted" in field(details_for(model="llama-4-scout"), "The preset")
+    assert "vision encoder and projector too" in field(details_for(model="llama-4-scout"), "The preset")
     dense = str(embed_for(model="llama-3.1-8b")["description"])
     assert "active per token" not in dense
 

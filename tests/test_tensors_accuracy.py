@@ -85,8 +85,11 @@ def test_the_header_count_is_the_models_parameter_count(family: str, tmp_path: P
     assert found.tied_embeddings == tied
     assert tied or family != "qwen3 (tied)"
     if family == "qwen2_vl":
-        vision = sum(p.numel() for p in model.model.visual.parameters())
-        assert found.part("vision") == vision
+        # The merger sits inside ``visual`` but is the projector (trained; the tower is frozen).
+        visual = sum(p.numel() for p in model.model.visual.parameters())
+        merger = sum(p.numel() for p in model.model.visual.merger.parameters())
+        assert (found.part("vision"), found.part("projector")) == (visual - merger, merger)
+        assert found.towers == visual - merger > 0
     if family in ("qwen3_moe", "gpt_oss"):
         experts = sum(p.numel() for name, p in model.named_parameters() if ".experts." in name)
         assert found.part("experts") == experts > 0

@@ -31,6 +31,7 @@ from bot.estimate.optimizers import (
     PartKind,
     Precision,
     bytes_per_param_for,
+    frozen_part,
     parts_for,
 )
 from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
@@ -191,8 +192,13 @@ class Estimate:
 
     request: EstimateRequest
     params_billion: float  # N: the request's, read once (every view shows it)
-    bytes_per_param: float
-    parts: tuple[Part, ...]
+    # N split: the parameters trained, which cost B each, and the frozen ones (a multimodal model's
+    # towers, unless train_vision), which cost their weights only; frozen is 0 for a text model.
+    trained_params_billion: float
+    frozen_params_billion: float
+    bytes_per_param: float  # B: a trained parameter's
+    parts: tuple[Part, ...]  # B's parts: what each trained parameter stores
+    frozen: Part | None  # what each frozen parameter stores (its weights); None: nothing is frozen
     model_states_gb: float
     activations_gb: float
     activation_estimate: ActivationEstimate | None
@@ -207,8 +213,14 @@ class Estimate:
     qlora: AdapterHint
 
     def part_gb(self, part: Part) -> float:
-        """What ``part`` costs for this model: N × its bytes per parameter."""
-        return self.params_billion * part.bytes_per_param
+        """What ``part`` costs for this model: the trained (or frozen) parameters × its bytes."""
+        count = self.frozen_params_billion if part.frozen else self.trained_params_billion
+        return count * part.bytes_per_param
+
+    @property
+    def all_parts(self) -> tuple[Part, ...]:
+        """Every line of the breakdown: B's parts, then the frozen weights where a tower is frozen."""
+        return self.parts if self.frozen is None else (*self.parts, self.frozen)
 
     @property
     def custom_bytes(self) -> bool:
@@ -286,7 +298,7 @@ def _adapter_hint(
 
 
 def _shard_split(request: EstimateRequest, parts: tuple[Part, ...]) -> tuple[float, float, float]:
-    """Bytes per parameter of weights, gradients and optimizer state, for the ZeRO formulas.
+    """Bytes per trained parameter of weights, gradients and optimizer state, for the ZeRO formulas.
 
     A custom B has no breakdown: it keeps the usual 16-bit weight and gradient (2 + 2) and counts the
     rest as optimizer state; below 4 B it is split evenly between weight and gradient.
@@ -300,6 +312,15 @@ def _shard_split(request: EstimateRequest, parts: tuple[Part, ...]) -> tuple[flo
     for part in parts:
         by_kind[part.kind] += part.bytes_per_param
     return by_kind["weights"], by_kind["gradients"], by_kind["optimizer"]
+
+
+def _states_gb(
+    request: EstimateRequest, parts: tuple[Part, ...], trained: float, frozen: float
+) -> tuple[float, float, float]:
+    """GB of weights, gradients and optimizer state: every parameter's weights (a frozen one's are
+    kept as the trained ones' are), the trained parameters' gradients and optimizer state."""
+    weights, gradients, optimizer = _shard_split(request, parts)
+    return (trained + frozen) * weights, trained * gradients, trained * optimizer
 
 
 def _saved(request: EstimateRequest, model: Architecture, batch_size: int) -> MeasuredActivations:
@@ -336,10 +357,11 @@ def _activations(request: EstimateRequest) -> tuple[float, ActivationEstimate | 
 def _step_peak_bytes(
     request: EstimateRequest, model: Architecture, batch_size: int, share: CardShare = WHOLE_MODEL
 ) -> StepPeak:
-    """The measured step on one card: holding the whole model, or ``share`` of it on several cards."""
+    """The measured step on one card: holding the whole model, or ``share`` of it on several cards.
+    Its optimizer step's temporaries are the trained parameters' (frozen ones take no step)."""
     return step_peak(
         model,
-        round(request.params_billion * 1e9),
+        round(request.params_billion * 1e9) - request.frozen_params,
         batch_size,
         request.seq_len or DEFAULT_SEQ_LEN,
         attention="sdpa" if request.flash_attention else "eager",
@@ -364,14 +386,14 @@ def _card_strategy(cluster: ClusterVerdict | None) -> Strategy | None:
 
 
 def _card_states_gb(
-    request: EstimateRequest, parts: tuple[Part, ...], params_billion: float, strategy: Strategy
+    request: EstimateRequest, parts: tuple[Part, ...], trained: float, frozen: float, strategy: Strategy
 ) -> float:
     """The model states on one card under ZeRO, which its step's transients are added to (on one
     card, M): the card's share of the seed's parts (the paper's partitioning, as the measured step is
     shared), and under DeepSpeed ZeRO-3 the largest module, gathered whole on every card. DeepSpeed's
     other extra, its fp32 gradient partition, is the step's fp32 copy of the gradients, which the
     measured step's share holds already."""
-    weights, gradients, optimizer = (params_billion * b for b in _shard_split(request, parts))
+    weights, gradients, optimizer = _states_gb(request, parts, trained, frozen)
     states = per_gpu_gb(strategy, weights, gradients, optimizer, request.gpus)
     if strategy == "ZeRO-3" and _uses_deepspeed(request):
         states += deepspeed_gathered_gb(_largest_module_billion(request) or 0.0)
@@ -473,36 +495,38 @@ def _largest_module_billion(request: EstimateRequest) -> float | None:
     return model.largest_module_params / 1e9 if model is not None else None
 
 
-def _zero_three(request: EstimateRequest, parts: tuple[Part, ...], params_billion: float) -> ZeroThree | None:
-    """What DeepSpeed's ZeRO-3 keeps per GPU, where DeepSpeed is the framework (else None)."""
+def _zero_three(
+    request: EstimateRequest, parts: tuple[Part, ...], trained: float, frozen: float
+) -> ZeroThree | None:
+    """What DeepSpeed's ZeRO-3 keeps per GPU, where DeepSpeed is the framework (else None); its fp32
+    gradient partition is the trained parameters'."""
     if not _uses_deepspeed(request):
         return None
-    weights, _, optimizer = _shard_split(request, parts)
-    return zero_three(
-        params_billion * weights,
-        params_billion * optimizer,
-        params_billion,
-        _largest_module_billion(request) or 0.0,
-    )
+    weights, _, optimizer = _states_gb(request, parts, trained, frozen)
+    return zero_three(weights, optimizer, trained, _largest_module_billion(request) or 0.0)
 
 
 def _cluster(
-    request: EstimateRequest, parts: tuple[Part, ...], params_billion: float, activations_gb: float
+    request: EstimateRequest, parts: tuple[Part, ...], trained: float, frozen: float, activations_gb: float
 ) -> ClusterVerdict:
-    weights, gradients, optimizer = (params_billion * b for b in _shard_split(request, parts))
+    weights, gradients, optimizer = _states_gb(request, parts, trained, frozen)
     capacity = request.card.memory_gb
     paper = all_strategies(weights, gradients, optimizer, activations_gb, request.gpus, capacity)
     if not _uses_deepspeed(request):
         return ClusterVerdict(request.gpus, paper, paper, "paper", None)
     largest = _largest_module_billion(request)
     rows = deepspeed_strategies(
-        weights, gradients, optimizer, activations_gb, params_billion, largest or 0.0, request.gpus, capacity
+        weights, gradients, optimizer, activations_gb, trained, largest or 0.0, request.gpus, capacity
     )
     return ClusterVerdict(request.gpus, rows, paper, "deepspeed", largest)
 
 
 def estimate(request: EstimateRequest) -> Estimate:
-    """Apply M = N × B and V = M + A, then judge the result against the chosen card(s)."""
+    """Apply M = N × B and V = M + A, then judge the result against the chosen card(s).
+
+    A multimodal model's frozen towers (``request.frozen_params``) cost their weights only:
+    M = N_trained × B + N_frozen × B_weights. With nothing frozen (a text model, or train_vision)
+    that is the seed's M = N × B exactly."""
     n = request.params_billion
     if request.bytes_per_param is not None:
         bytes_per_param = request.bytes_per_param
@@ -512,9 +536,20 @@ def estimate(request: EstimateRequest) -> Estimate:
     else:
         bytes_per_param = bytes_per_param_for(request.optimizer, request.precision)
         parts = parts_for(request.optimizer, request.precision)
+    frozen_count = request.frozen_params
+    frozen: Part | None = None
+    if frozen_count:
+        frozen = frozen_part(parts)
+        if request.bytes_per_param is not None:  # no breakdown: the weights _shard_split assumes
+            frozen = Part(frozen.key, "weights", _shard_split(request, parts)[0], frozen=True)
+        frozen_billion = frozen_count / 1e9
+        trained = n - frozen_billion
+        model_states = trained * bytes_per_param + frozen_billion * frozen.bytes_per_param
+    else:
+        frozen_billion, trained = 0.0, n
+        model_states = n * bytes_per_param
 
     activations, activation_estimate = _activations(request)
-    model_states = n * bytes_per_param
     total = model_states + activations
     card = request.card
     capacity = card.memory_gb
@@ -528,23 +563,32 @@ def estimate(request: EstimateRequest) -> Estimate:
         # The framework's ZeRO-3 figures only where one card is not enough.
         sharded_gpus=1
         if fits
-        else gpus_needed_sharded(model_states, activations, capacity, per_gpu=_zero_three(request, parts, n)),
+        else gpus_needed_sharded(
+            model_states, activations, capacity, per_gpu=_zero_three(request, parts, trained, frozen_billion)
+        ),
     )
-    cluster = _cluster(request, parts, n, activations) if request.gpus > 1 else None
+    cluster = _cluster(request, parts, trained, frozen_billion, activations) if request.gpus > 1 else None
     if request.model is None:  # without an architecture: no batch, step peak or context to judge
         largest_batch, peak, beyond_context = None, None, None
     else:
         # One card's step, under the strategy the verdict follows on several cards.
         strategy = _card_strategy(cluster)
-        card_states = model_states if strategy is None else _card_states_gb(request, parts, n, strategy)
+        card_states = (
+            model_states
+            if strategy is None
+            else _card_states_gb(request, parts, trained, frozen_billion, strategy)
+        )
         largest_batch = _largest_batch(request, card_states, strategy)
         peak, beyond_context = _peak(request, total, card_states, strategy), _beyond_context(request)
-    adapters = _adapters(request, n)  # the same for LoRA and QLoRA
+    adapters = _adapters(request, trained)  # the same for LoRA and QLoRA
     return Estimate(
         request=request,
         params_billion=n,
+        trained_params_billion=trained,
+        frozen_params_billion=frozen_billion,
         bytes_per_param=bytes_per_param,
         parts=parts,
+        frozen=frozen,
         model_states_gb=model_states,
         activations_gb=activations,
         activation_estimate=activation_estimate,

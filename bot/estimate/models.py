@@ -96,10 +96,13 @@ class Architecture(BaseModel):
     # Sliding-window (local) attention: changes no parameter; the activation/KV estimate may use it.
     sliding_window: int | None = Field(default=None, gt=0)
     sliding_window_layers: int = Field(default=0, ge=0)
-    # A multimodal repo: only the text model is counted; non_text_params is what the published
-    # total holds besides (vision tower and projector), so count + non_text_params = published.
+    # A multimodal repo: the shape is the text model's; non_text_params is what the published total
+    # holds besides (vision tower and projector), so count + non_text_params = published, and N (a
+    # preset's total_params) counts both. projector_params is the projector's share of it, which
+    # fine-tuning trains with the text model; the rest, the tower, is frozen unless train_vision.
     text_only_of_multimodal: bool = False
     non_text_params: int = Field(default=0, ge=0)
+    projector_params: int = Field(default=0, ge=0)
     # Which embedding matrices the vendor's "active per token" figure holds: "both" (DeepSeek,
     # Qwen, Llama 4, Kimi), "output" (gpt-oss: the unembedding only), "none" (GLM-4.5).
     active_embeddings: Literal["both", "output", "none"] = "both"
@@ -145,6 +148,8 @@ class Architecture(BaseModel):
             raise ValueError(f"{self.key}: mlp_only_layers names a layer the model does not have")
         if self.non_text_params and not self.text_only_of_multimodal:
             raise ValueError(f"{self.key}: non_text_params is for a multimodal repo")
+        if self.projector_params > self.non_text_params:
+            raise ValueError(f"{self.key}: the projector is part of non_text_params")
         return self
 
     # --- shapes -------------------------------------------------------------------------------
@@ -392,8 +397,19 @@ class Architecture(BaseModel):
 
     @property
     def total_params(self) -> int:
-        """N as a count: the repo's tensors where they were read (the truth), else this shape's count."""
-        return self.tensors.total if self.tensors is not None else self.parameter_count
+        """N as a count: the repo's tensors where they were read (the truth), else this shape's count
+        with a multimodal repo's vision tower and projector (``non_text_params``)."""
+        return self.tensors.total if self.tensors is not None else self.parameter_count + self.non_text_params
+
+    @property
+    def tower_params(self) -> int:
+        """The vision and audio towers' parameters (without the projector): what fine-tuning recipes
+        freeze by default (Qwen2.5-VL's qwen-vl-finetune: tune_mm_vision off, tune_mm_mlp and
+        tune_mm_llm on; LLaVA's instruction tuning: the vision encoder frozen, projector and LLM
+        trained)."""
+        if self.tensors is not None:
+            return self.tensors.towers
+        return self.non_text_params - self.projector_params
 
     @property
     def params_billion(self) -> float:

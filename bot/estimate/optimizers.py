@@ -25,6 +25,9 @@ class Part:
     key: str
     kind: PartKind
     bytes_per_param: float
+    # The weights of the parameters not trained (a multimodal model's vision and audio towers): they
+    # cost their weights only, no gradients and no optimizer state, so they are not part of B.
+    frozen: bool = False
 
 
 class Optimizer(StrEnum):
@@ -111,6 +114,18 @@ def bytes_per_param_for(optimizer: Optimizer, precision: Precision) -> float:
     """B: the bytes per parameter of :func:`parts_for`'s parts together."""
     return _BYTES_PER_PARAM[(optimizer, precision)]
 
+
+def frozen_part(parts: tuple[Part, ...]) -> Part:
+    """What a frozen parameter costs beside ``parts``: its weights only, as the trained parameters'
+    weights are kept (2 B in bf16 for mixed precision's 16-bit copy and pure bf16, 4 B fp32 under
+    amp). The fp32 master copy is optimizer state (ZeRO, section 3.1) and exists only for trained
+    parameters, as do the gradients and the moments: a frozen tensor has requires_grad=False, so
+    autograd keeps no gradient and torch.optim no state for it."""
+    weights = sum(part.bytes_per_param for part in parts if part.kind == "weights")
+    return Part(FROZEN_PART_KEY, "weights", weights, frozen=True)
+
+
+FROZEN_PART_KEY = "part.frozen_weights"
 
 # A custom bytes-per-parameter figure replaces the optimizer's breakdown with this one part.
 CUSTOM_PART_KEY = "part.custom"

@@ -163,6 +163,11 @@ class EstimateRequest(BaseModel):
     flash_attention: Annotated[
         bool, Option(kind="boolean", description_key="option.flash_attention", packed_key="f")
     ] = True
+    # A multimodal model's vision and audio towers are counted in N and, as fine-tuning recipes do,
+    # frozen: their weights only. This trains them too (every parameter then costs B).
+    train_vision: Annotated[
+        bool, Option(kind="boolean", description_key="option.train_vision", packed_key="v")
+    ] = False
 
     @field_validator("model", mode="before")
     @classmethod
@@ -214,6 +219,19 @@ class EstimateRequest(BaseModel):
         """The model's shape, where its family is declared: what activations, LoRA's layers and the
         step's peak are computed from. A repo known only by its tensors' count has none."""
         return self.model if isinstance(self.model, Architecture) else None
+
+    @property
+    def tower_params(self) -> int:
+        """The model's vision and audio towers (0 for a text model, or when ``params`` replaced the
+        model's count)."""
+        if self.model is None or self.params is not None:
+            return 0
+        return self.model.tower_params
+
+    @property
+    def frozen_params(self) -> int:
+        """The parameters not trained: the towers, unless ``train_vision``."""
+        return 0 if self.train_vision else self.tower_params
 
     @property
     def wants_activation_estimate(self) -> bool:

@@ -54,6 +54,11 @@ class TensorCount(BaseModel):
     def part(self, name: PartName) -> int:
         return dict(self.parts).get(name, 0)
 
+    @property
+    def towers(self) -> int:
+        """The vision and audio towers' parameters: what a fine-tuning run freezes by default."""
+        return self.part("vision") + self.part("audio")
+
 
 # --- packed formats --------------------------------------------------------------------------------
 
@@ -137,8 +142,10 @@ def _names(*patterns: str) -> re.Pattern[str]:
 
 _PART_PATTERNS: tuple[tuple[PartName, re.Pattern[str]], ...] = (
     ("mtp", _names(r"(?:^|\.)mtp[._]")),
+    # Qwen2.5-VL's and Qwen3-VL's merger (and Qwen3-VL's deepstack mergers) sit inside ``visual`` but
+    # are the projector into the text model's width, which the fine-tuning recipes train.
     ("projector", _names("multi_modal_projector", "mm_projector", r"(?:^|\.)connector\.", "vision_proj",
-                         "embed_vision")),
+                         "embed_vision", r"(?:^|\.)visual\.(?:merger|deepstack_merger_list)\.")),
     ("vision", _names(r"(?:^|\.)visual\.", "vision_tower", "vision_model", "vision_encoder", "image_encoder",
                       r"(?:^|\.)vision\.")),
     ("audio", _names("audio_tower", "audio_model", "audio_encoder", r"(?:^|\.)audio\.", "embed_audio")),
@@ -240,6 +247,10 @@ class CountedModel(BaseModel):
     @property
     def parameter_count(self) -> int:
         return self.tensors.total
+
+    @property
+    def tower_params(self) -> int:
+        return self.tensors.towers
 
     @property
     def largest_module_params(self) -> int:

@@ -31,6 +31,7 @@ from bot.present.phrases import (
     peak_warning,
     short_card_name,
     short_method_name,
+    tower_line,
 )
 from bot.present.words import Words, strategy_name, words_for
 
@@ -139,8 +140,10 @@ def part_sizes(estimate: Estimate) -> list[tuple[str, float]]:
     """The memory by colour of the bar: weights, gradients, optimizer state (a custom B is one part,
     shown in the optimizer's colour, since it has no breakdown), and activations."""
     sizes: dict[str, float] = {}
-    for part in estimate.parts:
-        sizes[part.kind] = sizes.get(part.kind, 0.0) + estimate.part_gb(part)
+    custom = estimate.custom_bytes  # then a frozen tower's weights join its one part too
+    for part in estimate.all_parts:  # a frozen tower's weights are weights
+        kind = "optimizer" if custom else part.kind
+        sizes[kind] = sizes.get(kind, 0.0) + estimate.part_gb(part)
     sizes["activations"] = estimate.activations_gb
     return list(sizes.items())
 
@@ -201,11 +204,12 @@ class _Wording:
         self.language = language
         self.words = w
         self.footer = w("glance.footer")
-        # By (custom B, the activations' catalogue key): the breakdown's parts and wording.
+        # By (custom B, the activations' catalogue key, a frozen tower): the breakdown's parts and wording.
         self.lines = {
-            (custom, key): Template(_lines_template(strings, custom, key))
+            (custom, key, frozen): Template(_lines_template(strings, custom, key, frozen))
             for custom in (False, True)
             for key in ACTIVATION_KEYS
+            for frozen in (False, True)
         }
         # The smallest usual card the adapter set-up fits, in the fewest words (None: none of them).
         self.adapter_cards: dict[float | None, str] = {
@@ -238,10 +242,12 @@ def _wording(language: Language) -> _Wording:
     return _Wording(language)
 
 
-def _lines_template(strings: dict[str, str], custom: bool, activations_key: str) -> str:
-    """M = N × B and V = M + A, the breakdown (each part after its square, the bar's legend; a custom
-    B is one part, in the optimizer's colour), ``{warnings}`` and the LoRA line, as one template."""
-    model_states = substituted(strings["formula.model_states"], {"m": "{m} GB"})  # M with its unit here
+def _lines_template(strings: dict[str, str], custom: bool, activations_key: str, frozen: bool) -> str:
+    """M = N × B (with a frozen tower, its weights added) and V = M + A, the breakdown (each part after
+    its square, the bar's legend; a custom B is one part, in the optimizer's colour), ``{warnings}``
+    and the LoRA line, as one template."""
+    formula = strings["formula.model_states_frozen" if frozen else "formula.model_states"]
+    model_states = substituted(formula, {"m": "{m} GB"})  # M with its unit here
     kinds = {"optimizer": "glance.custom"} if custom else _PART_KEYS
     items = [_item_template(kind, strings[key]) for kind, key in kinds.items()]
     items.append(_item_template("activations", strings[activations_key]))
@@ -286,6 +292,12 @@ def _lines(
         "qlora_fit": wording.adapter_cards[qlora.smallest_card_gb],
         "warnings": "",
     }
+    frozen = estimate.frozen
+    if frozen is not None:
+        # Four digits (M itself is exact): the line stays one row of a phone.
+        values["trained"] = w.num(estimate.trained_params_billion, ",.4g")
+        values["frozen"] = w.num(estimate.frozen_params_billion, ".3g")
+        values["w"] = w.num(frozen.bytes_per_param)
     for kind, gb in parts:
         values[_GB_FIELDS[kind]] = w.short_gb(gb, NBSP)
     # Rare, and worth the lines: the sequence is longer than the model's context, or V fits the card
@@ -294,7 +306,8 @@ def _lines(
         for warning in (context_warning(estimate, w), peak_warning(estimate, w)):
             if warning:
                 values["warnings"] += f"\n{warning}"
-    return wording.lines[estimate.custom_bytes, _activations_key(estimate)].fill(values)
+    key = (estimate.custom_bytes, _activations_key(estimate), frozen is not None)
+    return wording.lines[key].fill(values)
 
 
 def _cells(parts: list[tuple[str, float]], cells: int, gb_per_cell: float) -> str:
@@ -366,16 +379,19 @@ def preset_line(estimate: Estimate, w: Words) -> str | None:
         return None
     if estimate.preset_overridden:
         return w("glance.overridden", model=model.name)
+    tower = tower_line(estimate, w)  # a multimodal model's towers: frozen, or trained too
     if model.source == "hub":
         # A Hub repo says where its architecture came from and what its count means (a stored count
         # that differs, a family counted approximately, a multimodal repo's text model).
-        return "\n".join(architecture_notes(model, w))
+        return "\n".join([*architecture_notes(model, w), *([tower] if tower else [])])
     lines = []
     if preset_variant(model) is not None:  # another repo of the same architecture, e.g. the Instruct one
         lines.append(w("glance.variant", name=model.name))  # the command line above names the repo
     if model.is_moe:
         total, active = w.count(model.parameter_count), w.count(model.active_parameter_count)
         lines.append(w("glance.moe", total=total, active=active))
+    if tower:
+        lines.append(tower)
     return "\n".join(lines) or None
 
 

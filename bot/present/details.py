@@ -27,6 +27,7 @@ from bot.present.phrases import (
     method_name,
     peak_text,
     subject,
+    tower_text,
     verdict_text,
 )
 from bot.present.words import Words, strategy_name
@@ -42,7 +43,11 @@ def _model_states(estimate: Estimate, w: Words) -> str:
         return w("details.custom_states", **values)
     parts = [w("details.part", bytes=w.num(p.bytes_per_param), part=w(p.key)) for p in estimate.parts]
     total = " + ".join(w.num(p.bytes_per_param) for p in estimate.parts)
-    return w("details.states", method=method_name(estimate, w), sum=total, parts=", ".join(parts), **values)
+    # With a frozen tower B is what a trained parameter costs, and M is worded with the tower's sum.
+    key = "details.states" if estimate.frozen is None else "details.states_trained"
+    text = w(key, method=method_name(estimate, w), sum=total, parts=", ".join(parts), **values)
+    tower = tower_text(estimate, w)
+    return f"{text} {tower}" if tower else text
 
 
 def _activations(estimate: Estimate, w: Words) -> str:
@@ -89,6 +94,10 @@ def _breakdown(estimate: Estimate, w: Words) -> str:
     ]
     if len(estimate.parts) > 1:
         lines.append(w("breakdown.sum", bytes=w.num(estimate.bytes_per_param)))
+    frozen = estimate.frozen
+    if frozen is not None:  # after B's sum: the frozen tower's weights are not part of B
+        gb = w.gb(estimate.part_gb(frozen))
+        lines.append(w("breakdown.line", part=w(frozen.key), bytes=w.num(frozen.bytes_per_param), gb=gb))
     return "\n".join(lines)
 
 

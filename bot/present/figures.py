@@ -68,6 +68,20 @@ def _adapter(hint: AdapterHint) -> dict[str, Any]:
     }
 
 
+def _frozen(estimate: Estimate) -> dict[str, Any] | None:
+    """A multimodal model's frozen towers: their billions of parameters, the bytes each keeps (its
+    weights) and their GB, which model_states_gb holds beside the trained parameters' parts."""
+    part = estimate.frozen
+    if part is None:
+        return None
+    return {
+        "params_billion": estimate.frozen_params_billion,
+        "trained_params_billion": estimate.trained_params_billion,
+        "bytes_per_param": part.bytes_per_param,
+        "gb": estimate.part_gb(part),
+    }
+
+
 def figures(estimate: Estimate) -> dict[str, Any]:
     """Every figure of the estimate, by the names the README's schema table gives them."""
     request, model = estimate.request, estimate.request.model
@@ -93,6 +107,7 @@ def figures(estimate: Estimate) -> dict[str, Any]:
             }
             for part in estimate.parts
         ],
+        "frozen": _frozen(estimate),
         "model_states_gb": estimate.model_states_gb,
         "activations_gb": estimate.activations_gb,
         "activations_estimated": estimate.activation_estimate is not None,

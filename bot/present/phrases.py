@@ -143,6 +143,50 @@ def architecture_shape(model: Architecture, w: Words) -> str:
     return shape + (w("preset.experts", experts=model.experts) if model.experts > 1 else "")
 
 
+def tower_name(estimate: Estimate, w: Words) -> str:
+    """The towers' name: vision, audio or both, by what the repo's tensors hold (a preset's: vision)."""
+    model = estimate.request.model
+    tensors = model.tensors if model is not None else None
+    vision, audio = (tensors.part("vision"), tensors.part("audio")) if tensors is not None else (1, 0)
+    if vision and audio:
+        return w("tower.vision_audio")
+    return w("tower.audio" if audio else "tower.vision")
+
+
+def tower_line(estimate: Estimate, w: Words) -> str | None:
+    """The glance's word on a multimodal model's towers: frozen (their weights only), or trained
+    too with ``train_vision``; None for a text model."""
+    if not estimate.request.tower_params:
+        return None
+    if estimate.frozen is None:
+        return w("glance.tower_trained")
+    both = tower_name(estimate, w) == w("tower.vision_audio")
+    return w("glance.towers_frozen" if both else "glance.tower_frozen")
+
+
+def tower_text(estimate: Estimate, w: Words) -> str | None:
+    """Details' word on the towers: what the frozen ones cost and M with them, or that they train."""
+    request = estimate.request
+    towers = request.tower_params
+    if not towers:
+        return None
+    tower = tower_name(estimate, w)
+    frozen = estimate.frozen
+    if frozen is None:
+        return w("details.trained_tower", tower=tower, count=w.count(towers))
+    return w(
+        "details.frozen",
+        tower=tower,
+        count=w.count(towers),
+        w=w.num(frozen.bytes_per_param),
+        gb=w.gb(estimate.part_gb(frozen)),
+        trained=w.short(estimate.trained_params_billion),
+        bytes=w.num(estimate.bytes_per_param),
+        frozen=w.short(estimate.frozen_params_billion),
+        m=w.gb(estimate.model_states_gb),
+    )
+
+
 def architecture_notes(model: HubModel, w: Words) -> list[str]:
     """What the count of a preset means: total and active parameters of a mixture of experts, the
     text model of a multimodal repo, multi-token-prediction layers left out; for a repo known by its
@@ -160,8 +204,13 @@ def architecture_notes(model: HubModel, w: Words) -> list[str]:
                 active=w.count(model.active_parameter_count),
             )
         )
-    if model.text_only_of_multimodal:  # N from the tensors holds the towers; the shape does not
-        notes.append(w("preset.text_only" if model.tensors is None else "preset.text_only_activations"))
+    if model.text_only_of_multimodal:  # N holds the towers (by the tensors or a count); the shape does not
+        if model.tensors is not None:
+            notes.append(w("preset.text_only_activations"))
+        elif model.non_text_params:
+            notes.append(w("preset.text_only"))
+        else:  # a config without a stored count: the tower is not known, so not in N
+            notes.append(w("preset.text_model_only"))
     if model.mtp_layers:
         notes.append(w("preset.mtp", layers=w.plain(model.mtp_layers)))
     return notes + hub_notes(model, w)  # a Hub repo's source and stored count (bot/present/hub_problems.py)
