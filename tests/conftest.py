@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 # No test reaches the real Hugging Face Hub. Set before anything imports huggingface_hub (it reads
 # these once): a bot started by a fixture asks a closed loopback port (refused at once, so a repo ID
@@ -25,6 +27,20 @@ from bot.runtime.runner import VramBot
 from bot.runtime.settings import ENV_PREFIX, TOKEN_ENV
 from tests.fake_discord import FakeDiscord
 from tests.running import start_bot
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Iterator[Any]:
+    """Keep the bytecode of what collecting imports: the test modules with their asserts rewritten,
+    which pytest reads back at the next run even where PYTHONDONTWRITEBYTECODE is set (this machine,
+    the image). Without it each worker rewrites every test module at every run, about a CPU second.
+    Only the collection writes; the tests themselves run as the environment says."""
+    writes = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = writes
 
 
 @pytest.fixture(scope="module")

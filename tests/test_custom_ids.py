@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
 
 from bot.estimate.request import EstimateRequest, parse_request
 from bot.present.command_line import UnreadableCommand, command_line, parse_command_line, plain_number
@@ -17,6 +16,7 @@ from bot.present.custom_ids import (
     pack,
     unpack,
 )
+from tests.property_runs import property_test
 from tests.strategies import requests
 
 
@@ -30,8 +30,7 @@ def test_every_control_id_fits_discord() -> None:
     assert all(len(control_id(view, "x" * STATE_ROOM)) <= CUSTOM_ID_MAX for view in VIEWS)
 
 
-@settings(max_examples=300, deadline=None)
-@given(requests())
+@property_test(300, requests())
 def test_any_request_packs_exactly_or_points_at_the_command_line(request: EstimateRequest) -> None:
     packed = pack(request)
     assert len(packed) <= STATE_ROOM
@@ -41,8 +40,7 @@ def test_any_request_packs_exactly_or_points_at_the_command_line(request: Estima
         assert unpack(packed) == request
 
 
-@settings(max_examples=300, deadline=None)
-@given(requests())
+@property_test(300, requests())
 def test_the_command_line_parses_back_to_the_same_request(request: EstimateRequest) -> None:
     line = command_line(request)
     assert "e+" not in line

@@ -6,7 +6,6 @@ import math
 import re
 
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.estimate.core import estimate
@@ -18,6 +17,7 @@ from bot.present.details import render_details
 from bot.present.i18n import Language
 from bot.present.problems import describe_problem
 from tests.embed_limits import embed_limit_problems
+from tests.property_runs import property_test
 from tests.strategies import requests
 
 params = st.floats(min_value=1e-6, max_value=100_000, allow_nan=False)
@@ -27,8 +27,7 @@ custom_bytes = st.none() | st.floats(min_value=1e-6, max_value=64, allow_nan=Fal
 gpus = st.integers(min_value=1, max_value=4096)
 
 
-@settings(max_examples=200, deadline=None)
-@given(params, activations, optimizers, custom_bytes, gpus)
+@property_test(200, params, activations, optimizers, custom_bytes, gpus)
 def test_valid_input_gives_a_consistent_estimate(
     n: float, a: float, optimizer: str, bytes_per_param: float | None, gpu_count: int
 ) -> None:
@@ -65,8 +64,7 @@ out_of_range = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
-@given(out_of_range)
+@property_test(200, out_of_range)
 def test_invalid_params_raise_only_the_validation_error(value: object) -> None:
     with pytest.raises(InvalidRequest) as caught:
         parse_request(params=value)
@@ -75,8 +73,9 @@ def test_invalid_params_raise_only_the_validation_error(value: object) -> None:
         assert "`params`" in describe_problem(caught.value.problems[0], language)
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.floats(max_value=0, exclude_max=True) | st.floats(min_value=1_000_000, exclude_min=True))
+@property_test(
+    100, st.floats(max_value=0, exclude_max=True) | st.floats(min_value=1_000_000, exclude_min=True)
+)
 def test_invalid_activations_raise_only_the_validation_error(value: float) -> None:
     with pytest.raises(InvalidRequest) as caught:
         parse_request(params=7, activations=value)
@@ -95,8 +94,7 @@ anything = st.one_of(
 option_names = st.sampled_from([*EstimateRequest.model_fields, "flavour", "", "params "])
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.dictionaries(option_names, anything, max_size=6))
+@property_test(400, st.dictionaries(option_names, anything, max_size=6))
 def test_any_options_give_a_request_or_the_validation_error_and_nothing_else(
     options: dict[str, object],
 ) -> None:
@@ -118,8 +116,7 @@ def test_any_options_give_a_request_or_the_validation_error_and_nothing_else(
 EXPONENT = re.compile(r"\d[eE][+-]?\d")
 
 
-@settings(max_examples=60, deadline=None)
-@given(requests())
+@property_test(60, requests())
 def test_no_view_of_a_valid_request_shows_an_exponent(request: EstimateRequest) -> None:
     result = estimate(request)
     for language in Language:

@@ -23,6 +23,7 @@ from bot.runtime.runner import serve
 from bot.runtime.settings import ENV_PREFIX, TOKEN_ENV, Settings
 from tests.fake_discord import FakeDiscord
 from tests.fake_hub import FakeHub
+from tests.fresh_python import compile_bytecode
 from tests.hub_configs import CONFIGS
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -46,6 +47,7 @@ def write_config(tmp_path: Path, fake: FakeDiscord, **settings: object) -> Path:
 
 
 async def start_bot(config: Path, env: dict[str, str]) -> asyncio.subprocess.Process:
+    compile_bytecode()
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

@@ -16,7 +16,9 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import discord.client
 import pytest
+from discord.backoff import ExponentialBackoff
 
 from bot.cli import main
 from bot.runtime import health
@@ -107,11 +109,22 @@ async def test_discord_unreachable_at_start_up_is_retried_until_it_answers(
     assert tracebacks(caplog) == []
 
 
+class QuickBackoff(ExponentialBackoff[bool]):
+    """discord.py's reconnect backoff at a hundredth of its length: up to 20 ms, not 2 s."""
+
+    def delay(self) -> float:
+        return super().delay() / 100
+
+
 async def test_a_503_on_the_gateway_is_one_line_and_the_bot_connects_after(
-    fake: FakeDiscord, discord_endpoints: None, caplog: pytest.LogCaptureFixture
+    fake: FakeDiscord,
+    discord_endpoints: None,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # discord.py's connect loop logs the failure (one line through our filter, after its own
-    # backoff of up to 2 s) and then trips over its own missing websocket; our loop retries.
+    # backoff, shortened here) and then trips over its own missing websocket; our loop retries.
+    monkeypatch.setattr(discord.client, "ExponentialBackoff", QuickBackoff)
     caplog.set_level(logging.INFO)
     fake.route_faults.append(RouteFault("GET", "/gateway", 503))
     sessions = fake.sessions
