@@ -15,15 +15,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bot.estimate.core import estimate
 from bot.estimate.hub import HubFailure, is_repo_id, looks_like_repo_id, register
 from bot.estimate.models import find_preset, presets, search_presets
 from bot.estimate.options import OptionSpec
 from bot.estimate.request import InvalidRequest, parse_request, request_options
 from bot.present.custom_ids import COMPARE, DETAILS, ESTIMATE
+from bot.present.figures import figures, fits
 from bot.present.hub_problems import describe_hub_failure
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.option_docs import option_help
 from bot.present.problems import describe_problem
+from bot.present.terminal import embed_to_text
+from bot.present.views import render_message
 
 # The views by the names people type, and the custom_id names they stand for.
 VIEW_NAMES = {"estimate": ESTIMATE, "compare": COMPARE, "details": DETAILS}
@@ -140,13 +144,6 @@ def run_estimate(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(f"vram-bot: {describe_problem(problem, language).replace('`', '')}", file=sys.stderr)
         return EXIT_USAGE
-    # Here, not at the top: `python -m bot` builds this parser too, and the estimate and its views
-    # load at the bot's first answer rather than before READY (benchmarks/README.md, cold start).
-    from bot.estimate.core import estimate
-    from bot.present.figures import figures, fits
-    from bot.present.terminal import embed_to_text
-    from bot.present.views import render_message
-
     result = estimate(request)
     if args.format == "json":
         print(json.dumps(figures(result), ensure_ascii=False, indent=2))

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, TypedDict
+from typing import TypedDict
 
 from bot.estimate.activations_measured import traits_for
+from bot.estimate.core import CUDA_CONTEXT_GB, AdapterHint, Estimate
 from bot.estimate.hardware import Gpu
 from bot.estimate.hub import HubModel
 from bot.estimate.models import Architecture
@@ -14,9 +15,6 @@ from bot.estimate.tensors import CountedModel
 from bot.present.hub_problems import hub_notes
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.words import Words, optimizer_name, precision_name, strategy_name
-
-if TYPE_CHECKING:  # the estimate's types only: the bot names its choices before READY without it
-    from bot.estimate.core import AdapterHint, Estimate
 
 FITS_COLOUR = 0x2ECC71
 DOES_NOT_FIT_COLOUR = 0xE74C3C
@@ -252,8 +250,6 @@ PEAK_MOMENT_KEYS = {
 def peak_text(estimate: Estimate, w: Words) -> str | None:
     """The step's peak beside V, and a warning when V fits the card but the peak does not; under
     ZeRO on several cards, also one card's peak with the verdict's strategy."""
-    from bot.estimate.core import CUDA_CONTEXT_GB  # at the top, it would load the estimate before READY
-
     peak = estimate.peak
     if peak is None:
         return None

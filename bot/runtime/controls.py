@@ -40,6 +40,7 @@ from bot.present.custom_ids import (
     unpack,
 )
 from bot.present.i18n import text
+from bot.present.views import RENDERERS, render_message
 from bot.runtime.errors import answer_error
 from bot.runtime.replies import ANSWERED, NO_PINGS, language_of
 from bot.runtime.send import send_answer
@@ -59,9 +60,6 @@ async def send_view(
     An ephemeral answer gets Share (an edited one stays what it was); one posted by Share says who
     shared it (``shared_by``, a name, never a mention). Compare attaches its chart as a file.
     """
-    # Here, not at the top: the estimate and its views load at the first answer, not before READY.
-    from bot.present.views import render_message
-
     language = language_of(interaction)
     shareable = _is_ephemeral(interaction.message) if edit else ephemeral
     message = render_message(request, view_name, language, shareable=shareable)
@@ -169,18 +167,12 @@ async def _request_looking_up(interaction: discord.Interaction, state: str) -> E
         return _request_in(interaction, state)
 
 
-def _is_view(view_name: str) -> bool:
-    from bot.present.views import RENDERERS  # at the first answer, not before READY: see send_view
-
-    return view_name in RENDERERS
-
-
 async def answer_control(
     interaction: discord.Interaction, view_name: str, state: str, optimizer: str | None = None
 ) -> None:
     """Answer a click; whatever goes wrong goes to the one error handler (never the host's tree)."""
     try:
-        if not _is_view(view_name):
+        if view_name not in RENDERERS:
             raise UnreadableState(f"unknown view {view_name[:20]!r}")
         request = await _request_looking_up(interaction, state)
         if optimizer is not None:
@@ -194,7 +186,7 @@ async def answer_control(
 async def share(interaction: discord.Interaction, view_name: str, state: str) -> None:
     """Post ``view_name`` of the request publicly in the channel, or say why it cannot be."""
     try:
-        if not _is_view(view_name):
+        if view_name not in RENDERERS:
             raise UnreadableState(f"unknown view {view_name[:20]!r}")
         request = await _request_looking_up(interaction, state)
         if not can_post_publicly(interaction):
