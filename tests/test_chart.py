@@ -71,3 +71,28 @@ def test_the_default_answer_never_loads_the_plotting_library() -> None:
     )
     finished = run_fresh(script)
     assert finished.returncode == 0, finished.stderr
+
+
+def test_the_png_is_a_valid_four_bit_palette_picture_of_unfiltered_rows() -> None:
+    # The chart writes its own PNG (Pillow's save filters every row, half the chart's instructions):
+    # Pillow must read it back with its checksums, and every row must be marked unfiltered.
+    import io
+    import zlib
+
+    from PIL import Image
+
+    from bot.present.chart import COLOURS
+
+    data = compare_png(parse_request(params=13, activations=4), Language.DE)
+    Image.open(io.BytesIO(data)).verify()  # chunk CRCs and structure
+    picture = Image.open(io.BytesIO(data))
+    assert (picture.mode, data[24], data[25]) == ("P", 4, 3)  # 4 bits a pixel, palette colour type
+    width, height = png_size(data)
+    idat = data.index(b"IDAT")
+    (length,) = struct.unpack(">I", data[idat - 4 : idat])
+    rows = zlib.decompress(data[idat + 4 : idat + 4 + length])
+    row_bytes = 1 + (width + 1) // 2
+    assert len(rows) == row_bytes * height
+    assert {rows[start] for start in range(0, len(rows), row_bytes)} == {0}
+    shown = {colour for _, colour in picture.convert("RGB").getcolors(maxcolors=16) or []}
+    assert set(COLOURS.values()) <= shown
