@@ -9,8 +9,8 @@ what they would trip over, from Discord's documented shapes
 (discord.com/developers/docs/interactions/receiving-and-responding#interaction-object) and what
 discord.py 2.7 reads of them; ``tests/test_fuzz_gateway.py`` fuzzes every field to keep it complete.
 
-What the bot answers with a clear message itself (an option's value or type that does not fit, in
-``bot.runtime.tree``) is left alone here: dropping the event would leave the user with no answer.
+What the bot answers with a clear message itself (an option's value or type that does not fit: the
+cog, ``bot.runtime.cog``) is left alone here: dropping the event would leave the user with no answer.
 """
 
 from __future__ import annotations
@@ -94,8 +94,8 @@ def _options_problem(options: object, where: str, *, autocomplete: bool) -> str 
     carries a value unless it is a sub-command; in an autocomplete, the option being typed (focused,
     with the text so far) has an option type.
 
-    Otherwise option types and values are left to the command tree, which answers a wrong one with a
-    clear message or an empty list of suggestions (``bot.runtime.tree``); a dropped event would get
+    Otherwise option types and values are left to the cog, which answers a wrong one with a clear
+    message or an empty list of suggestions (``bot.runtime.cog``); a dropped event would get
     neither. The focused option is the one it leaves to discord.py, which hands it to the command's
     autocomplete by its type.
     """
@@ -106,7 +106,7 @@ def _options_problem(options: object, where: str, *, autocomplete: bool) -> str 
             continue  # the command tree answers that too
         at = f"{where}options[{index}]."
         problem = _field_problem(option, "name", _is_string, at)
-        # The text typed so far, which the command tree leaves to discord.py (bot.runtime.tree).
+        # The text typed so far, which the cog leaves to discord.py (bot.runtime.cog).
         typed = autocomplete and option.get("focused") is True and type(option.get("value")) is str
         if typed and not problem and not _is_one_of(option.get("type"), _OPTION_TYPES):
             problem = f"{at}type of the focused option is not an option type"
