@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import compileall
 import itertools
 import json
 import os
@@ -60,6 +59,7 @@ from bot.present.custom_ids import COMPARE, ESTIMATE
 from bot.present.i18n import Language
 from bot.present.views import render_message
 from tests.fake_discord import FakeDiscord, guild_payload, snowflake
+from tests.fresh_python import compile_folders
 
 PROJECT = Path(__file__).resolve().parents[1]
 COMMANDS = ("noop", "vram", "compare")  # "compare": a click on Compare, by the answer's asker
@@ -296,13 +296,8 @@ FLOOR_SCRIPT = f"{THIRD_PARTY_IMPORTS}; import sys, time; print(time.process_tim
 
 
 def compile_bytecode() -> None:
-    """Write the project's bytecode, as installing the bot does (pip compiles what it installs).
-
-    Without it, a machine with PYTHONDONTWRITEBYTECODE set (this one, and the image) compiles every
-    module of the bot from source at each start, which is not what an operator's bot does.
-    """
-    for folder in ("bot", "cogs", "benchmarks"):
-        compileall.compile_dir(PROJECT / folder, quiet=1)
+    """The bot's bytecode and the benchmark's cog, which the bot loads, as an installed bot has them."""
+    compile_folders("bot", "cogs", "benchmarks")
 
 
 async def import_floor(fake: FakeDiscord, folder: Path) -> tuple[float, float]:
