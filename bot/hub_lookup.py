@@ -61,6 +61,7 @@ from bot.estimate.hub import (
     architecture_from_config,
     is_repo_id,
     plain_model_type,
+    positive_int,
 )
 from bot.estimate.models import Architecture
 from bot.estimate.tensors import CountedModel, TensorCount, count_tensors, hub_total, packing_of
@@ -364,11 +365,16 @@ def _headers(
         )
 
 
+def _text_part(config: dict[str, Any]) -> dict[str, Any]:
+    """The language model's fields: a multimodal config's ``text_config``, else the config itself
+    (whatever the family: these repos need no declaration)."""
+    inner = config.get("text_config")
+    return inner if isinstance(inner, dict) else config
+
+
 def _layers(config: dict[str, Any]) -> int | None:
     """The decoder's layer count, past which numbered layers are multi-token prediction."""
-    inner = config.get("text_config")
-    found = (inner if isinstance(inner, dict) else config).get("num_hidden_layers")
-    return found if isinstance(found, int) and not isinstance(found, bool) and found > 0 else None
+    return positive_int(_text_part(config).get("num_hidden_layers"))
 
 
 def fetch_tensors(
@@ -472,17 +478,14 @@ def _counted_only(
     repo: str, config: dict[str, Any], revision: str | None, tensors: TensorCount
 ) -> CountedModel:
     """A repo whose family no declaration knows, by its tensors' count."""
-    inner = config.get("text_config")
-    text = inner if isinstance(inner, dict) else config
-    family, context = plain_model_type(config.get("model_type")), text.get("max_position_embeddings")
+    family = plain_model_type(config.get("model_type"))
+    context = positive_int(_text_part(config).get("max_position_embeddings"))
     return CountedModel(
         name=repo,
         hub_id=repo,
         hub_revision=revision,
         model_type=family or None,  # never a list's or an object's repr in an answer
-        context_length=context
-        if isinstance(context, int) and not isinstance(context, bool) and 0 < context <= 100_000_000
-        else None,
+        context_length=context if context is not None and context <= 100_000_000 else None,
         tensors=tensors,
     )
 

@@ -231,7 +231,7 @@ def plain_model_type(model_type: object) -> str:
     return ""
 
 
-def _positive_int(value: object) -> int | None:
+def positive_int(value: object) -> int | None:
     """A config's whole number when it is one (JSON has no other kind of int; booleans are not)."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
@@ -362,7 +362,7 @@ def architecture_from_config(
         "text_only_of_multimodal": outer is not None,
         # "Active per token" by the vendor's convention, as the presets count it.
         "active_embeddings": declared.active_embeddings,
-        "context_length": _positive_int(text.get("max_position_embeddings")),
+        "context_length": positive_int(text.get("max_position_embeddings")),
         "published_params": 1,  # replaced below by the count
     }
     try:
