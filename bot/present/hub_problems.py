@@ -101,7 +101,7 @@ def hub_notes(model: HubModel, w: Words) -> list[str]:
     notes = [w("hub.source", commit=commit)]
     if tensors is not None:
         # The layout counts the text model only; the towers and projectors are the tensors' to say.
-        text = tensors.total - sum(tensors.part(part) for part in _NOT_TEXT)
+        text = tensors.total - tensors.towers - tensors.part("projector")
         counted = model.parameter_count
         if abs(text - counted) > COUNT_TOLERANCE * counted:
             notes.append(w("hub.tensors_differ", counted=w.count(counted), tensors=w.count(tensors.total)))
@@ -117,7 +117,6 @@ def hub_notes(model: HubModel, w: Words) -> list[str]:
     return notes
 
 
-_NOT_TEXT: tuple[PartName, ...] = ("vision", "audio", "projector")
 _PACKING_NAMES: dict[Packing, str] = {
     "fp8": "FP8",
     "mxfp4": "MXFP4",
