@@ -4,7 +4,7 @@ Runs ``bot.measure`` (one real training step on CPU, bytes counted tensor by ten
 family at small shapes, each precision setup, attention implementation and with and without full
 activation checkpointing, measuring two depths and extending them to ``--depth`` layers. It compares
 three figures with the current estimate (``bot.estimate.activations.estimate_activations`` and the
-seed's bytes per parameter) and with the calibrated formulas of ``bot.estimate.activations_measured``:
+seed's bytes per parameter) and with the calibrated formulas of ``bot.estimate.saved_activations`` and ``bot.estimate.step_peak``:
 
 - model states after the optimizer step (weights, gradients, master weights, optimizer states),
 - saved activations (what autograd keeps for backward, each storage once),
@@ -29,11 +29,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.estimate.activations_measured import (
-    model_state_bytes_per_param,
-)
 from bot.estimate.models import Architecture
 from bot.estimate.optimizers import Optimizer
+from bot.estimate.step_peak import model_state_bytes_per_param
 from bot.measure import extrapolate, measure_step, torch_available
 from bot.measure.families import ALL_FAMILIES, CALIBRATED_EXTRA, EXTRA_FAMILIES, architecture
 from bot.measure.types import (

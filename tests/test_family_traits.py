@@ -1,4 +1,4 @@
-"""The family traits and the MoE terms of the calibrated estimate (bot/estimate/activations_measured.py).
+"""The family traits and the MoE terms of the calibrated estimate (bot/estimate/family_traits.py, saved_activations.py).
 
 Pure: no torch. Every preset's figures are pinned (a change to how traits are found must move none of
 them); a Hub config is estimated with its family's traits, exactly as the preset of the same shape; a
@@ -10,9 +10,11 @@ import dataclasses
 
 import pytest
 
-from bot.estimate.activations_measured import FamilyTraits, measured_activations, step_peak, traits_for
+from bot.estimate.family_traits import FamilyTraits, traits_for
 from bot.estimate.hub import ConfigProblem, architecture_from_config
 from bot.estimate.models import Architecture, presets
+from bot.estimate.saved_activations import measured_activations
+from bot.estimate.step_peak import step_peak
 from tests.hub_configs import CONFIGS
 
 # Per preset at batch 1 × seq 4096, mixed-precision AdamW: saved activations (with autocast's weight

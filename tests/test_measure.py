@@ -15,16 +15,15 @@ from typing import Any
 
 import pytest
 
-from bot.estimate.activations_measured import (
+from bot.estimate.hub import forget_all
+from bot.estimate.models import presets
+from bot.estimate.saved_activations import (
     layer_saved_bytes,
     measured_activations,
     outside_saved_bytes,
     rope_bytes,
-    step_peak,
-    step_peak_bytes,
 )
-from bot.estimate.hub import forget_all
-from bot.estimate.models import presets
+from bot.estimate.step_peak import step_peak, step_peak_bytes
 from bot.measure import extrapolate, measure_step
 from bot.measure.configs import config_for
 from bot.measure.families import EXTRA_FAMILIES as FAMILIES_EXTRA
@@ -410,7 +409,7 @@ def test_deepseek_dense_first_layers_match_their_formula(precision: Any) -> None
     assert measured.peak_bytes == pytest.approx(peak, rel=0.10)
 
 
-# --- a Hub repo's family traits, and a MoE layer's eager peak (bot.estimate.activations_measured) -----
+# --- a Hub repo's family traits, and a MoE layer's eager peak (bot.estimate.saved_activations and step_peak) -----
 
 
 @pytest.mark.parametrize(("precision", "attention"), [("mixed", "sdpa"), ("amp", "eager")])

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from bot.estimate.activations_measured import layer_saved_bytes, measured_activations, traits_for
 from bot.estimate.core import estimate
+from bot.estimate.family_traits import traits_for
 from bot.estimate.models import presets
 from bot.estimate.request import parse_request
+from bot.estimate.saved_activations import layer_saved_bytes, measured_activations
 
 # DeepSeek-V3's config.json: h, q/kv LoRA ranks, heads, qk_nope + qk_rope, v_head_dim, routed
 # experts, active experts, expert and dense MLP widths, vocabulary, layers, dense-first layers.

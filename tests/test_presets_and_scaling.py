@@ -8,12 +8,13 @@ from typing import Any
 import pytest
 
 from bot.estimate.activations import estimate_activations, layer_bytes
-from bot.estimate.activations_measured import AttentionImpl, OptimizerKind, Precision, step_peak
 from bot.estimate.core import estimate
 from bot.estimate.hardware import Gpu
 from bot.estimate.models import Architecture, close_matches, find_preset, presets, search_presets
 from bot.estimate.request import InvalidRequest, parse_request
+from bot.estimate.saved_activations import AttentionImpl, Precision
 from bot.estimate.sharding import STRATEGIES, card_share, per_gpu_gb
+from bot.estimate.step_peak import OptimizerKind, step_peak
 from bot.present.answer import render_embed
 from bot.present.details import render_details
 from bot.present.problems import describe_problem

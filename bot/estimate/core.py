@@ -15,13 +15,6 @@ from collections.abc import Callable
 from typing import Literal
 
 from bot.estimate.activations import ActivationEstimate
-from bot.estimate.activations_measured import (
-    MeasuredActivations,
-    OptimizerKind,
-    StepPeak,
-    measured_activations,
-    step_peak,
-)
 from bot.estimate.hardware import Gpu
 from bot.estimate.models import Architecture
 from bot.estimate.optimizers import (
@@ -35,6 +28,7 @@ from bot.estimate.optimizers import (
     parts_for,
 )
 from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
+from bot.estimate.saved_activations import MeasuredActivations, measured_activations
 from bot.estimate.sharding import (
     WHOLE_MODEL,
     CardShare,
@@ -48,6 +42,7 @@ from bot.estimate.sharding import (
     per_gpu_gb,
     zero_three,
 )
+from bot.estimate.step_peak import OptimizerKind, StepPeak, step_peak
 from bot.estimate.value_type import value_type
 
 # Usual card sizes, smallest first, for "the smallest card it fits" in the LoRA hint

@@ -99,7 +99,7 @@ class Family:
     # The preset keys (bot/data/models.toml) of this family, by prefix; a preset with experts of a
     # dense family's prefix is "<model_type>_moe" (Qwen3 -> Qwen3-MoE; see preset_family).
     preset_prefixes: tuple[str, ...] = ()
-    # What the forward keeps (bot.estimate.activations_measured.FamilyTraits), where measured.
+    # What the forward keeps (bot.estimate.family_traits.FamilyTraits), where measured.
     norm_style: Literal["llama", "gemma", "fp32"] = "llama"
     router_weight_bytes: int = 4  # Qwen3-MoE and gpt-oss cast the routing weights to 16 bits
     rope_tables: int = 1  # Gemma 3: one RoPE table pair for local and one for global layers

@@ -158,7 +158,7 @@ class Architecture(BaseModel):
     def family(self) -> str | None:
         """The transformers ``model_type`` this shape is built as: the config's, or for a preset the
         one its key names (``qwen3_moe`` for a Qwen3 with experts); None for a family not listed.
-        The activation formulas' family traits (``activations_measured.traits_for``) and the configs
+        The activation formulas' family traits (``family_traits.traits_for``) and the configs
         ``vram-bot measure`` derives both read it."""
         if self.model_type:
             return self.model_type

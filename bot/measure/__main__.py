@@ -16,11 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.estimate.activations_measured import (
-    model_state_bytes_per_param,
-)
 from bot.estimate.hub import HubFailure, is_repo_id, looks_like_repo_id
 from bot.estimate.models import Architecture, find_preset, search_presets
+from bot.estimate.step_peak import model_state_bytes_per_param
 from bot.measure import extrapolate, measure_step, torch_available
 from bot.measure.configs import (
     MeasureError,

@@ -138,7 +138,7 @@ EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
 }
 
 ALL_FAMILIES: dict[str, dict[str, Any]] = {**FAMILIES, **EXTRA_FAMILIES}
-# The extra families whose calibrated formulas exist (bot.estimate.activations_measured).
+# The extra families whose calibrated formulas exist (bot.estimate.saved_activations and step_peak).
 CALIBRATED_EXTRA = ("deepseek_v3", "gpt_oss", "llama4", "glm4_moe", "gemma2", "phi3")
 
 

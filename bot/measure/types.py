@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.estimate.activations import estimate_activations
-from bot.estimate.activations_measured import MeasuredActivations, measured_activations, step_peak_bytes
 from bot.estimate.models import Architecture
+from bot.estimate.saved_activations import MeasuredActivations, measured_activations
+from bot.estimate.step_peak import step_peak_bytes
 
 Precision = Literal["mixed", "amp", "bf16"]
 OptimizerName = Literal["adamw", "adamw_fused", "sgd", "adam8bit"]

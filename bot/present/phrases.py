@@ -5,8 +5,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TypedDict
 
-from bot.estimate.activations_measured import traits_for
 from bot.estimate.core import CUDA_CONTEXT_GB, AdapterHint, Estimate
+from bot.estimate.family_traits import traits_for
 from bot.estimate.hardware import Gpu
 from bot.estimate.hub import HubModel
 from bot.estimate.models import Architecture
@@ -286,7 +286,7 @@ def activation_assumptions(estimate: Estimate, w: Words) -> str | None:
     return f"{warning}\n{assumptions}" if warning else assumptions
 
 
-# Where a step's peak falls (the moments of bot.estimate.activations_measured.step_peak).
+# Where a step's peak falls (the moments of bot.estimate.step_peak.step_peak).
 PEAK_MOMENT_KEYS = {
     "loss forward": "peak.loss_forward",
     "loss backward": "peak.loss_backward",

@@ -1,4 +1,4 @@
-"""Activation memory and a training step's peak as PyTorch actually keeps them (issue 11).
+"""What autograd saves for one training step, as PyTorch keeps it (issue 11).
 
 Calibrated on CPU with PyTorch 2.13 and transformers 5.24 (``benchmarks/accuracy.py``, numbers and
 derivation in ``benchmarks/ACCURACY.md``): every term below is a tensor that autograd saves for
@@ -28,7 +28,7 @@ E experts; s²·b·a terms are written ``a·s`` per token. Bytes per token of on
 
 Multi-head Latent Attention (DeepSeek-V3/R1, Kimi K2) and DeepSeek-V3's MoE layer (sigmoid router,
 routed and shared experts, dense first layers) have their own terms (``_mla_attention_bytes``,
-``_deepseek_moe_bytes``); MLA's SDPA is FlashAttention-2's path, V padded to the Q/K width.
+``deepseek_moe_bytes``); MLA's SDPA is FlashAttention-2's path, V padded to the Q/K width.
 
 Full activation checkpointing (non-reentrant, as ``gradient_checkpointing_enable`` runs it) keeps each
 layer's input: 2h with 16-bit weights, 4h under autocast; the eager causal mask (b·s² in the compute
@@ -43,82 +43,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from bot.estimate.families import Family, family
+from bot.estimate.family_traits import FamilyTraits, NormStyle, traits_for
 from bot.estimate.models import Architecture
-from bot.estimate.sharding import WHOLE_MODEL, CardShare
 from bot.estimate.value_type import value_type
 
 AttentionImpl = Literal["sdpa", "eager"]
 Precision = Literal["mixed", "amp", "bf16"]
-NormStyle = Literal["llama", "gemma", "fp32"]
-OptimizerKind = Literal["adamw", "adamw_fused", "sgd", "adam8bit"]
-
-
-@value_type
-class FamilyTraits:
-    """What the Architecture fields do not say but the saved bytes depend on."""
-
-    norm_style: NormStyle = "llama"
-    qk_norm: bool = False
-    # Bytes per routed token-expert pair of the routing weight the experts' output is scaled by:
-    # Mixtral keeps the fp32 softmax, Qwen3-MoE casts it to the hidden dtype.
-    router_weight_bytes: int = 4
-    # RoPE cos/sin table pairs: Gemma 3 has one for local and one for global layers.
-    rope_tables: int = 1
-    # gpt-oss: a learned sink column in each head's softmax, computed in the scores' dtype; its
-    # experts' clamped SwiGLU (interleaved gate/up, sigmoid, clamp, up + 1) and top-k-then-softmax router.
-    attention_sinks: bool = False
-    clamped_swiglu: bool = False
-    # gpt-oss keeps cos/sin d/2 wide (it rotates the two halves), the others d wide.
-    rope_half_width: bool = False
-    # DeepSeek-V3's MoE layer (transformers ``DeepseekV3MoE``, and GLM-4.5's copy of it): a sigmoid
-    # router with an fp32 weight and group-limited top-k, the routed experts, and the shared experts on
-    # the same input.
-    deepseek_moe: bool = False
-    # RoPE written as cat(rotated part, passed part) (GLM-4.5, Phi-3): Q and K are new head-major
-    # tensors, so SDPA's output comes back head-major and o_proj's input is a contiguous copy (2q).
-    rope_cat: bool = False
-    # GLM-4.5 rotates half of each head (partial_rotary_factor 0.5): its RoPE tables are d/2 wide.
-    partial_rope: bool = False
-    # Gemma 2 caps the attention scores (eager: their tanh, 2·a·s, is saved) and the logits (the tanh
-    # of the bf16 logits, 2v, is saved) with tanh.
-    softcapping: bool = False
-    # Llama 4 (transformers ``Llama4TextMoe``): every token goes through every expert, scaled by a
-    # sigmoid score that is 0 for the experts it was not routed to; and its eager attention keeps
-    # the softmax in the compute dtype (no fp32 copy).
-    dense_experts: bool = False
-    compute_dtype_softmax: bool = False
-    # Llama 4's RoPE table is one complex64 tensor (freqs_cis) in every precision.
-    complex_rope: bool = False
-
-
-# A family without a declaration keeps what Llama's layers keep.
-_LLAMA_LIKE = Family("llama")
-
-
-def traits_for(arch: Architecture) -> FamilyTraits:
-    """The traits of the architecture's family (``Architecture.family``: a config's model_type, or
-    the one a preset's key names), as its declaration (bot.estimate.families) gives them, so a Hub
-    repo gets its family's as the preset of the same shape."""
-    declared = family(arch.family) or _LLAMA_LIKE
-    return FamilyTraits(
-        norm_style=declared.norm_style,
-        qk_norm=arch.qk_norm or declared.qk_norm is True,
-        router_weight_bytes=declared.router_weight_bytes,
-        rope_tables=declared.rope_tables,
-        attention_sinks=arch.attention_sinks or declared.attention_sinks,
-        clamped_swiglu=declared.clamped_swiglu,
-        rope_half_width=declared.rope_half_width,
-        # The noaux_tc router with its per-expert correction bias: DeepSeek-V3/R1, Kimi K2 (transformers
-        # maps kimi_k2 to deepseek_v3) and GLM-4.5, whose MoE layer is DeepSeek-V3's code (measured).
-        deepseek_moe=arch.router_correction_bias,
-        rope_cat=declared.rope_cat,
-        partial_rope=declared.partial_rope,
-        softcapping=declared.softcapping,
-        dense_experts=declared.dense_experts,
-        compute_dtype_softmax=declared.compute_dtype_softmax,
-        complex_rope=declared.complex_rope,
-    )
 
 
 @value_type
@@ -145,7 +75,7 @@ class MeasuredActivations:
     held_bytes: float
 
 
-def _norm(width: int, rows: int, precision: Precision, style: NormStyle) -> int:
+def norm_bytes(width: int, rows: int, precision: Precision, style: NormStyle) -> int:
     """Bytes per token an RMSNorm saves over ``rows`` slices of ``width`` together (not its output).
     Gemma's and gpt-oss's norms multiply the weight with the fp32 normalized tensor: 8w + 4 always."""
     if style != "llama" or precision == "amp":
@@ -182,7 +112,7 @@ def layer_saved_bytes(
     per_token = 0
     constant = 0
     # Norms: Gemma's four (pre/post attention, pre/post MLP), otherwise the two pre-norms.
-    per_token += arch.norms_per_layer * _norm(h, 1, precision, t.norm_style)
+    per_token += arch.norms_per_layer * norm_bytes(h, 1, precision, t.norm_style)
     constant += arch.norms_per_layer * _norm_constant(h, t.norm_style)
     # The normalized inputs of the attention and MLP linears (under autocast each linear casts its
     # own; a fused qkv_proj or gate_up_proj is one linear).
@@ -191,12 +121,12 @@ def layer_saved_bytes(
         attention_inputs = 2 if amp else 1  # q_a_proj (or q_proj) and kv_a_proj_with_mqa
     mlp_inputs = (1 if moe or arch.fused_gate_up else 2) if amp else 1  # amp: gate and up, or the router
     if moe and t.deepseek_moe:
-        mlp_inputs = 0  # the router's and the shared experts' inputs are in _deepseek_moe_bytes
+        mlp_inputs = 0  # the router's and the shared experts' inputs are in deepseek_moe_bytes
     per_token += 2 * h * (attention_inputs + mlp_inputs)
     if t.qk_norm:
         # Its input is a linear layer's 16-bit output in every setup, so Llama-style QK-norm saves the
         # 16-bit normalized tensor even under autocast; its output is Q/K before RoPE, not saved.
-        per_token += _norm(q, a, "mixed", t.norm_style) + _norm(kv, g, "mixed", t.norm_style)
+        per_token += norm_bytes(q, a, "mixed", t.norm_style) + norm_bytes(kv, g, "mixed", t.norm_style)
         constant += 2 * _norm_constant(d, t.norm_style)
     if arch.is_mla:
         per_token += _mla_attention_bytes(arch, s, attention)
@@ -227,17 +157,17 @@ def layer_saved_bytes(
         per_token += k * (2 * e * h + 7 * e * f + 44)
         constant += 4 * experts
     elif moe and t.deepseek_moe:
-        per_token += _deepseek_moe_bytes(arch, precision)
+        per_token += deepseek_moe_bytes(arch, precision)
         constant += 4 * experts  # the grouped experts' int32 offsets
     elif moe:
-        per_token += _routed_moe_bytes(arch, precision, t)
+        per_token += routed_moe_bytes(arch, precision, t)
         constant += 4 * experts
     else:
         per_token += 8 * f
     return float(s * b * per_token + constant)
 
 
-def _routed_moe_bytes(arch: Architecture, precision: Precision, traits: FamilyTraits) -> int:
+def routed_moe_bytes(arch: Architecture, precision: Precision, traits: FamilyTraits) -> int:
     """A softmax-routed MoE layer (Mixtral, Qwen3-MoE, Llama 4, GLM-4.5), bytes per token without the
     post-attention norm and the router's input. Under autocast the grouped experts run in fp32
     (``torch._grouped_mm`` is not on autocast's list on CPU): the gathered input, gate_up, act,
@@ -284,15 +214,15 @@ def _mla_attention_bytes(arch: Architecture, seq_len: int, attention: AttentionI
       and its bf16 copy 6·a·s.
     """
     a, d_qk, d_v = arch.attention_heads, arch.qk_head_dim, arch.v_head_dim or arch.qk_head_dim
-    per_token = _norm(arch.kv_lora_rank or 0, 1, "mixed", "llama") + 2 * (arch.kv_lora_rank or 0)
+    per_token = norm_bytes(arch.kv_lora_rank or 0, 1, "mixed", "llama") + 2 * (arch.kv_lora_rank or 0)
     if arch.q_lora_rank is not None:
-        per_token += _norm(arch.q_lora_rank, 1, "mixed", "llama") + 2 * arch.q_lora_rank
+        per_token += norm_bytes(arch.q_lora_rank, 1, "mixed", "llama") + 2 * arch.q_lora_rank
     if attention == "sdpa":
         return per_token + 8 * a * d_qk + 2 * a * d_v + 4 * a
     return per_token + 4 * a * d_qk + 4 * a * d_v + 6 * a * seq_len
 
 
-def _deepseek_moe_bytes(arch: Architecture, precision: Precision) -> int:
+def deepseek_moe_bytes(arch: Architecture, precision: Precision) -> int:
     """DeepSeek-V3's MoE layer (transformers ``DeepseekV3MoE``), bytes per token without the
     post-attention norm (measured: benchmarks/ACCURACY.md section 4).
 
@@ -333,7 +263,7 @@ def outside_saved_bytes(
     t = traits or traits_for(arch)
     s, b, h, v = seq_len, batch_size, arch.hidden_size, arch.vocab_size
     # The final norm and the LM head's 16-bit input (its output, or autocast's copy of it).
-    per_token = _norm(h, 1, precision, t.norm_style) + 2 * h
+    per_token = norm_bytes(h, 1, precision, t.norm_style) + 2 * h
     per_token += 4 * v + 16  # fp32 log-softmax; int64 ids (embedding) and shifted labels (loss)
     constant = 0
     if t.softcapping:
@@ -379,7 +309,7 @@ def held_bytes(
     return rope_bytes(arch, seq_len, precision=precision, traits=traits) + mask
 
 
-def _first_layer_is_moe(arch: Architecture) -> bool:
+def first_layer_is_moe(arch: Architecture) -> bool:
     return arch.is_moe and arch.first_k_dense_replace == 0 and arch.interleave_moe_layer_step == 1
 
 
@@ -407,7 +337,7 @@ def measured_activations(
     }
     in_layers = arch.dense_layers * layers.get(False, 0.0) + arch.moe_layers * layers.get(True, 0.0)
     # Under checkpointing the first layer is rebuilt last, for the backward's end.
-    full_layer = layers[_first_layer_is_moe(arch)]
+    full_layer = layers[first_layer_is_moe(arch)]
     compute_bytes = 4 if precision == "amp" else 2
     per_layer = float(compute_bytes * sb * h) if checkpointing else in_layers / arch.layers
     outside = outside_saved_bytes(
@@ -456,52 +386,6 @@ def measured_activations(
     )
 
 
-# Model states after a real optimizer step, bytes per trainable parameter, and the optimizer step's
-# temporaries on top of them (measured: benchmarks/ACCURACY.md).
-# - mixed: bf16 weights 2 + bf16 grads 2 + fp32 master 4 + states; the step first casts the grads to
-#   fp32 for the master copy (4 B/param, freed after the step).
-# - amp: fp32 weights 4 + fp32 grads 4 + states (fp32).
-# - bf16: bf16 weights 2 + bf16 grads 2 + states in bf16.
-# - AdamW (torch.optim, default foreach=True): exp_avg and exp_avg_sq in the weights' dtype of the
-#   optimizer (8 fp32, 4 bf16); ``_multi_tensor_adamw`` makes ``torch._foreach_sqrt(exp_avg_sqs)``, one
-#   state-sized temporary (4 fp32, 2 bf16). The fused kernel (``fused=True``) makes none.
-# - SGD with momentum: one momentum buffer (4 fp32, 2 bf16); foreach updates in place.
-# - bitsandbytes AdamW8bit: two uint8 states (2) + one fp32 absmax per 256-value block per state
-#   (8/256 = 0.031) + 2 × 256-entry fp32 quantization maps per tensor; tensors under 4096 values keep
-#   32-bit states (``min_8bit_size``): ≈ 2.03 B/param on a large model.
-_STATE_BYTES: dict[tuple[Precision, OptimizerKind], tuple[float, float]] = {
-    # (model-state bytes per parameter, step temporaries per parameter)
-    ("mixed", "adamw"): (16.0, 8.0),
-    ("mixed", "adamw_fused"): (16.0, 4.0),
-    ("mixed", "sgd"): (12.0, 4.0),
-    ("mixed", "adam8bit"): (10.03, 4.0),
-    ("amp", "adamw"): (16.0, 4.0),
-    ("amp", "adamw_fused"): (16.0, 0.0),
-    ("amp", "sgd"): (12.0, 0.0),
-    ("amp", "adam8bit"): (10.03, 0.0),
-    ("bf16", "adamw"): (8.0, 2.0),
-    ("bf16", "adamw_fused"): (8.0, 0.0),
-    ("bf16", "sgd"): (6.0, 0.0),
-    ("bf16", "adam8bit"): (6.03, 0.0),
-}
-
-
-def model_state_bytes_per_param(precision: Precision, optimizer: OptimizerKind) -> float:
-    return _STATE_BYTES[(precision, optimizer)][0]
-
-
-def step_temporary_bytes_per_param(precision: Precision, optimizer: OptimizerKind) -> float:
-    return _STATE_BYTES[(precision, optimizer)][1]
-
-
-def gradient_bytes_per_param(precision: Precision) -> float:
-    return 4.0 if precision == "amp" else 2.0
-
-
-def weight_bytes_per_param(precision: Precision) -> float:
-    return 4.0 if precision == "amp" else 2.0
-
-
 def autocast_weight_copy_bytes(
     arch: Architecture,
     *,
@@ -539,229 +423,3 @@ def autocast_weight_copy_bytes(
     if arch.is_moe:
         return float(2 * (attention + arch.hidden_size * arch.experts))
     return float(2 * (attention + sum(d_in * d_out for _, d_in, d_out in arch.dense_mlp_linears())))
-
-
-def _layer_backward_working_bytes(
-    arch: Architecture,
-    batch_size: int,
-    seq_len: int,
-    attention: AttentionImpl,
-    precision: Precision,
-    traits: FamilyTraits | None = None,
-    *,
-    moe_layer: bool = False,
-) -> float:
-    """What the backward pass of one layer's attention adds on top of that layer's saved tensors, net of
-    what it has already freed (the layer's MLP and post-attention norm). Eager: the bf16 gradient of
-    the probabilities, its fp32 copy and the softmax's fp32 gradient, 6·a·s per token, and the residual
-    gradient 4h (6h under autocast). SDPA: the gradients of Q, K, V and the output, 4q + 4kv, and the
-    residual gradient 4h (measured: benchmarks/ACCURACY.md)."""
-    s, b = seq_len, batch_size
-    h, q, kv, a = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.attention_heads
-    residual = 6 * h if precision == "amp" else 4 * h
-    if arch.is_mla and attention == "eager":
-        # MLA (measured at 1024 × 2, benchmarks/ACCURACY.md section 4): the softmax's backward makes
-        # 8·a·s + 4h of temporaries, as Llama's; by then that layer's MLP side (post-attention norm,
-        # router, experts, shared experts; ``moe_layer`` says which kind of layer) is freed, and so
-        # are the probabilities 2·a·s, V's copy and o_proj's input 2·a·d_v each.
-        d_v = arch.v_head_dim or arch.qk_head_dim
-        mlp_side = _mlp_side_bytes(arch, precision, traits or traits_for(arch), moe_layer)
-        return float(s * b * max(0, 6 * a * s + residual - 4 * a * d_v - mlp_side))
-    if attention == "eager":
-        # The layer's MLP side freed by then: a dense MLP's gate, up, act, product 8f, or a MoE
-        # layer's router and k active experts at the expert's width, as the MLA branch above frees
-        # them (Qwen3-30B-A3B's dense intermediate_size, 6144, is 8 × its experts' 768). gpt-oss keeps
-        # 8f per active expert: its sinks' softmax terms below were fitted with it.
-        t = traits or traits_for(arch)
-        if moe_layer and t.clamped_swiglu:
-            mlp = 8 * arch.expert_intermediate_size * arch.experts_per_token
-        elif moe_layer:
-            mlp = _routed_moe_bytes(arch, precision, t)
-        else:
-            mlp = 8 * arch.intermediate_size
-        # With attention sinks (gpt-oss) the softmax runs in the scores' dtype and its gradients are
-        # smaller: 2.5·a·s (bf16) and 4·a·s (autocast), fitted on the measured peaks at s = 1024
-        # rather than derived tensor by tensor.
-        sinks = a * s * (8 if precision == "amp" else 5) // 2
-        scores = sinks if t.attention_sinks else 6 * a * s
-        return float(s * b * max(0, scores + residual - mlp - 8 * h))
-    # MLA: q_dim and kv_dim are both a·d_qk, the padded width of V and of the output.
-    return float(s * b * (4 * q + 4 * kv + residual))
-
-
-def _mlp_side_bytes(arch: Architecture, precision: Precision, traits: FamilyTraits, moe_layer: bool) -> int:
-    """Per token: what one layer's post-attention norm and MLP save (DeepSeek-V3's MoE, or a gated MLP)."""
-    h = arch.hidden_size
-    norm = _norm(h, 1, precision, traits.norm_style)
-    if moe_layer and traits.deepseek_moe:
-        return norm + _deepseek_moe_bytes(arch, precision)
-    return norm + 2 * h * (2 if precision == "amp" else 1) + 8 * arch.intermediate_size
-
-
-def _mlp_and_o_params(arch: Architecture, *, moe_layer: bool) -> int:
-    """The parameters whose gradients exist while the last layer's attention backward runs: that
-    layer's o_proj and MLP. A MoE layer's MLP is every routed expert at the expert's width (transformers
-    5 keeps them as one module, so all E get gradients; measured for MLA, benchmarks/ACCURACY.md
-    section 4), the shared experts and the router; a dense layer's its gated MLP."""
-    h = arch.hidden_size
-    o_proj = h * arch.o_dim
-    if moe_layer:
-        routed = arch.experts * sum(i * o for _, i, o in arch.expert_linears())
-        shared = sum(i * o for _, i, o in arch.shared_expert_linears())
-        return routed + shared + h * arch.experts + o_proj
-    return sum(i * o for _, i, o in arch.dense_mlp_linears()) + o_proj
-
-
-@value_type
-class StepPeak:
-    """The live bytes at each moment that can hold a step's peak, and the highest of them."""
-
-    moments: dict[str, float]
-    model_states_bytes: float
-    saved_bytes: float
-
-    @property
-    def peak_bytes(self) -> float:
-        return max(self.moments.values())
-
-    @property
-    def moment(self) -> str:
-        """Where the peak is: ``loss forward``, ``loss backward``, ``eager attention backward``,
-        ``recompute`` or ``optimizer step``."""
-        return max(self.moments, key=lambda name: self.moments[name])
-
-    @property
-    def transients_bytes(self) -> float:
-        """What the peak adds to the seed's V = M + A (model states + saved activations)."""
-        return self.peak_bytes - self.model_states_bytes - self.saved_bytes
-
-
-def step_peak_bytes(
-    arch: Architecture,
-    parameters: int,
-    batch_size: int,
-    seq_len: int,
-    *,
-    attention: AttentionImpl = "sdpa",
-    precision: Precision = "mixed",
-    optimizer: OptimizerKind = "adamw",
-    checkpointing: bool = False,
-    traits: FamilyTraits | None = None,
-) -> float:
-    """The highest live bytes of one steady-state step (see ``step_peak``)."""
-    return step_peak(
-        arch,
-        parameters,
-        batch_size,
-        seq_len,
-        attention=attention,
-        precision=precision,
-        optimizer=optimizer,
-        checkpointing=checkpointing,
-        traits=traits,
-    ).peak_bytes
-
-
-def step_peak(
-    arch: Architecture,
-    parameters: int,
-    batch_size: int,
-    seq_len: int,
-    *,
-    attention: AttentionImpl = "sdpa",
-    precision: Precision = "mixed",
-    optimizer: OptimizerKind = "adamw",
-    checkpointing: bool = False,
-    traits: FamilyTraits | None = None,
-    share: CardShare = WHOLE_MODEL,
-) -> StepPeak:
-    """The highest live bytes of one steady-state step (gradients freed before it, set_to_none), on
-    one card holding ``share`` of the model states.
-
-    The largest of:
-    - the loss in forward: states without gradients + saved activations (+ weight copies, held
-      tensors) + the bf16 logits and their fp32 copy;
-    - the loss in backward: the same + the two fp32 logit gradients instead;
-    - without checkpointing, eager attention's backward in the last layer: the same, less that layer's
-      MLP and norms, the final norm and the log-softmax (freed by then), + the gradients of the LM head
-      and of that layer's MLP and o_proj, + the softmax's gradients (``_layer_backward_working_bytes``);
-    - under checkpointing, the first layer's backward, the last one run: states without gradients +
-      every gradient but the embedding's + that layer's checkpointed input, the held tensors, the token
-      ids + the layer recomputed in full (+ its weight copies under autocast) + its backward's working
-      set;
-    - the optimizer step: the model states with gradients + the step's temporaries.
-
-    Measured on one process holding the whole model. Sharded by ZeRO (``share``), a card holds its
-    fraction of the weights, gradients and optimizer state (Rajbhandari et al. 2020, section 5), and
-    steps only its own shard, so the temporaries follow the optimizer state's fraction; what backward
-    makes of one layer (its working set, eager attention's last-layer gradients) and all activations
-    stay whole on every card.
-    """
-    t = traits or traits_for(arch)
-    acts = measured_activations(
-        arch,
-        batch_size,
-        seq_len,
-        attention=attention,
-        precision=precision,
-        checkpointing=checkpointing,
-        traits=t,
-    )
-    sb, h, v = seq_len * batch_size, arch.hidden_size, arch.vocab_size
-    n = parameters
-    grad_bytes = gradient_bytes_per_param(precision)
-    weight_bytes = weight_bytes_per_param(precision)
-    state_bytes = model_state_bytes_per_param(precision, optimizer)
-    optimizer_bytes = state_bytes - weight_bytes - grad_bytes  # the fp32 master copy and the states
-    whole_states = state_bytes * n
-    # What the other cards hold instead of this one (nothing for the whole model: exactly as measured).
-    elsewhere = (
-        weight_bytes * (1 - share.weights)
-        + grad_bytes * (1 - share.gradients)
-        + optimizer_bytes * (1 - share.optimizer)
-    ) * n
-    states = whole_states - elsewhere
-    card_grad_bytes = grad_bytes * share.gradients  # per parameter of the model, on this card
-    without_grads = states - card_grad_bytes * n
-    base = without_grads + acts.saved_bytes + acts.weight_copy_bytes + acts.held_bytes
-    # The first layer's kind (dense under first_k_dense_replace) for the recompute, the last one's for
-    # eager attention's backward.
-    first_is_moe = _first_layer_is_moe(arch)
-    last_is_moe = arch.moe_layers > 0 and arch.layers % arch.interleave_moe_layer_step == 0
-    working = _layer_backward_working_bytes(
-        arch,
-        batch_size,
-        seq_len,
-        attention,
-        precision,
-        t,
-        moe_layer=first_is_moe if checkpointing else last_is_moe,
-    )
-    moments = {
-        "loss forward": base + acts.loss_forward_bytes,
-        "loss backward": base + acts.loss_backward_bytes,
-        "optimizer step": states + step_temporary_bytes_per_param(precision, optimizer) * share.optimizer * n,
-    }
-    if checkpointing:
-        compute_bytes = 4 if precision == "amp" else 2
-        # A DeepSeek layer's MLP copies are freed once its MLP's backward has run (measured).
-        layer_copies = (
-            autocast_weight_copy_bytes(arch, moe_layer=first_is_moe, traits=t, with_mlp=False)
-            if precision == "amp"
-            else 0.0
-        )
-        moments["recompute"] = (
-            without_grads
-            + card_grad_bytes * (n - v * h)
-            + compute_bytes * sb * h
-            + acts.held_bytes
-            + 16 * sb
-            + acts.recompute_bytes
-            + layer_copies
-            + working
-        )
-    elif attention == "eager":
-        mlp_and_o = _mlp_and_o_params(arch, moe_layer=last_is_moe)
-        freed = sb * (8 * h + 4 * v)  # the final norm's saved tensors and the log-softmax
-        moments["eager attention backward"] = base - freed + grad_bytes * (v * h + mlp_and_o) + working
-    return StepPeak(moments=moments, model_states_bytes=states, saved_bytes=acts.saved_bytes)

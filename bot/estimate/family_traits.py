@@ -1,0 +1,83 @@
+"""What a family's forward does that its shape does not say, and that the saved bytes depend on.
+
+The traits come from the family's declaration (:mod:`bot.estimate.families`); the calibrated
+formulas of :mod:`bot.estimate.saved_activations` and :mod:`bot.estimate.step_peak` read them.
+Pure Python; nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from bot.estimate.families import Family, family
+from bot.estimate.models import Architecture
+from bot.estimate.value_type import value_type
+
+NormStyle = Literal["llama", "gemma", "fp32"]
+
+
+@value_type
+class FamilyTraits:
+    """What the Architecture fields do not say but the saved bytes depend on."""
+
+    norm_style: NormStyle = "llama"
+    qk_norm: bool = False
+    # Bytes per routed token-expert pair of the routing weight the experts' output is scaled by:
+    # Mixtral keeps the fp32 softmax, Qwen3-MoE casts it to the hidden dtype.
+    router_weight_bytes: int = 4
+    # RoPE cos/sin table pairs: Gemma 3 has one for local and one for global layers.
+    rope_tables: int = 1
+    # gpt-oss: a learned sink column in each head's softmax, computed in the scores' dtype; its
+    # experts' clamped SwiGLU (interleaved gate/up, sigmoid, clamp, up + 1) and top-k-then-softmax router.
+    attention_sinks: bool = False
+    clamped_swiglu: bool = False
+    # gpt-oss keeps cos/sin d/2 wide (it rotates the two halves), the others d wide.
+    rope_half_width: bool = False
+    # DeepSeek-V3's MoE layer (transformers ``DeepseekV3MoE``, and GLM-4.5's copy of it): a sigmoid
+    # router with an fp32 weight and group-limited top-k, the routed experts, and the shared experts on
+    # the same input.
+    deepseek_moe: bool = False
+    # RoPE written as cat(rotated part, passed part) (GLM-4.5, Phi-3): Q and K are new head-major
+    # tensors, so SDPA's output comes back head-major and o_proj's input is a contiguous copy (2q).
+    rope_cat: bool = False
+    # GLM-4.5 rotates half of each head (partial_rotary_factor 0.5): its RoPE tables are d/2 wide.
+    partial_rope: bool = False
+    # Gemma 2 caps the attention scores (eager: their tanh, 2·a·s, is saved) and the logits (the tanh
+    # of the bf16 logits, 2v, is saved) with tanh.
+    softcapping: bool = False
+    # Llama 4 (transformers ``Llama4TextMoe``): every token goes through every expert, scaled by a
+    # sigmoid score that is 0 for the experts it was not routed to; and its eager attention keeps
+    # the softmax in the compute dtype (no fp32 copy).
+    dense_experts: bool = False
+    compute_dtype_softmax: bool = False
+    # Llama 4's RoPE table is one complex64 tensor (freqs_cis) in every precision.
+    complex_rope: bool = False
+
+
+# A family without a declaration keeps what Llama's layers keep.
+_LLAMA_LIKE = Family("llama")
+
+
+def traits_for(arch: Architecture) -> FamilyTraits:
+    """The traits of the architecture's family (``Architecture.family``: a config's model_type, or
+    the one a preset's key names), as its declaration (bot.estimate.families) gives them, so a Hub
+    repo gets its family's as the preset of the same shape."""
+    declared = family(arch.family) or _LLAMA_LIKE
+    return FamilyTraits(
+        norm_style=declared.norm_style,
+        qk_norm=arch.qk_norm or declared.qk_norm is True,
+        router_weight_bytes=declared.router_weight_bytes,
+        rope_tables=declared.rope_tables,
+        attention_sinks=arch.attention_sinks or declared.attention_sinks,
+        clamped_swiglu=declared.clamped_swiglu,
+        rope_half_width=declared.rope_half_width,
+        # The noaux_tc router with its per-expert correction bias: DeepSeek-V3/R1, Kimi K2 (transformers
+        # maps kimi_k2 to deepseek_v3) and GLM-4.5, whose MoE layer is DeepSeek-V3's code (measured).
+        deepseek_moe=arch.router_correction_bias,
+        rope_cat=declared.rope_cat,
+        partial_rope=declared.partial_rope,
+        softcapping=declared.softcapping,
+        dense_experts=declared.dense_experts,
+        compute_dtype_softmax=declared.compute_dtype_softmax,
+        complex_rope=declared.complex_rope,
+    )

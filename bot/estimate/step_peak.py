@@ -1,0 +1,301 @@
+"""A training step's peak: the live bytes at each moment that can hold it (issue 11).
+
+Model states after a real optimizer step and the step's temporaries, the loss's logits, the
+backward's working set of one layer, the recompute under checkpointing; on one card or on its share
+of the model states under ZeRO. Calibrated on CPU with PyTorch 2.13 and transformers 5.24
+(``benchmarks/accuracy.py``; numbers in ``benchmarks/ACCURACY.md``). The saved activations it
+starts from are :mod:`bot.estimate.saved_activations`'. Pure Python; nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from bot.estimate.family_traits import FamilyTraits, traits_for
+from bot.estimate.models import Architecture
+from bot.estimate.saved_activations import (
+    AttentionImpl,
+    Precision,
+    autocast_weight_copy_bytes,
+    deepseek_moe_bytes,
+    first_layer_is_moe,
+    measured_activations,
+    norm_bytes,
+    routed_moe_bytes,
+)
+from bot.estimate.sharding import WHOLE_MODEL, CardShare
+from bot.estimate.value_type import value_type
+
+OptimizerKind = Literal["adamw", "adamw_fused", "sgd", "adam8bit"]
+
+
+# Model states after a real optimizer step, bytes per trainable parameter, and the optimizer step's
+# temporaries on top of them (measured: benchmarks/ACCURACY.md).
+# - mixed: bf16 weights 2 + bf16 grads 2 + fp32 master 4 + states; the step first casts the grads to
+#   fp32 for the master copy (4 B/param, freed after the step).
+# - amp: fp32 weights 4 + fp32 grads 4 + states (fp32).
+# - bf16: bf16 weights 2 + bf16 grads 2 + states in bf16.
+# - AdamW (torch.optim, default foreach=True): exp_avg and exp_avg_sq in the weights' dtype of the
+#   optimizer (8 fp32, 4 bf16); ``_multi_tensor_adamw`` makes ``torch._foreach_sqrt(exp_avg_sqs)``, one
+#   state-sized temporary (4 fp32, 2 bf16). The fused kernel (``fused=True``) makes none.
+# - SGD with momentum: one momentum buffer (4 fp32, 2 bf16); foreach updates in place.
+# - bitsandbytes AdamW8bit: two uint8 states (2) + one fp32 absmax per 256-value block per state
+#   (8/256 = 0.031) + 2 × 256-entry fp32 quantization maps per tensor; tensors under 4096 values keep
+#   32-bit states (``min_8bit_size``): ≈ 2.03 B/param on a large model.
+_STATE_BYTES: dict[tuple[Precision, OptimizerKind], tuple[float, float]] = {
+    # (model-state bytes per parameter, step temporaries per parameter)
+    ("mixed", "adamw"): (16.0, 8.0),
+    ("mixed", "adamw_fused"): (16.0, 4.0),
+    ("mixed", "sgd"): (12.0, 4.0),
+    ("mixed", "adam8bit"): (10.03, 4.0),
+    ("amp", "adamw"): (16.0, 4.0),
+    ("amp", "adamw_fused"): (16.0, 0.0),
+    ("amp", "sgd"): (12.0, 0.0),
+    ("amp", "adam8bit"): (10.03, 0.0),
+    ("bf16", "adamw"): (8.0, 2.0),
+    ("bf16", "adamw_fused"): (8.0, 0.0),
+    ("bf16", "sgd"): (6.0, 0.0),
+    ("bf16", "adam8bit"): (6.03, 0.0),
+}
+
+
+def model_state_bytes_per_param(precision: Precision, optimizer: OptimizerKind) -> float:
+    return _STATE_BYTES[(precision, optimizer)][0]
+
+
+def step_temporary_bytes_per_param(precision: Precision, optimizer: OptimizerKind) -> float:
+    return _STATE_BYTES[(precision, optimizer)][1]
+
+
+def gradient_bytes_per_param(precision: Precision) -> float:
+    return 4.0 if precision == "amp" else 2.0
+
+
+def weight_bytes_per_param(precision: Precision) -> float:
+    return 4.0 if precision == "amp" else 2.0
+
+
+def _layer_backward_working_bytes(
+    arch: Architecture,
+    batch_size: int,
+    seq_len: int,
+    attention: AttentionImpl,
+    precision: Precision,
+    traits: FamilyTraits | None = None,
+    *,
+    moe_layer: bool = False,
+) -> float:
+    """What the backward pass of one layer's attention adds on top of that layer's saved tensors, net of
+    what it has already freed (the layer's MLP and post-attention norm). Eager: the bf16 gradient of
+    the probabilities, its fp32 copy and the softmax's fp32 gradient, 6·a·s per token, and the residual
+    gradient 4h (6h under autocast). SDPA: the gradients of Q, K, V and the output, 4q + 4kv, and the
+    residual gradient 4h (measured: benchmarks/ACCURACY.md)."""
+    s, b = seq_len, batch_size
+    h, q, kv, a = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.attention_heads
+    residual = 6 * h if precision == "amp" else 4 * h
+    if arch.is_mla and attention == "eager":
+        # MLA (measured at 1024 × 2, benchmarks/ACCURACY.md section 4): the softmax's backward makes
+        # 8·a·s + 4h of temporaries, as Llama's; by then that layer's MLP side (post-attention norm,
+        # router, experts, shared experts; ``moe_layer`` says which kind of layer) is freed, and so
+        # are the probabilities 2·a·s, V's copy and o_proj's input 2·a·d_v each.
+        d_v = arch.v_head_dim or arch.qk_head_dim
+        mlp_side = _mlp_side_bytes(arch, precision, traits or traits_for(arch), moe_layer)
+        return float(s * b * max(0, 6 * a * s + residual - 4 * a * d_v - mlp_side))
+    if attention == "eager":
+        # The layer's MLP side freed by then: a dense MLP's gate, up, act, product 8f, or a MoE
+        # layer's router and k active experts at the expert's width, as the MLA branch above frees
+        # them (Qwen3-30B-A3B's dense intermediate_size, 6144, is 8 × its experts' 768). gpt-oss keeps
+        # 8f per active expert: its sinks' softmax terms below were fitted with it.
+        t = traits or traits_for(arch)
+        if moe_layer and t.clamped_swiglu:
+            mlp = 8 * arch.expert_intermediate_size * arch.experts_per_token
+        elif moe_layer:
+            mlp = routed_moe_bytes(arch, precision, t)
+        else:
+            mlp = 8 * arch.intermediate_size
+        # With attention sinks (gpt-oss) the softmax runs in the scores' dtype and its gradients are
+        # smaller: 2.5·a·s (bf16) and 4·a·s (autocast), fitted on the measured peaks at s = 1024
+        # rather than derived tensor by tensor.
+        sinks = a * s * (8 if precision == "amp" else 5) // 2
+        scores = sinks if t.attention_sinks else 6 * a * s
+        return float(s * b * max(0, scores + residual - mlp - 8 * h))
+    # MLA: q_dim and kv_dim are both a·d_qk, the padded width of V and of the output.
+    return float(s * b * (4 * q + 4 * kv + residual))
+
+
+def _mlp_side_bytes(arch: Architecture, precision: Precision, traits: FamilyTraits, moe_layer: bool) -> int:
+    """Per token: what one layer's post-attention norm and MLP save (DeepSeek-V3's MoE, or a gated MLP)."""
+    h = arch.hidden_size
+    norm = norm_bytes(h, 1, precision, traits.norm_style)
+    if moe_layer and traits.deepseek_moe:
+        return norm + deepseek_moe_bytes(arch, precision)
+    return norm + 2 * h * (2 if precision == "amp" else 1) + 8 * arch.intermediate_size
+
+
+def _mlp_and_o_params(arch: Architecture, *, moe_layer: bool) -> int:
+    """The parameters whose gradients exist while the last layer's attention backward runs: that
+    layer's o_proj and MLP. A MoE layer's MLP is every routed expert at the expert's width (transformers
+    5 keeps them as one module, so all E get gradients; measured for MLA, benchmarks/ACCURACY.md
+    section 4), the shared experts and the router; a dense layer's its gated MLP."""
+    h = arch.hidden_size
+    o_proj = h * arch.o_dim
+    if moe_layer:
+        routed = arch.experts * sum(i * o for _, i, o in arch.expert_linears())
+        shared = sum(i * o for _, i, o in arch.shared_expert_linears())
+        return routed + shared + h * arch.experts + o_proj
+    return sum(i * o for _, i, o in arch.dense_mlp_linears()) + o_proj
+
+
+@value_type
+class StepPeak:
+    """The live bytes at each moment that can hold a step's peak, and the highest of them."""
+
+    moments: dict[str, float]
+    model_states_bytes: float
+    saved_bytes: float
+
+    @property
+    def peak_bytes(self) -> float:
+        return max(self.moments.values())
+
+    @property
+    def moment(self) -> str:
+        """Where the peak is: ``loss forward``, ``loss backward``, ``eager attention backward``,
+        ``recompute`` or ``optimizer step``."""
+        return max(self.moments, key=lambda name: self.moments[name])
+
+    @property
+    def transients_bytes(self) -> float:
+        """What the peak adds to the seed's V = M + A (model states + saved activations)."""
+        return self.peak_bytes - self.model_states_bytes - self.saved_bytes
+
+
+def step_peak_bytes(
+    arch: Architecture,
+    parameters: int,
+    batch_size: int,
+    seq_len: int,
+    *,
+    attention: AttentionImpl = "sdpa",
+    precision: Precision = "mixed",
+    optimizer: OptimizerKind = "adamw",
+    checkpointing: bool = False,
+    traits: FamilyTraits | None = None,
+) -> float:
+    """The highest live bytes of one steady-state step (see ``step_peak``)."""
+    return step_peak(
+        arch,
+        parameters,
+        batch_size,
+        seq_len,
+        attention=attention,
+        precision=precision,
+        optimizer=optimizer,
+        checkpointing=checkpointing,
+        traits=traits,
+    ).peak_bytes
+
+
+def step_peak(
+    arch: Architecture,
+    parameters: int,
+    batch_size: int,
+    seq_len: int,
+    *,
+    attention: AttentionImpl = "sdpa",
+    precision: Precision = "mixed",
+    optimizer: OptimizerKind = "adamw",
+    checkpointing: bool = False,
+    traits: FamilyTraits | None = None,
+    share: CardShare = WHOLE_MODEL,
+) -> StepPeak:
+    """The highest live bytes of one steady-state step (gradients freed before it, set_to_none), on
+    one card holding ``share`` of the model states.
+
+    The largest of:
+    - the loss in forward: states without gradients + saved activations (+ weight copies, held
+      tensors) + the bf16 logits and their fp32 copy;
+    - the loss in backward: the same + the two fp32 logit gradients instead;
+    - without checkpointing, eager attention's backward in the last layer: the same, less that layer's
+      MLP and norms, the final norm and the log-softmax (freed by then), + the gradients of the LM head
+      and of that layer's MLP and o_proj, + the softmax's gradients (``_layer_backward_working_bytes``);
+    - under checkpointing, the first layer's backward, the last one run: states without gradients +
+      every gradient but the embedding's + that layer's checkpointed input, the held tensors, the token
+      ids + the layer recomputed in full (+ its weight copies under autocast) + its backward's working
+      set;
+    - the optimizer step: the model states with gradients + the step's temporaries.
+
+    Measured on one process holding the whole model. Sharded by ZeRO (``share``), a card holds its
+    fraction of the weights, gradients and optimizer state (Rajbhandari et al. 2020, section 5), and
+    steps only its own shard, so the temporaries follow the optimizer state's fraction; what backward
+    makes of one layer (its working set, eager attention's last-layer gradients) and all activations
+    stay whole on every card.
+    """
+    t = traits or traits_for(arch)
+    acts = measured_activations(
+        arch,
+        batch_size,
+        seq_len,
+        attention=attention,
+        precision=precision,
+        checkpointing=checkpointing,
+        traits=t,
+    )
+    sb, h, v = seq_len * batch_size, arch.hidden_size, arch.vocab_size
+    n = parameters
+    grad_bytes = gradient_bytes_per_param(precision)
+    weight_bytes = weight_bytes_per_param(precision)
+    state_bytes = model_state_bytes_per_param(precision, optimizer)
+    optimizer_bytes = state_bytes - weight_bytes - grad_bytes  # the fp32 master copy and the states
+    whole_states = state_bytes * n
+    # What the other cards hold instead of this one (nothing for the whole model: exactly as measured).
+    elsewhere = (
+        weight_bytes * (1 - share.weights)
+        + grad_bytes * (1 - share.gradients)
+        + optimizer_bytes * (1 - share.optimizer)
+    ) * n
+    states = whole_states - elsewhere
+    card_grad_bytes = grad_bytes * share.gradients  # per parameter of the model, on this card
+    without_grads = states - card_grad_bytes * n
+    base = without_grads + acts.saved_bytes + acts.weight_copy_bytes + acts.held_bytes
+    # The first layer's kind (dense under first_k_dense_replace) for the recompute, the last one's for
+    # eager attention's backward.
+    first_is_moe = first_layer_is_moe(arch)
+    last_is_moe = arch.moe_layers > 0 and arch.layers % arch.interleave_moe_layer_step == 0
+    working = _layer_backward_working_bytes(
+        arch,
+        batch_size,
+        seq_len,
+        attention,
+        precision,
+        t,
+        moe_layer=first_is_moe if checkpointing else last_is_moe,
+    )
+    moments = {
+        "loss forward": base + acts.loss_forward_bytes,
+        "loss backward": base + acts.loss_backward_bytes,
+        "optimizer step": states + step_temporary_bytes_per_param(precision, optimizer) * share.optimizer * n,
+    }
+    if checkpointing:
+        compute_bytes = 4 if precision == "amp" else 2
+        # A DeepSeek layer's MLP copies are freed once its MLP's backward has run (measured).
+        layer_copies = (
+            autocast_weight_copy_bytes(arch, moe_layer=first_is_moe, traits=t, with_mlp=False)
+            if precision == "amp"
+            else 0.0
+        )
+        moments["recompute"] = (
+            without_grads
+            + card_grad_bytes * (n - v * h)
+            + compute_bytes * sb * h
+            + acts.held_bytes
+            + 16 * sb
+            + acts.recompute_bytes
+            + layer_copies
+            + working
+        )
+    elif attention == "eager":
+        mlp_and_o = _mlp_and_o_params(arch, moe_layer=last_is_moe)
+        freed = sb * (8 * h + 4 * v)  # the final norm's saved tensors and the log-softmax
+        moments["eager attention backward"] = base - freed + grad_bytes * (v * h + mlp_and_o) + working
+    return StepPeak(moments=moments, model_states_bytes=states, saved_bytes=acts.saved_bytes)
