@@ -136,7 +136,7 @@ async def test_someone_else_comparing_gets_their_own_ephemeral_copy(fake: FakeDi
     assert callback.type == 4
     assert callback.ephemeral
     embed = callback.embed
-    assert embed["title"] == "Alle Verfahren im Vergleich beim Feintuning von einem 7B-Modell"
+    assert embed["title"] == "Alle Verfahren im Vergleich beim Feintuning eines 7B-Modells"
     lines = embed["description"].replace("\u00a0", " ").splitlines()
     assert lines[1] == "Aktivierungen 20,0 GB in jedem Balken; Urteile für eine 80-GB-GPU."
     assert lines[2:] == [

@@ -216,7 +216,7 @@ def test_glm_4_5_layers_match_their_formula_to_the_byte(precision: Any, attentio
 def test_vram_bot_measure_runs_one_step_of_a_small_family(capsys: pytest.CaptureFixture[str]) -> None:
     from bot.cli import main
 
-    assert main(["measure", "--family", "llama", "--seq", "64"]) == 0
+    assert main(["measure", "--family", "llama", "--seq-len", "64"]) == 0
     printed = dict(line.split(maxsplit=1) for line in capsys.readouterr().out.splitlines())
     assert printed["model_states_measured"] == printed["model_states_proposed"]
 
@@ -280,7 +280,7 @@ def test_vram_bot_measure_runs_a_repo_from_the_fake_hub(
     from bot.cli import main
 
     point_hub_client_at(hub, tmp_path, monkeypatch)
-    assert main(["measure", repo, "--seq", "32", "--batch", "2"]) == 0
+    assert main(["measure", repo, "--seq-len", "32", "--batch-size", "2"]) == 0
     printed = dict(line.split(maxsplit=1) for line in capsys.readouterr().out.splitlines())
     assert printed["model"].startswith(f"{repo} (Hugging Face at ")
     assert printed["model"].endswith(f", built as {built_as})")
@@ -343,7 +343,7 @@ def test_a_config_transformers_cannot_build_is_refused_in_one_line(
 
     path = tmp_path / "config.json"
     path.write_text(json.dumps({**TINY, **config}), encoding="utf-8")
-    assert main(["measure", "--config", str(path), "--attention", attention, "--seq", "16"]) == 2
+    assert main(["measure", "--config", str(path), "--attention", attention, "--seq-len", "16"]) == 2
     err = capsys.readouterr().err
     assert said in err
     assert "Traceback" not in err

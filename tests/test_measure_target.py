@@ -139,8 +139,8 @@ def test_a_quantized_or_remote_code_config_is_built_plain() -> None:
         [],
         ["llama-3.1-8b", "--family", "llama"],
         ["--config", "c.json", "--family", "llama"],
-        ["llama-3.1-8b", "--batch", "0"],
-        ["llama-3.1-8b", "--seq", "1"],
+        ["llama-3.1-8b", "--batch-size", "0"],
+        ["llama-3.1-8b", "--seq-len", "1"],
     ],
 )
 def test_exactly_one_model_source_or_a_usage_error(

@@ -49,6 +49,12 @@ class Option:
     max_length: int | None = None  # text options
     autocomplete: bool = False  # Discord suggests values as the user types
     cli_positional: bool = False  # the CLI takes it as a positional argument rather than a flag
+    # What the estimate takes when the option is not given, where the field's default is None (the
+    # card, a batch of one): the documentation shows it as the default, so that it is the one used.
+    default_when_unset: object = None
+    # A boolean that defaults to true is turned off by ``--no-…``: the catalogue key of what that flag
+    # does, in its own sense; without one, the flag's help says it turns the description off.
+    off_description_key: str | None = None
     always_shown: bool = False  # the copyable command line shows it even at its default
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
@@ -83,7 +89,17 @@ class OptionSpec:
         return self.option.kind
 
     @property
+    def default_used(self) -> object:
+        """The value the estimate uses when the option is not given (None: nothing is assumed)."""
+        return self.default if self.default is not None else self.option.default_when_unset
+
+    @property
+    def negated_flag(self) -> bool:
+        """The CLI flag turns the option off (``--no-flash-attention``): a boolean that is on by default."""
+        return self.kind == "boolean" and self.default is True
+
+    @property
     def cli_flag(self) -> str:
         """``--seq-len``; a boolean that defaults to true is turned off with ``--no-…``."""
         flag = self.name.replace("_", "-")
-        return f"--no-{flag}" if self.kind == "boolean" and self.default is True else f"--{flag}"
+        return f"--no-{flag}" if self.negated_flag else f"--{flag}"

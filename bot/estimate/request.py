@@ -108,7 +108,16 @@ class EstimateRequest(BaseModel):
         | None
     ) = None
     gpu: (
-        Annotated[Gpu, Option(kind="choice", description_key="option.gpu", packed_key="g", choices=Gpu)]
+        Annotated[
+            Gpu,
+            Option(
+                kind="choice",
+                description_key="option.gpu",
+                packed_key="g",
+                choices=Gpu,
+                default_when_unset=DEFAULT_GPU,
+            ),
+        ]
         | None
     ) = None
     gpus: Annotated[
@@ -140,6 +149,7 @@ class EstimateRequest(BaseModel):
                 packed_key="bs",
                 limit=Limit(1, 65_536),
                 unit_key="unit.batch_size",
+                default_when_unset=DEFAULT_BATCH_SIZE,
             ),
         ]
         | None
@@ -153,6 +163,7 @@ class EstimateRequest(BaseModel):
                 packed_key="s",
                 limit=Limit(1, 1_048_576),
                 unit_key="unit.seq_len",
+                default_when_unset=DEFAULT_SEQ_LEN,
             ),
         ]
         | None
@@ -161,7 +172,13 @@ class EstimateRequest(BaseModel):
         bool, Option(kind="boolean", description_key="option.checkpointing", packed_key="c")
     ] = False
     flash_attention: Annotated[
-        bool, Option(kind="boolean", description_key="option.flash_attention", packed_key="f")
+        bool,
+        Option(
+            kind="boolean",
+            description_key="option.flash_attention",
+            packed_key="f",
+            off_description_key="option.flash_attention_off",
+        ),
     ] = True
     # A multimodal model's vision and audio towers are counted in N and, as fine-tuning recipes do,
     # frozen: their weights only. This trains them too (every parameter then costs B).

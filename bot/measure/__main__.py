@@ -40,11 +40,11 @@ MEMORY_SHARE = 0.7
 EXIT_USAGE = 2
 
 EXAMPLES = """examples:
-  vram-bot measure llama-3.1-8b --precision bf16 --optimizer sgd --seq 256
+  vram-bot measure llama-3.1-8b --precision bf16 --optimizer sgd --seq-len 256
                                           a preset, by its key or a loose name ("qwen3 8b")
   vram-bot measure Qwen/Qwen3-0.6B        a Hugging Face repo's config.json (HF_TOKEN for a gated one)
   vram-bot measure --config path/to/config.json --checkpointing
-  vram-bot measure --family llama --precision amp --attention eager --batch 2 --seq 256
+  vram-bot measure --family llama --precision amp --attention eager --batch-size 2 --seq-len 256
 
 A preset's own repo ID (Qwen/Qwen3-8B) is measured from the preset, offline, as /vram answers it.
 Nothing but config.json is read from the Hub; the weights are random. A model that does not fit
@@ -189,8 +189,14 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw", help="default: %(default)s")
     parser.add_argument("--attention", choices=ATTENTIONS, default="sdpa", help="default: %(default)s")
     parser.add_argument("--checkpointing", action="store_true", help="full activation checkpointing")
-    parser.add_argument("--batch", type=int, default=1, help="sequences per step (default: %(default)s)")
-    parser.add_argument("--seq", type=int, default=512, help="tokens per sequence (default: %(default)s)")
+    # The same flag names as `vram-bot estimate` for the same inputs. The older --batch and --seq stay
+    # as hidden aliases for now (not in --help), so that scripts written for them keep working.
+    parser.add_argument("--batch-size", type=int, default=1, help="sequences per step (default: %(default)s)")
+    parser.add_argument("--seq-len", type=int, default=512, help="tokens per sequence (default: %(default)s)")
+    parser.add_argument(
+        "--batch", dest="batch_size", type=int, default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
+    parser.add_argument("--seq", dest="seq_len", type=int, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser
 
 
@@ -201,8 +207,8 @@ def parse_args(argv: list[str] | None, prog: str) -> argparse.Namespace:
     given = [name for name in ("model", "config", "family") if getattr(args, name) is not None]
     if len(given) != 1:
         parser.error("give one MODEL (a preset or owner/name), or --config FILE, or --family NAME")
-    if args.batch < 1 or args.seq < 2:
-        parser.error("the batch must be at least 1 and the sequence at least 2")
+    if args.batch_size < 1 or args.seq_len < 2:
+        parser.error("--batch-size must be at least 1 and --seq-len at least 2")
     return args
 
 
@@ -216,7 +222,9 @@ def target_of(args: argparse.Namespace) -> Target:
 
 def main(argv: list[str] | None = None, prog: str = "python -m bot.measure") -> int:
     args = parse_args(argv, prog)
-    setup = Setup(args.precision, args.optimizer, args.attention, args.checkpointing, args.batch, args.seq)
+    setup = Setup(
+        args.precision, args.optimizer, args.attention, args.checkpointing, args.batch_size, args.seq_len
+    )
     try:
         target = target_of(args)
         # Before torch: a model too large for this machine is said to be so wherever torch is missing.

@@ -38,7 +38,7 @@ def subject(estimate: Estimate, w: Words) -> str:
     """What is being fine-tuned: the preset's name, or "a 7B model"."""
     request = estimate.request
     if request.model is not None and request.params is None:
-        return request.model.name
+        return w("subject.named", name=request.model.name)
     return w("subject.size", a_size=w.a(w.short(estimate.params_billion)))
 
 
