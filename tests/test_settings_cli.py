@@ -127,7 +127,9 @@ def test_estimate_rejects_bad_input_with_exit_2(capsys: pytest.CaptureFixture[st
 
 def test_readme_example_is_what_the_preview_prints(capsys: pytest.CaptureFixture[str]) -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    example = readme.split("```\n", 2)[1]
+    example = readme.split("```sh\nvram-bot estimate 7 --optimizer adam8bit\n```\n\n```\n", 1)[1].split(
+        "```", 1
+    )[0]
     assert main(["estimate", "7", "--optimizer", "adam8bit"]) == 0
     assert capsys.readouterr().out.strip() == example.strip()
 
