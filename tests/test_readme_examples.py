@@ -7,8 +7,10 @@ The examples are found in the README itself, so one added later is run too:
   for line; a ``…`` line stands for any lines);
 - a ``/vram …`` line is read as the bot reads a pasted command line and estimated (a Hub repo the
   bot would look up counts as read);
+- a ``toml`` block is a settings file the bot starts with;
 - a command written with ``…`` is a sketch, not an example. Commands this suite cannot run are in
-  NOT_RUN with the tests that cover them; anything else unrunnable fails here, by name.
+  NOT_RUN with the tests that cover them; anything else unrunnable fails here, by name. (The Docker
+  commands need a Docker engine, which CI lacks: tests/test_container.py reads the files they use.)
 """
 
 from __future__ import annotations
@@ -26,8 +28,11 @@ from bot.cli import main
 from bot.estimate.core import estimate
 from bot.estimate.request import InvalidRequest
 from bot.present.command_line import UnreadableCommand, parse_command_line
+from bot.runtime.settings import load_settings
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+# What moved out of the README, beside the code it describes.
+DOCUMENTS = ("bot/README.md", "bot/estimate/README.md", "benchmarks/README.md")
 
 # What this suite does not run, by the command's first words, with where it is tested instead.
 # (A sub-command's bare name in a sentence, `vram-bot health`, is a name, not an example.)
@@ -176,6 +181,20 @@ def test_a_readme_vram_line_is_a_command_the_bot_answers(line: str) -> None:
     assert estimate(request).total_gb > 0
 
 
+TOML_BLOCKS = [
+    body for language, body in _blocks(README.read_text(encoding="utf-8"))[0] if language == "toml"
+]
+
+
+@pytest.mark.parametrize("body", TOML_BLOCKS)
+def test_a_readme_settings_file_is_one_the_bot_reads(body: str, tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(body, encoding="utf-8")
+    settings = load_settings(config)  # a ConfigError names what is wrong
+    for key in re.findall(r"^(\w+) =", body, flags=re.MULTILINE):
+        assert getattr(settings, key) is not None, key
+
+
 def test_not_run_names_only_commands_the_readme_shows() -> None:
     shown = {" ".join(shlex.split(e.command)[:2]) for e in FOUND if _not_run(e.command)}
     shown |= {e.command for e in FOUND if _not_run(e.command)}
@@ -191,3 +210,26 @@ def test_the_reader_sees_exit_codes_outputs_and_sketches() -> None:
     assert examples == [Example("vram-bot estimate 9 --check", 1, "line\n…"), Example("vram-bot estimate 7")]
     assert _shows("a\nline\nb\n", "line\n…")
     assert not _shows("a\nb\n", "line\n…")
+
+
+def _anchors(markdown: str) -> set[str]:
+    """GitHub's anchors of a document's headings: lower case, spaces to '-', punctuation dropped."""
+    headings = re.findall(r"^#+ (.+)$", markdown, flags=re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
+
+
+def test_the_readmes_links_lead_to_files_and_headings_that_exist() -> None:
+    # The README links to what moved beside the code (the derivation, the benchmarks, the guide),
+    # and those link back.
+    documents = [README, *(README.parent / name for name in DOCUMENTS)]
+    links = re.findall(r"\]\(([^)\s]+)\)", README.read_text(encoding="utf-8"))
+    assert set(DOCUMENTS) <= {link.partition("#")[0] for link in links}
+    for document in documents:
+        for link in re.findall(r"\]\(([^)\s]+)\)", document.read_text(encoding="utf-8")):
+            if "://" in link:
+                continue
+            path, _, anchor = link.partition("#")
+            target = (document.parent / path).resolve() if path else document
+            assert target.is_file(), (document.name, link)
+            if anchor:
+                assert anchor in _anchors(target.read_text(encoding="utf-8")), (document.name, link)
