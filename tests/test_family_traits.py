@@ -1,4 +1,5 @@
-"""The family traits and the MoE terms of the calibrated estimate (bot/estimate/family_traits.py, saved_activations.py).
+"""The family traits and the MoE terms of the calibrated estimate (bot/estimate/family_traits.py,
+saved_activations.py).
 
 Pure: no torch. Every preset's figures are pinned (a change to how traits are found must move none of
 them); a Hub config is estimated with its family's traits, exactly as the preset of the same shape; a
