@@ -137,7 +137,7 @@ def test_the_verdicts_card_count_is_the_one_the_zero3_row_fits(options: dict[str
     def zero3_fits(gpus: int) -> bool:
         cluster = run(**options, gpus=gpus).cluster
         assert cluster is not None
-        return next(row for row in cluster.rows if row.strategy == "ZeRO-3").fits
+        return next(row for row in cluster.judged if row.strategy == "ZeRO-3").fits
 
     assert zero3_fits(needed)
     assert needed == 2 or not zero3_fits(needed - 1)
