@@ -74,7 +74,9 @@ def test_activations_that_fill_the_card_advise_checkpointing() -> None:
     assert "activation checkpointing, a smaller batch or shorter sequences" in verdict
     assert "fills an 80 GB card" in verdict
     # The short answer says what to do too (issue 21: it said "activations alone overflow" only).
-    assert "💡 Every card overflows: try activation checkpointing, a smaller batch" in embed["description"]
+    assert "💡 Every card overflows: try activation checkpointing, a smaller batch" in str(
+        embed["description"]
+    )
 
 
 def test_no_smaller_batch_advice_for_a_batch_of_one() -> None:
@@ -324,7 +326,9 @@ def test_on_eight_cards_the_verdict_follows_each_cards_peak(language: Language) 
     description = str(embed["description"])
     assert advice in description
     assert "⚠️" not in description
-    assert description.endswith("1,1\u00a0×\u00a080\u00a0GB" if language is Language.DE else "1.1\u00a0×\u00a080\u00a0GB")
+    assert description.endswith(
+        "1,1\u00a0×\u00a080\u00a0GB" if language is Language.DE else "1.1\u00a0×\u00a080\u00a0GB"
+    )
     assert result.verdict_basis == "peak"
     assert result.verdict.cards_needed == 10
     ten = estimate(parse_request(model="llama-3.1-8b", gpus=10, seq_len=4096, batch_size=2))

@@ -217,7 +217,9 @@ async def test_preset_embed_with_card_sharding_lora_rank_and_activations(
     cluster = values["On 8 × NVIDIA A100 80 GB"]
     assert "ZeRO-1" in cluster
     assert "No strategy fits on this many cards; ZeRO-3 needs 10 of them." in cluster
-    assert "The verdict follows the step's peak, 82.2 GB per GPU with ZeRO-3" in values["Does it fit the card?"]
+    assert (
+        "The verdict follows the step's peak, 82.2 GB per GPU with ZeRO-3" in values["Does it fit the card?"]
+    )
     lora = "rank 32 on q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj in every layer: 83.9M"
     assert lora in values["Why LoRA changes the picture"]
 
