@@ -198,6 +198,9 @@ def test_no_answer_disagrees_with_its_own_peak_bar_or_card_count(
             assert percent == round(verdict.judged_gb / capacity * 100)
         if verdict.strategy is None and not verdict.fits and needed is not None:
             assert f"{Words(language).plain(needed)} × " in title  # the title's count is the verdict's
+            if language is Language.EN:  # and the bar's caption says as many cards
+                caption = bar.split(" ", 1)[1].split("\u00a0")[0].replace(",", "")
+                assert math.ceil(round(float(caption), 6)) == needed, bar
         # Advice never names what is on.
         advice = [line for line in description.splitlines() if line.startswith("💡")]
         if checkpointing:

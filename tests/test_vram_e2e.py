@@ -207,7 +207,9 @@ async def test_preset_embed_with_card_sharding_lora_rank_and_activations(
     assert embed["title"] == "❌ Llama 3.1 8B · Adam: 82.2 GB peak per GPU on 8 × A100 80 GB with ZeRO-3"
     assert embed["color"] == 0xE74C3C
     assert "🟪\u00a0activations ≈ " in embed["description"]
-    assert "💡 Fits with checkpointing 54.8 GB · 10 × A100 80 GB ZeRO-3" in embed["description"]
+    assert "💡 Fits with checkpointing 54.8 GB · 10 × A100 80 GB ZeRO-3" in embed["description"].replace(
+        "\u00a0", " "
+    )
     assert embed["description"].splitlines()[-1].endswith("1.1\u00a0×\u00a080\u00a0GB")  # one card's
     details = await click(fake, callback.message, control(callback.message, "vram:det:"))
     values = fields(details)

@@ -333,7 +333,7 @@ def _lines(
     for kind, gb in parts:
         if kind == "extra":
             extra_key = "answer.extra_peak" if estimate.verdict.basis == "peak" else "answer.extra_buffers"
-            item = w(extra_key, gb=w.short_gb(gb, NBSP)).replace(" GB", f"{NBSP}GB")
+            item = w(extra_key, gb=w.short_gb(gb, NBSP)).replace(" ", NBSP)  # one piece, as each part
             values["extra"] = f" {SQUARES['extra']}{NBSP}{item}"
         else:
             values[_GB_FIELDS[kind]] = w.short_gb(gb, NBSP)
@@ -388,7 +388,12 @@ def usage_bar(
     return _usage_bar(parts, capacity_gb, _wording(language))
 
 
-def _usage_bar(parts: list[tuple[str, float]], capacity_gb: float, wording: _Wording) -> str:
+def _usage_bar(
+    parts: list[tuple[str, float]], capacity_gb: float, wording: _Wording, cards: int | None = None
+) -> str:
+    """As :func:`usage_bar`; ``cards``: the title's count of cards under ZeRO-3, which the caption
+    gives where the total's multiple of one card would say another number (DeepSpeed's ZeRO-3 keeps
+    more than the total: gpt-oss-120b is 23 cards' worth, and 32 cards hold it)."""
     w = wording.words
     total = 0.0
     for _, gb in parts:  # a loop: a generator costs more than the four additions
@@ -401,14 +406,20 @@ def _usage_bar(parts: list[tuple[str, float]], capacity_gb: float, wording: _Wor
         caption = wording.caption("bar.share", capacity_gb).fill({"percent": percent})
         return f"{cells}{FREE_SQUARE * (BAR_CELLS - used)} {caption}"
     cells = _cells(parts, BAR_CELLS, total / BAR_CELLS)
-    times = multiple(total / capacity_gb, w)
+    ratio = total / capacity_gb
+    times = multiple(ratio, w)
+    # From 10 on the multiple is whole and rounded, which would say 14 for 14.1 cards' worth.
+    if cards is not None and (ratio >= 10 or cards != math.ceil(round(ratio, 6))):
+        times = w.plain(cards)
     return f"{cells} {wording.caption('bar.multiple', capacity_gb).fill({'multiple': times})}"
 
 
 def bar_line(estimate: Estimate, wording: _Wording, seen: Glance, parts: list[tuple[str, float]]) -> str:
     # With several cards the bar is one card's share; the title says which strategy and that it is
     # per GPU, so the caption stays short enough for the bar's line.
-    return _usage_bar(parts, estimate.single_gpu.capacity_gb, wording)
+    verdict = estimate.verdict
+    cards = verdict.cards_needed if verdict.strategy is None else None  # a count in the title
+    return _usage_bar(parts, estimate.single_gpu.capacity_gb, wording, cards)
 
 
 def preset_line(estimate: Estimate, w: Words) -> str | None:

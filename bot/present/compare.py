@@ -69,15 +69,21 @@ def render_compare(chosen: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     w = Words(language)
     lines = [f"`{command_line(chosen.request)}`"]
     request = chosen.request
-    if request.model is not None and request.activations is None and chosen.activation_estimate is None:
+    not_counted = request.model is not None and request.activations is None
+    not_counted = not_counted and chosen.activation_estimate is None
+    # Each row is judged as its own answer is: per GPU on several cards, at the step's peak where the
+    # bot estimates it (the adapters' rows hold the whole model on each card, as data parallel does).
+    if request.gpus > 1:
+        gpus, card = w.plain(request.gpus), card_name(chosen, w)
+        if not_counted:
+            lines.append(w("compare_judged.intro_not_counted", gpus=gpus, card=card))
+        else:
+            lines.append(w("compare_judged.intro", a=w.gb(chosen.activations_gb), gpus=gpus, card=card))
+    elif not_counted:
         # As in the answer: a preset without a sequence length has no activations counted.
         lines.append(w("compare.intro_not_counted", card=card_name(chosen, w)))
     else:
         lines.append(w("compare.intro", a=w.gb(chosen.activations_gb), card=card_name(chosen, w)))
-    # Each row is judged as its own answer is: per GPU on several cards, at the step's peak where the
-    # bot estimates it (the adapters' rows hold the whole model on each card, as data parallel does).
-    if request.gpus > 1:
-        lines.append(w("compare_judged.per_gpu", gpus=w.plain(request.gpus)))
     if chosen.verdict.peak_gb is not None:
         lines.append(w("compare_judged.peak"))
     lines += [_full(row, w) for row in compare_methods(chosen.request)]

@@ -161,7 +161,9 @@ def advice_line(estimate: Estimate, w: Words) -> str | None:
     if all(change.kind in ("lora", "qlora") for change in shown):
         return None  # the LoRA line says as much, and which card they fit
 
-    return w("advice.fits_with", changes=" · ".join(change_text(change, estimate, w) for change in shown))
+    # Each change in one piece: a phone wraps between them, never inside "10 × H100 80 GB ZeRO-3".
+    changes = [change_text(change, estimate, w).replace(" ", "\u00a0") for change in shown]
+    return w("advice.fits_with", changes=" · ".join(changes))
 
 
 def adapter_fit(hint: AdapterHint, w: Words) -> str:
