@@ -210,6 +210,11 @@ def test_no_answer_disagrees_with_its_own_peak_bar_or_card_count(
             text = " ".join(f["value"] for f in details["fields"])
             assert "ZeRO-3, more cards" not in text
             assert "ZeRO-3, mehr Karten" not in text
+    # Compare judges the chosen optimizer's row as the answer does: the same figure and mark.
+    compare = str(render_compare(result, Language.EN)["description"]).replace("\u00a0", " ")
+    row = next(line for line in compare.splitlines() if line.startswith("Adam · "))
+    assert f"**{Words(Language.EN).gb(verdict.judged_gb)}**" in row
+    assert ("✅" in row) is verdict.fits
     for change in verdict.changes:
         assert change.gb <= capacity
         assert not (change.kind == "checkpointing" and checkpointing)

@@ -11,6 +11,7 @@ from bot.present.answer import render_embed, usage_bar
 from bot.present.command_line import command_line
 from bot.present.compare import render_compare
 from bot.present.details import render_details
+from bot.present.figures import figures
 from bot.present.i18n import Language
 from bot.present.phrases import DOES_NOT_FIT_COLOUR, FITS_COLOUR, optimizer_choice_name
 from bot.present.terminal import embed_to_text
@@ -331,6 +332,24 @@ def test_on_eight_cards_the_verdict_follows_each_cards_peak(language: Language) 
     )
     assert result.verdict_basis == "peak"
     assert result.verdict.cards_needed == 10
+    # --format json says the same: the card's peak, what the verdict follows, and that it does not fit.
+    shown = figures(result)
+    assert shown["peak_gb"] == pytest.approx(82.2, abs=0.05)
+    assert (shown["verdict_basis"], shown["fits"]) == ("peak", False)
+    assert shown["verdict"]["changes"][0] == {
+        "kind": "checkpointing",
+        "gb_per_gpu": pytest.approx(54.8, abs=0.05),
+        "gpus": 8,
+    }
+    entered = figures(estimate(parse_request(params=1, optimizer="sgd", activations=90)))
+    assert (entered["peak_gb"], entered["verdict_basis"]) == (None, "total")
+    # Compare judges each row as its answer: Adam's row is the title's 82.2 GB per GPU, over the card.
+    compare = str(render_compare(result, language)["description"]).replace("\u00a0", " ")
+    row = {
+        Language.EN: "Adam · 16 B/param: **82.2 GB**, ❌ 2.2 GB over",
+        Language.DE: "Adam · 16 B/Param.: **82,2 GB**, ❌ 2,2 GB zu viel",
+    }
+    assert row[language] in compare
     ten = estimate(parse_request(model="llama-3.1-8b", gpus=10, seq_len=4096, batch_size=2))
     assert ten.verdict.fits  # the card count is what gpus:10 shows fitting
     roomy = estimate(parse_request(model="llama-3.1-8b", gpus=8, seq_len=2048, batch_size=1))
@@ -377,3 +396,21 @@ def test_details_say_why_llama_4_keeps_so_much(language: Language) -> None:
     assert follows[0] in scout
     assert follows[1] not in scout
     assert follows[1] in mixtral
+
+
+def test_the_optimizer_menu_rounds_bytes_per_parameter() -> None:
+    """Issue 21: the menu read "~6.03125 B/param" (8-bit Adam in bf16, bitsandbytes' absmax in full)."""
+    from bot.present.controls import render_controls
+
+    select = render_controls(parse_request(params=7, precision="bf16"), "est", Language.EN)[0]["components"][
+        0
+    ]
+    descriptions = [option["description"] for option in select["options"]]
+    assert "~6.03 B/param" in descriptions
+    assert all("6.03125" not in text for text in descriptions)
+    assert (
+        "~16 B/param"
+        in render_controls(parse_request(params=7), "est", Language.EN)[0]["components"][0]["options"][0][
+            "description"
+        ]
+    )
