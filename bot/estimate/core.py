@@ -451,7 +451,7 @@ def _peak(judge: _Judge, total_gb: float, strategy: Strategy | None) -> PeakEsti
     per_card = None
     if strategy is not None and strategy != "data parallel":  # data parallel: every card holds it all
         n = judge.request.gpus
-        card_peak = judge.peak_gb(strategy, n)
+        card_peak = judge.figures(strategy, n)[1] or 0.0  # judge.model is set: a peak
         per_card = CardPeak(strategy, card_peak, judge.step(strategy, n).moment, card_peak <= capacity)
     return PeakEstimate(
         peak_gb=peak, transients_gb=transients, moment=found.moment, fits=peak <= capacity, per_card=per_card
@@ -473,6 +473,7 @@ class _Judge:
         "deepspeed",
         "frozen",
         "gradients",
+        "known",
         "largest",
         "model",
         "model_states_gb",
@@ -502,6 +503,10 @@ class _Judge:
         self.architecture = request.architecture if request.model is not None else None
         step = self.architecture is not None and request.wants_activation_estimate
         self.model = self.architecture if step and request.bytes_per_param is None else None
+        # The figures asked for so far, by (strategy, cards, the variant's batch and checkpointing).
+        self.known: dict[
+            tuple[Strategy | None, int, tuple[int | None, bool] | None], tuple[float, float | None]
+        ] = {}
 
     def states_gb(self, strategy: Strategy | None, n: int) -> float:
         """V's model states on one card: all of them on one card, else the strategy's row."""
@@ -531,26 +536,34 @@ class _Judge:
         request = self.request if variant is None else variant
         return _step_peak_bytes(request, self.model, request.batch_size or DEFAULT_BATCH_SIZE, share)
 
-    def peak_gb(self, strategy: Strategy | None, n: int, variant: EstimateRequest | None = None) -> float:
-        """One card's step peak: its model states, what the step holds beyond its own states (the
-        saved activations and the transients), and the CUDA context."""
-        found = self.step(strategy, n, variant)
-        beyond = (found.peak_bytes - found.model_states_bytes) / 1e9
-        return self.peak_states_gb(strategy, n) + beyond + CUDA_CONTEXT_GB
-
     def figures(
         self, strategy: Strategy | None, n: int, variant: EstimateRequest | None = None
     ) -> tuple[float, float | None]:
-        """(V, peak) on one card; the peak is None where the bot does not estimate the step."""
+        """(V, peak) on one card; the peak is None where the bot does not estimate the step. Kept per
+        strategy, count and variant: the verdict, the card count, the advice and the largest batch
+        ask for the same figures again."""
+        key = (strategy, n, None if variant is None else (variant.batch_size, variant.checkpointing))
+        found = self.known.get(key)
+        if found is None:
+            found = self.known[key] = self._figures(strategy, n, variant)
+        return found
+
+    def _figures(
+        self, strategy: Strategy | None, n: int, variant: EstimateRequest | None
+    ) -> tuple[float, float | None]:
+        states = self.states_gb(strategy, n)
+        if self.model is not None:
+            step = self.step(strategy, n, variant)
+            # The step's own saved activations are the seed's A at that batch (the same formulas).
+            activations = self.activations_gb if variant is None else step.saved_bytes / 1e9
+            beyond = (step.peak_bytes - step.model_states_bytes) / 1e9
+            return states + activations, self.peak_states_gb(strategy, n) + beyond + CUDA_CONTEXT_GB
         if variant is None:
-            activations = self.activations_gb
-        else:  # the same request at another batch or checkpointing: its saved activations
-            if self.architecture is None:
-                raise ValueError("no architecture to grow the activations with")
-            batch = variant.batch_size or DEFAULT_BATCH_SIZE
-            activations = _saved(variant, self.architecture, batch).saved_bytes / 1e9
-        total = self.states_gb(strategy, n) + activations
-        return total, (None if self.model is None else self.peak_gb(strategy, n, variant))
+            return states + self.activations_gb, None
+        if self.architecture is None:
+            raise ValueError("no architecture to grow the activations with")
+        batch = variant.batch_size or DEFAULT_BATCH_SIZE  # the same request at another batch
+        return states + _saved(variant, self.architecture, batch).saved_bytes / 1e9, None
 
     def judged_gb(self, strategy: Strategy | None, n: int, variant: EstimateRequest | None = None) -> float:
         total, peak = self.figures(strategy, n, variant)
