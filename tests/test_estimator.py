@@ -137,7 +137,7 @@ def test_the_verdicts_card_count_is_the_one_the_zero3_row_fits(options: dict[str
     def zero3_fits(gpus: int) -> bool:
         cluster = run(**options, gpus=gpus).cluster
         assert cluster is not None
-        return next(row for row in cluster.rows if row.strategy == "ZeRO-3").fits
+        return next(row for row in cluster.judged if row.strategy == "ZeRO-3").fits
 
     assert zero3_fits(needed)
     assert needed == 2 or not zero3_fits(needed - 1)
@@ -248,3 +248,13 @@ def test_each_training_setup_stores_what_pytorch_allocates(
 def test_torchtune_s_bf16_adamw_on_an_8b_model_is_64_gb_not_128() -> None:
     assert run(params=8, precision="bf16").model_states_gb == 64.0
     assert run(params=8).model_states_gb == 128.0  # the seed's mixed precision
+
+
+def test_the_cards_teams_rent_now_are_choices_with_their_data_sheet_memory() -> None:
+    from bot.estimate.hardware import Gpu
+
+    rented = {"rtx5090": 32, "rtxpro6000": 96, "b300": 288, "l4": 24, "a10g": 24}
+    assert {key: Gpu(key).memory_gb for key in rented} == rented
+    assert len(Gpu) <= 25  # Discord's choices per option
+    assert run(params=7, optimizer="sgd", gpu="rtxpro6000").verdict.fits  # 56 GB on a 96 GB card
+    assert not run(params=7, optimizer="sgd", gpu="rtx5090").verdict.fits

@@ -9,13 +9,16 @@ import pytest
 from hypothesis import strategies as st
 
 from bot.estimate.core import estimate
+from bot.estimate.hardware import Gpu
 from bot.estimate.optimizers import Optimizer
 from bot.estimate.request import EstimateRequest, InvalidRequest, parse_request
 from bot.present.answer import render_embed
 from bot.present.compare import render_compare
 from bot.present.details import render_details
 from bot.present.i18n import Language
+from bot.present.phrases import FITS_COLOUR
 from bot.present.problems import describe_problem
+from bot.present.words import Words
 from tests.embed_limits import embed_limit_problems
 from tests.property_runs import property_test
 from tests.strategies import requests
@@ -129,3 +132,90 @@ def test_no_view_of_a_valid_request_shows_an_exponent(request: EstimateRequest) 
             ]
             for text in texts:
                 assert not EXPONENT.search(text), text
+
+
+# Presets with a step to estimate, cards of every size, counts and batch shapes (issue 21).
+_VERDICT_PRESETS = ["llama-3.1-8b", "qwen3-32b", "llama-3.1-70b", "gpt-oss-120b", "qwen2.5-1.5b", "phi-4"]
+
+
+@property_test(
+    40,
+    st.sampled_from(_VERDICT_PRESETS),
+    st.sampled_from([gpu.value for gpu in Gpu]),
+    st.sampled_from([1, 2, 8, 64]),
+    st.sampled_from([None, 1, 2, 8]),
+    st.sampled_from([None, 512, 4096]),
+    st.booleans(),
+    st.sampled_from(["mixed", "bf16"]),
+)
+def test_no_answer_disagrees_with_its_own_peak_bar_or_card_count(
+    model: str,
+    gpu: str,
+    gpus: int,
+    batch: int | None,
+    seq_len: int | None,
+    checkpointing: bool,
+    precision: str,
+) -> None:
+    options: dict[str, object] = {"model": model, "gpu": gpu, "gpus": gpus, "checkpointing": checkpointing}
+    options |= {"precision": precision, "batch_size": batch, "seq_len": seq_len}
+    result = estimate(parse_request(**{k: v for k, v in options.items() if v is not None}))
+    verdict, capacity = result.verdict, result.single_gpu.capacity_gb
+    # One figure: never below the step's peak nor V on the card, and the verdict is that figure's.
+    if verdict.peak_gb is not None:
+        assert verdict.judged_gb >= verdict.peak_gb
+    assert verdict.judged_gb >= verdict.total_gb
+    assert verdict.fits is (verdict.judged_gb <= capacity)
+    if result.peak is not None and result.peak.per_card is not None and verdict.fits:
+        assert result.peak.per_card.fits  # a card's peak never overflows a green verdict
+    if gpus == 1 and result.peak is not None and verdict.fits:
+        assert result.peak.fits
+    # The largest batch agrees: a green verdict's batch fits, with its own checkpointing.
+    found = result.largest_batch
+    if found is not None and verdict.fits and result.request.wants_activation_estimate:
+        largest = found.checkpointed_batch if checkpointing else found.batch
+        assert largest is not None
+        assert largest >= (batch or 1)
+    # The card count: that many cards fit under ZeRO-3, one fewer does not.
+    needed = verdict.cards_needed
+    if needed is not None and needed > 1 and needed <= 4096:
+        at = estimate(
+            parse_request(**{**{k: v for k, v in options.items() if v is not None}, "gpus": needed})
+        )
+        assert at.verdict.fits
+        if needed > 2:
+            less = {**{k: v for k, v in options.items() if v is not None}, "gpus": needed - 1}
+            assert not estimate(parse_request(**less)).verdict.fits
+    for language in Language:
+        embed = render_embed(result, language)
+        title, description = str(embed["title"]), str(embed["description"])
+        assert title.startswith("✅" if verdict.fits else "❌")
+        assert (embed["color"] == FITS_COLOUR) is verdict.fits
+        bar = description.splitlines()[-1]
+        assert ("×" not in bar.split(" ", 1)[1]) is verdict.fits, bar  # a multiple only beyond the card
+        if verdict.fits:
+            percent = int(bar.split(" ", 1)[1].split("\u00a0")[0])
+            assert percent == round(verdict.judged_gb / capacity * 100)
+        if verdict.strategy is None and not verdict.fits and needed is not None:
+            assert f"{Words(language).plain(needed)} × " in title  # the title's count is the verdict's
+            if language is Language.EN:  # and the bar's caption says as many cards
+                caption = bar.split(" ", 1)[1].split("\u00a0")[0].replace(",", "")
+                assert math.ceil(round(float(caption), 6)) == needed, bar
+        # Advice never names what is on.
+        advice = [line for line in description.splitlines() if line.startswith("💡")]
+        if checkpointing:
+            assert all("heckpointing" not in line for line in advice), advice
+        if verdict.strategy == "ZeRO-3":
+            details = render_details(result, language)
+            text = " ".join(f["value"] for f in details["fields"])
+            assert "ZeRO-3, more cards" not in text
+            assert "ZeRO-3, mehr Karten" not in text
+    # Compare judges the chosen optimizer's row as the answer does: the same figure and mark.
+    compare = str(render_compare(result, Language.EN)["description"]).replace("\u00a0", " ")
+    row = next(line for line in compare.splitlines() if line.startswith("Adam · "))
+    assert f"**{Words(Language.EN).gb(verdict.judged_gb)}**" in row
+    assert ("✅" in row) is verdict.fits
+    for change in verdict.changes:
+        assert change.gb <= capacity
+        assert not (change.kind == "checkpointing" and checkpointing)
+        assert change.kind != "cards" or change.gpus > gpus

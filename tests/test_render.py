@@ -11,6 +11,7 @@ from bot.present.answer import render_embed, usage_bar
 from bot.present.command_line import command_line
 from bot.present.compare import render_compare
 from bot.present.details import render_details
+from bot.present.figures import figures
 from bot.present.i18n import Language
 from bot.present.phrases import DOES_NOT_FIT_COLOUR, FITS_COLOUR, optimizer_choice_name
 from bot.present.terminal import embed_to_text
@@ -71,8 +72,12 @@ def test_activations_that_fill_the_card_advise_checkpointing() -> None:
         "❌ 1B · Adam: 106.0 GB — activations alone overflow one H100 80 GB"
     )
     verdict = field(details_for(params=1, activations=90), "Does it fit the card?")
-    assert "activation checkpointing or a smaller batch" in verdict
-    assert "fill an 80 GB card" in verdict
+    assert "activation checkpointing, a smaller batch or shorter sequences" in verdict
+    assert "fills an 80 GB card" in verdict
+    # The short answer says what to do too (issue 21: it said "activations alone overflow" only).
+    assert "💡 Every card overflows: try activation checkpointing, a smaller batch" in str(
+        embed["description"]
+    )
 
 
 def test_no_smaller_batch_advice_for_a_batch_of_one() -> None:
@@ -246,26 +251,27 @@ def test_the_peak_on_several_cards_says_it_is_one_card_holding_everything(langua
 @pytest.mark.parametrize("language", list(Language))
 def test_details_give_one_cards_peak_and_batch_under_zero(language: Language) -> None:
     """Llama 3.1 8B on 8 cards at 2,048 tokens (the README's example): ZeRO-1 fits (the verdict's
-    strategy), and so does one card's peak under it; a card takes 3 sequences (13 checkpointed). It
-    used to say that not even one sequence fits, from one card's whole optimizer step added to a
-    ZeRO-3 card's states. On 2 cards nothing fits, and the advice is to shard further."""
+    strategy), and so does one card's peak under it; a card takes 2 sequences (13 checkpointed), by
+    the larger of V and the peak per card. It used to say that not even one sequence fits, from one
+    card's whole optimizer step added to a ZeRO-3 card's states. On 2 cards nothing fits even with
+    ZeRO-3, the verdict's strategy there, so the advice is more or larger cards, not "shard further"."""
     result = estimate(parse_request(model="llama-3.1-8b", gpus=8, seq_len=2048))
     text = embed_to_text(render_details(result, language))
     per_gpu, batch, advice = {
         Language.EN: (
             "With ZeRO-1 across the 8 cards, each card holds its share of the model states and of the "
             "optimizer step's temporaries: ≈ 52.7 GB per GPU at the optimizer step; fits one 80 GB GPU.",
-            "holds a micro-batch of up to 3 sequences (13 with full activation checkpointing). That is "
+            "holds a micro-batch of up to 2 sequences (13 with full activation checkpointing). That is "
             "per GPU, with ZeRO-1 across the 8 cards, as in the verdict.",
-            "even with ZeRO-3 across the 2 cards and full activation checkpointing: shard further",
+            "even with ZeRO-3 across the 2 cards and full activation checkpointing: use more cards or larger",
         ),
         Language.DE: (
             "Mit ZeRO-1 über die 8 Karten hält jede Karte ihren Anteil an den Modellzuständen und an den "
             "Zwischenspeichern des Optimizer-Schritts: ≈ 52,7 GB je GPU beim Optimizer-Schritt; passt "
             "auf eine 80-GB-GPU.",
-            "einen Micro-Batch von bis zu 3 Sequenzen (13 mit vollem Activation-Checkpointing). Das gilt "
+            "einen Micro-Batch von bis zu 2 Sequenzen (13 mit vollem Activation-Checkpointing). Das gilt "
             "je GPU, mit ZeRO-1 über die 8 Karten – wie im Urteil.",
-            "auch nicht mit ZeRO-3 über die 2 Karten und vollem Activation-Checkpointing: weiter verteilen",
+            "auch nicht mit ZeRO-3 über die 2 Karten und vollem Activation-Checkpointing: mehr Karten",
         ),
     }[language]
     assert per_gpu in text
@@ -300,30 +306,61 @@ def test_a_peak_below_v_says_so(language: Language) -> None:
 
 
 @pytest.mark.parametrize("language", list(Language))
-def test_the_answer_warns_when_each_card_fits_v_but_not_its_peak(language: Language) -> None:
-    """Llama 3.1 8B on 8 cards at 4 × 2,048: V per GPU fits with ZeRO-3 (77.3 GB), but a card's
-    loss backward peaks at 82.2 GB: the answer warns, as it does on one card, and Details says why."""
-    result = estimate(parse_request(model="llama-3.1-8b", gpus=8, seq_len=2048, batch_size=4))
-    short, long = {
+def test_on_eight_cards_the_verdict_follows_each_cards_peak(language: Language) -> None:
+    """Issue 21's finding: Llama 3.1 8B on 8 cards at 2 × 4,096 was ✅ "77.3 GB per GPU" with ZeRO-3
+    while a card's step peaks at 82.2 GB. The verdict follows the peak: ❌ with the card's figure for
+    the 8 cards, a bar beyond the card, and the cheapest changes that fit (checkpointing, 10 cards)."""
+    result = estimate(parse_request(model="llama-3.1-8b", gpus=8, seq_len=4096, batch_size=2))
+    embed = render_embed(result, language)
+    title, advice = {
         Language.EN: (
-            "⚠️ V fits, but each card's step peaks over it, at ≈ 82.2 GB: see Details.",
-            "⚠️ V fits each card, but a card's peak does not",
+            "❌ Llama 3.1 8B · Adam: 82.2 GB peak per GPU on 8 × H100 80 GB with ZeRO-3",
+            "💡 Fits with checkpointing 54.8 GB · 10 × H100 80 GB ZeRO-3",
         ),
         Language.DE: (
-            "⚠️ V passt, aber jede Karte läuft im Schritt über, mit ≈ 82,2 GB: siehe Details.",
-            "⚠️ V passt auf jede Karte, die Spitze einer Karte nicht",
+            "❌ Llama 3.1 8B · Adam: 82,2 GB Spitze pro GPU auf 8 × H100 80 GB mit ZeRO-3",
+            "💡 Passt mit Checkpointing 54,8 GB · 10 × H100 80 GB ZeRO-3",
         ),
     }[language]
-    assert short in str(render_embed(result, language)["description"])
-    assert long in embed_to_text(render_details(result, language))
+    assert embed["title"] == title
+    assert embed["color"] == DOES_NOT_FIT_COLOUR
+    description = str(embed["description"])
+    assert advice in description.replace("\u00a0", " ")  # each change in one piece
+    assert "⚠️" not in description
+    assert description.endswith(
+        "1,1\u00a0×\u00a080\u00a0GB" if language is Language.DE else "1.1\u00a0×\u00a080\u00a0GB"
+    )
+    assert result.verdict_basis == "peak"
+    assert result.verdict.cards_needed == 10
+    # --format json says the same: the card's peak, what the verdict follows, and that it does not fit.
+    shown = figures(result)
+    assert shown["peak_gb"] == pytest.approx(82.2, abs=0.05)
+    assert (shown["verdict_basis"], shown["fits"]) == ("peak", False)
+    assert shown["verdict"]["changes"][0] == {
+        "kind": "checkpointing",
+        "gb_per_gpu": pytest.approx(54.8, abs=0.05),
+        "gpus": 8,
+    }
+    entered = figures(estimate(parse_request(params=1, optimizer="sgd", activations=90)))
+    assert (entered["peak_gb"], entered["verdict_basis"]) == (None, "total")
+    # Compare judges each row as its answer: Adam's row is the title's 82.2 GB per GPU, over the card.
+    compare = str(render_compare(result, language)["description"]).replace("\u00a0", " ")
+    row = {
+        Language.EN: "Adam · 16 B/param: **82.2 GB**, ❌ 2.2 GB over",
+        Language.DE: "Adam · 16 B/Param.: **82,2 GB**, ❌ 2,2 GB zu viel",
+    }
+    assert row[language] in compare
+    ten = estimate(parse_request(model="llama-3.1-8b", gpus=10, seq_len=4096, batch_size=2))
+    assert ten.verdict.fits  # the card count is what gpus:10 shows fitting
     roomy = estimate(parse_request(model="llama-3.1-8b", gpus=8, seq_len=2048, batch_size=1))
-    assert "⚠️" not in str(render_embed(roomy, language)["description"])
+    assert roomy.verdict.fits
+    assert "💡 Fits with" not in str(render_embed(roomy, language)["description"])
 
 
 def test_under_data_parallel_the_peak_is_each_cards_own() -> None:
-    """Phi-3 mini fits 8 cards with plain data parallel, where every card holds the whole model:
+    """Qwen2.5 1.5B fits 8 cards with plain data parallel, where every card holds the whole model:
     the peak's line is each card's, and no per-GPU line repeats it."""
-    result = estimate(parse_request(model="phi-3-mini", gpus=8, seq_len=2048))
+    result = estimate(parse_request(model="qwen2.5-1.5b", gpus=8, seq_len=2048))
     assert result.cluster is not None
     assert result.cluster.followed.strategy == "data parallel"
     assert result.peak is not None
@@ -359,3 +396,21 @@ def test_details_say_why_llama_4_keeps_so_much(language: Language) -> None:
     assert follows[0] in scout
     assert follows[1] not in scout
     assert follows[1] in mixtral
+
+
+def test_the_optimizer_menu_rounds_bytes_per_parameter() -> None:
+    """Issue 21: the menu read "~6.03125 B/param" (8-bit Adam in bf16, bitsandbytes' absmax in full)."""
+    from bot.present.controls import render_controls
+
+    select = render_controls(parse_request(params=7, precision="bf16"), "est", Language.EN)[0]["components"][
+        0
+    ]
+    descriptions = [option["description"] for option in select["options"]]
+    assert "~6.03 B/param" in descriptions
+    assert all("6.03125" not in text for text in descriptions)
+    assert (
+        "~16 B/param"
+        in render_controls(parse_request(params=7), "est", Language.EN)[0]["components"][0]["options"][0][
+            "description"
+        ]
+    )

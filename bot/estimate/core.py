@@ -30,6 +30,7 @@ from bot.estimate.optimizers import (
 from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
 from bot.estimate.saved_activations import MeasuredActivations, measured_activations
 from bot.estimate.sharding import (
+    STRATEGIES,
     WHOLE_MODEL,
     CardShare,
     PerGpu,
@@ -38,6 +39,7 @@ from bot.estimate.sharding import (
     all_strategies,
     card_share,
     deepspeed_gathered_gb,
+    deepspeed_per_gpu_gb,
     deepspeed_strategies,
     per_gpu_gb,
     zero_three,
@@ -64,15 +66,17 @@ QLORA_BASE_BYTES_PER_PARAM = 0.52
 
 @value_type
 class GpuVerdict:
-    """Whether the total fits one card, and how many cards hold it with the model states sharded."""
+    """Whether one card holds the figure the verdict follows (the step's peak where the bot estimates
+    it, else V), and how many cards hold it with the model states sharded."""
 
     gpu: Gpu
     named: bool  # the user picked the card (otherwise the verdict speaks of "80 GB GPU")
     capacity_gb: float
     fits: bool
-    headroom_gb: float  # capacity - total; negative when it overflows
-    # ZeRO-3 / FSDP full shard across n data-parallel GPUs: M/n + A per GPU. None when the
-    # activations alone fill the card, which sharding model states cannot fix.
+    headroom_gb: float  # capacity - the judged figure on one card; negative when it overflows
+    # The fewest cards under ZeRO-3 / FSDP full shard whose per-card figure (peak where estimated)
+    # fits. None when what every card holds whatever the sharding (the activations, the step's
+    # transients) fills the card, which sharding model states cannot fix.
     sharded_gpus: int | None
 
     @property
@@ -153,17 +157,68 @@ class ClusterVerdict:
     source: ShardingSource
     # DeepSpeed ZeRO-3 gathers the largest module whole; None when no architecture says how large.
     largest_module_billion: float | None
+    # The figure the verdict judges per card under each strategy: the larger of the row's V and the
+    # card's step peak where the bot estimates it, else the row itself.
+    judged: tuple[PerGpu, ...]
 
     @property
     def smallest_fitting(self) -> Strategy | None:
-        return next((row.strategy for row in self.rows if row.fits), None)
+        return next((row.strategy for row in self.judged if row.fits), None)
 
     @property
     def followed(self) -> PerGpu:
-        """The row the verdict follows: the smallest strategy that fits, else ZeRO-3, which needs
-        the least."""
+        """The judged row the verdict follows: the smallest strategy that fits, else ZeRO-3, which
+        needs the least."""
         wanted = self.smallest_fitting or "ZeRO-3"
-        return next(row for row in self.rows if row.strategy == wanted)
+        return next(row for row in self.judged if row.strategy == wanted)
+
+
+VerdictBasis = Literal["peak", "total"]
+# What the short answer may advise when the request does not fit, cheapest first: the same cards with
+# activation checkpointing (about a third more compute), more cards under ZeRO-3 (the same run on more
+# hardware), then training adapters instead of the whole model (LoRA, then QLoRA's 4-bit base).
+ChangeKind = Literal["checkpointing", "cards", "lora", "qlora"]
+
+
+@value_type
+class Change:
+    """A change to the request that makes it fit: what it is, the per-card figure it fits at, and on
+    how many cards (the request's, unless the change is more cards)."""
+
+    kind: ChangeKind
+    gb: float
+    gpus: int
+
+
+@value_type
+class Verdict:
+    """The one verdict every view reads: the figure judged per card, what it is, and whether it fits.
+
+    ``basis`` "peak": the bot estimated the step's peak, and the judged figure is the larger of the
+    peak and V on a card (a step never holds less than its peak; V = M + A can be larger where the step
+    frees the gradients or the activations before its peak). "total": V alone, when the activations
+    were entered (taken as measured) or there is no step to estimate, as in the original calculator.
+    On several cards every figure is per GPU under ``strategy``: the smallest that fits, else ZeRO-3.
+    """
+
+    basis: VerdictBasis
+    strategy: Strategy | None  # None: one card
+    gpus: int
+    capacity_gb: float
+    judged_gb: float  # per GPU under ``strategy``
+    total_gb: float  # V on one card (per GPU under ``strategy``), beside the judged figure
+    peak_gb: float | None  # the step's peak on one card (per GPU under ``strategy``); None: not estimated
+    fits: bool
+    cards_needed: int | None  # the fewest cards under ZeRO-3 that hold it; None: no number does
+    changes: tuple[Change, ...]  # what would make it fit, cheapest first (empty when it fits)
+
+    @property
+    def overflow_gb(self) -> float:
+        return max(0.0, self.judged_gb - self.capacity_gb)
+
+    @property
+    def cheapest(self) -> Change | None:
+        return self.changes[0] if self.changes else None
 
 
 @value_type
@@ -200,12 +255,22 @@ class Estimate:
     total_gb: float
     single_gpu: GpuVerdict
     cluster: ClusterVerdict | None
+    verdict: Verdict  # the one verdict every view reads (title, colour, bar, card count, JSON)
     largest_batch: LargestBatch | None  # with a known architecture and no entered activations
     peak: PeakEstimate | None  # when the activations were estimated here
     # The model's context when seq_len goes beyond it (the estimate still assumes seq_len).
     beyond_context: int | None
     lora: AdapterHint
     qlora: AdapterHint
+
+    @property
+    def judged_gb(self) -> float:
+        """The figure the verdict follows, per GPU on several cards."""
+        return self.verdict.judged_gb
+
+    @property
+    def verdict_basis(self) -> VerdictBasis:
+        return self.verdict.basis
 
     def part_gb(self, part: Part) -> float:
         """What ``part`` costs for this model: the trained (or frozen) parameters × its bytes."""
@@ -373,64 +438,179 @@ def _beyond_context(request: EstimateRequest) -> int | None:
     return context if context is not None and seq_len is not None and seq_len > context else None
 
 
-def _card_strategy(cluster: ClusterVerdict | None) -> Strategy | None:
-    """The strategy a card's step is judged under: the verdict's (None: one card, or plain data
-    parallel, where every card holds the whole model)."""
-    strategy = cluster.followed.strategy if cluster is not None else None
-    return None if strategy == "data parallel" else strategy
-
-
-def _card_states_gb(
-    request: EstimateRequest, parts: tuple[Part, ...], trained: float, frozen: float, strategy: Strategy
-) -> float:
-    """The model states on one card under ZeRO, which its step's transients are added to (on one
-    card, M): the card's share of the seed's parts (the paper's partitioning, as the measured step is
-    shared), and under DeepSpeed ZeRO-3 the largest module, gathered whole on every card. DeepSpeed's
-    other extra, its fp32 gradient partition, is the step's fp32 copy of the gradients, which the
-    measured step's share holds already."""
-    weights, gradients, optimizer = _states_gb(request, parts, trained, frozen)
-    states = per_gpu_gb(strategy, weights, gradients, optimizer, request.gpus)
-    if strategy == "ZeRO-3" and _uses_deepspeed(request):
-        states += deepspeed_gathered_gb(_largest_module_billion(request) or 0.0)
-    return states
-
-
-def _card_step(
-    request: EstimateRequest, model: Architecture, batch_size: int, card_states_gb: float, share: CardShare
-) -> tuple[float, StepPeak]:
-    """GB one card holds at its step's peak, and the step: the card's model states
-    (``card_states_gb``), what the measured step at that ``share`` holds beyond its own states (the
-    saved activations and the transients), and the CUDA context."""
-    found = _step_peak_bytes(request, model, batch_size, share)
-    return card_states_gb + (found.peak_bytes - found.model_states_bytes) / 1e9 + CUDA_CONTEXT_GB, found
-
-
-def _peak(
-    request: EstimateRequest, total_gb: float, card_states_gb: float, strategy: Strategy | None
-) -> PeakEstimate | None:
+def _peak(judge: _Judge, total_gb: float, strategy: Strategy | None) -> PeakEstimate | None:
     """V plus what one step holds beyond it, when the bot estimated the activations itself (an entered
     figure is taken as measured: it gets nothing added) and the optimizer's step is known; under ZeRO
-    also one card's peak (``card_states_gb``: its model states under ``strategy``)."""
-    model = request.architecture
-    if model is None or not request.wants_activation_estimate or request.bytes_per_param is not None:
+    also one card's peak under ``strategy``, the verdict's."""
+    if judge.model is None:
         return None
-    batch_size = request.batch_size or DEFAULT_BATCH_SIZE
-    found = _step_peak_bytes(request, model, batch_size)
+    found = judge.step(None, 1)
     transients = found.transients_bytes / 1e9
     peak = total_gb + transients + CUDA_CONTEXT_GB
-    capacity = request.card.memory_gb
+    capacity = judge.request.card.memory_gb
     per_card = None
-    if strategy is not None:
-        share = card_share(strategy, request.gpus)
-        card_peak, card = _card_step(request, model, batch_size, card_states_gb, share)
-        per_card = CardPeak(strategy, card_peak, card.moment, card_peak <= capacity)
+    if strategy is not None and strategy != "data parallel":  # data parallel: every card holds it all
+        n = judge.request.gpus
+        card_peak = judge.figures(strategy, n)[1] or 0.0  # judge.model is set: a peak
+        per_card = CardPeak(strategy, card_peak, judge.step(strategy, n).moment, card_peak <= capacity)
     return PeakEstimate(
-        peak_gb=peak,
-        transients_gb=transients,
-        moment=found.moment,
-        fits=peak <= capacity,
-        per_card=per_card,
+        peak_gb=peak, transients_gb=transients, moment=found.moment, fits=peak <= capacity, per_card=per_card
     )
+
+
+# The card count's search bound: far beyond the gpus option's 4,096, so that "3,157 ×" is a count.
+MAX_CARDS = 1 << 20
+
+
+class _Judge:
+    """The figures one card holds for one request, under a strategy on ``n`` cards: V (the model
+    states the framework keeps per card plus the activations) and, where the bot estimates the step,
+    its peak; the verdict, the card count, the largest batch and the advice all read them here."""
+
+    __slots__ = (
+        "activations_gb",
+        "architecture",
+        "deepspeed",
+        "frozen",
+        "gradients",
+        "known",
+        "largest",
+        "model",
+        "model_states_gb",
+        "optimizer",
+        "parts",
+        "request",
+        "trained",
+        "weights",
+    )
+
+    def __init__(
+        self,
+        request: EstimateRequest,
+        parts: tuple[Part, ...],
+        trained: float,
+        frozen: float,
+        model_states_gb: float,
+        activations_gb: float,
+    ) -> None:
+        self.request, self.parts, self.trained, self.frozen = request, parts, trained, frozen
+        self.weights, self.gradients, self.optimizer = _states_gb(request, parts, trained, frozen)
+        self.model_states_gb, self.activations_gb = model_states_gb, activations_gb
+        self.deepspeed = _uses_deepspeed(request)
+        self.largest = _largest_module_billion(request) or 0.0
+        # A step to estimate: an architecture, activations estimated here (an entered figure is taken
+        # as measured), and a known optimizer (a custom B says nothing of its step).
+        self.architecture = request.architecture if request.model is not None else None
+        step = self.architecture is not None and request.wants_activation_estimate
+        self.model = self.architecture if step and request.bytes_per_param is None else None
+        # The figures asked for so far, by (strategy, cards, the variant's batch and checkpointing).
+        self.known: dict[
+            tuple[Strategy | None, int, tuple[int | None, bool] | None], tuple[float, float | None]
+        ] = {}
+
+    def states_gb(self, strategy: Strategy | None, n: int) -> float:
+        """V's model states on one card: all of them on one card, else the strategy's row."""
+        if strategy is None:
+            return self.model_states_gb
+        if self.deepspeed:
+            return deepspeed_per_gpu_gb(
+                strategy, self.weights, self.gradients, self.optimizer, self.trained, self.largest, n
+            )
+        return per_gpu_gb(strategy, self.weights, self.gradients, self.optimizer, n)
+
+    def peak_states_gb(self, strategy: Strategy | None, n: int) -> float:
+        """The model states a card's step adds its transients to: M on one card, else the card's share
+        (the paper's partitioning, as the measured step is shared) and DeepSpeed ZeRO-3's gathered
+        module."""
+        if strategy is None or strategy == "data parallel":
+            return self.model_states_gb
+        states = per_gpu_gb(strategy, self.weights, self.gradients, self.optimizer, n)
+        if strategy == "ZeRO-3" and self.deepspeed:
+            states += deepspeed_gathered_gb(self.largest)
+        return states
+
+    def step(self, strategy: Strategy | None, n: int, variant: EstimateRequest | None = None) -> StepPeak:
+        if self.model is None:
+            raise ValueError("no step to estimate")  # callers check judge.model first
+        share = WHOLE_MODEL if strategy is None else card_share(strategy, n)
+        request = self.request if variant is None else variant
+        return _step_peak_bytes(request, self.model, request.batch_size or DEFAULT_BATCH_SIZE, share)
+
+    def figures(
+        self, strategy: Strategy | None, n: int, variant: EstimateRequest | None = None
+    ) -> tuple[float, float | None]:
+        """(V, peak) on one card; the peak is None where the bot does not estimate the step. Kept per
+        strategy, count and variant: the verdict, the card count, the advice and the largest batch
+        ask for the same figures again."""
+        key = (strategy, n, None if variant is None else (variant.batch_size, variant.checkpointing))
+        found = self.known.get(key)
+        if found is None:
+            found = self.known[key] = self._figures(strategy, n, variant)
+        return found
+
+    def _figures(
+        self, strategy: Strategy | None, n: int, variant: EstimateRequest | None
+    ) -> tuple[float, float | None]:
+        states = self.states_gb(strategy, n)
+        if self.model is not None:
+            step = self.step(strategy, n, variant)
+            # The step's own saved activations are the seed's A at that batch (the same formulas).
+            activations = self.activations_gb if variant is None else step.saved_bytes / 1e9
+            beyond = (step.peak_bytes - step.model_states_bytes) / 1e9
+            return states + activations, self.peak_states_gb(strategy, n) + beyond + CUDA_CONTEXT_GB
+        if variant is None:
+            return states + self.activations_gb, None
+        if self.architecture is None:
+            raise ValueError("no architecture to grow the activations with")
+        batch = variant.batch_size or DEFAULT_BATCH_SIZE  # the same request at another batch
+        return states + _saved(variant, self.architecture, batch).saved_bytes / 1e9, None
+
+    def judged_gb(self, strategy: Strategy | None, n: int, variant: EstimateRequest | None = None) -> float:
+        total, peak = self.figures(strategy, n, variant)
+        return total if peak is None else max(total, peak)
+
+    def rows(self, variant: EstimateRequest | None = None) -> tuple[PerGpu, ...]:
+        """The judged figure per card under each strategy on the request's cards."""
+        n, capacity = self.request.gpus, self.request.card.memory_gb
+        judged = [(strategy, self.judged_gb(strategy, n, variant)) for strategy in STRATEGIES]
+        return tuple(PerGpu(strategy=s, gb=gb, fits=gb <= capacity) for s, gb in judged)
+
+    def followed(self, variant: EstimateRequest | None = None) -> Strategy | None:
+        """The strategy the verdict follows: None on one card, else the smallest whose judged figure
+        fits each card, else ZeRO-3, which needs the least."""
+        if self.request.gpus == 1:
+            return None
+        capacity = self.request.card.memory_gb
+        for strategy in STRATEGIES[:-1]:
+            if self.judged_gb(strategy, self.request.gpus, variant) <= capacity:
+                return strategy
+        return "ZeRO-3"
+
+    def cards_needed(self, variant: EstimateRequest | None = None) -> int | None:
+        """The fewest cards whose judged figure under ZeRO-3 fits (1: one card holds it all); None when
+        no number of cards does (what every card holds whatever the sharding fills it)."""
+        capacity = self.request.card.memory_gb
+
+        def fits(n: int) -> bool:
+            return self.judged_gb(None if n == 1 else "ZeRO-3", n, variant) <= capacity
+
+        if fits(1):
+            return 1
+        if self.model is None and variant is None:
+            # V alone: the closed form, which matches the ZeRO-3 row of gpus:n.
+            zero = None
+            if self.deepspeed:
+                zero = zero_three(self.weights, self.optimizer, self.trained, self.largest)
+            return gpus_needed_sharded(self.model_states_gb, self.activations_gb, capacity, per_gpu=zero)
+        if not fits(MAX_CARDS):
+            return None
+        low, high = 2, 2
+        while not fits(high):  # ZeRO-3's figure falls as n grows: double, then halve the gap
+            low, high = high + 1, high * 2
+        while low < high:
+            middle = (low + high) // 2
+            low, high = (low, middle) if fits(middle) else (middle + 1, high)
+        return low
 
 
 def _largest_fitting(fits: Callable[[int], bool]) -> int | None:
@@ -444,23 +624,18 @@ def _largest_fitting(fits: Callable[[int], bool]) -> int | None:
     return low
 
 
-def _largest_batch(
-    request: EstimateRequest, card_states_gb: float, strategy: Strategy | None
-) -> LargestBatch | None:
-    """The largest micro-batch whose step fits the card: its peak where the setup is known (the
-    card's model states, ``card_states_gb``, plus the step's transients and the CUDA context), else
-    the states plus the activations. Under ZeRO (``strategy``), the card's share of the step."""
-    model = request.architecture  # a repo known by its tensors only has no step to grow with b
+def _largest_batch(judge: _Judge, strategy: Strategy | None) -> LargestBatch | None:
+    """The largest micro-batch whose judged figure fits the card (the larger of V and the step's
+    peak where the setup is known, else V), under the verdict's ``strategy`` on several cards."""
+    request, model = judge.request, judge.architecture  # a repo known by its tensors only has no step
     if model is None or request.activations is not None:
         return None  # an entered figure was measured at one batch, which we do not know
     capacity = request.card.memory_gb
-    share = WHOLE_MODEL if strategy is None else card_share(strategy, request.gpus)
+    n = request.gpus
 
-    def need_gb(batch: int, checkpointing: bool) -> float:
+    def fits(batch: int, checkpointing: bool) -> bool:
         variant = request.model_copy(update={"batch_size": batch, "checkpointing": checkpointing})
-        if request.bytes_per_param is not None:
-            return card_states_gb + _saved(variant, model, batch).saved_bytes / 1e9
-        return _card_step(variant, model, batch, card_states_gb, share)[0]
+        return judge.judged_gb(strategy, n, variant) <= capacity
 
     def one_sequence_gb(checkpointing: bool) -> float:
         variant = request.model_copy(update={"batch_size": 1, "checkpointing": checkpointing})
@@ -468,12 +643,35 @@ def _largest_batch(
 
     return LargestBatch(
         seq_len=request.seq_len or DEFAULT_SEQ_LEN,
-        strategy=strategy,
-        batch=_largest_fitting(lambda b: need_gb(b, False) <= capacity),
-        checkpointed_batch=_largest_fitting(lambda b: need_gb(b, True) <= capacity),
+        strategy=None if strategy == "data parallel" else strategy,
+        batch=_largest_fitting(lambda b: fits(b, False)),
+        checkpointed_batch=_largest_fitting(lambda b: fits(b, True)),
         per_sequence_gb=one_sequence_gb(False),
         per_sequence_checkpointed_gb=one_sequence_gb(True),
     )
+
+
+def _changes(
+    judge: _Judge, cards_needed: int | None, adapters: tuple[AdapterHint, ...]
+) -> tuple[Change, ...]:
+    """What would make a request that does not fit fit, cheapest first (:data:`ChangeKind`), each
+    judged as the verdict is, and never one that the request has on already."""
+    request = judge.request
+    capacity, n = request.card.memory_gb, request.gpus
+    changes: list[Change] = []
+    if not request.checkpointing and judge.architecture is not None and request.wants_activation_estimate:
+        variant = request.model_copy(update={"checkpointing": True})
+        gb = judge.judged_gb(judge.followed(variant), n, variant)
+        if gb <= capacity:
+            changes.append(Change("checkpointing", gb, n))
+    if cards_needed is not None and cards_needed > n:
+        changes.append(Change("cards", judge.judged_gb("ZeRO-3", cards_needed), cards_needed))
+    method = str(getattr(request, "method", "full"))  # a method already on is no advice
+    for hint in adapters:
+        kind: ChangeKind = "lora" if hint.method == "LoRA" else "qlora"
+        if kind != method and hint.total_gb <= capacity:
+            changes.append(Change(kind, hint.total_gb, n))
+    return tuple(changes)
 
 
 def _uses_deepspeed(request: EstimateRequest) -> bool:
@@ -490,30 +688,24 @@ def _largest_module_billion(request: EstimateRequest) -> float | None:
     return model.largest_module_params / 1e9 if model is not None else None
 
 
-def _zero_three(
-    request: EstimateRequest, parts: tuple[Part, ...], trained: float, frozen: float
-) -> ZeroThree | None:
-    """What DeepSpeed's ZeRO-3 keeps per GPU, where DeepSpeed is the framework (else None); its fp32
-    gradient partition is the trained parameters'."""
-    if not _uses_deepspeed(request):
-        return None
-    weights, _, optimizer = _states_gb(request, parts, trained, frozen)
-    return zero_three(weights, optimizer, trained, _largest_module_billion(request) or 0.0)
-
-
 def _cluster(
-    request: EstimateRequest, parts: tuple[Part, ...], trained: float, frozen: float, activations_gb: float
+    request: EstimateRequest,
+    parts: tuple[Part, ...],
+    trained: float,
+    frozen: float,
+    activations_gb: float,
+    judged: tuple[PerGpu, ...],
 ) -> ClusterVerdict:
     weights, gradients, optimizer = _states_gb(request, parts, trained, frozen)
     capacity = request.card.memory_gb
     paper = all_strategies(weights, gradients, optimizer, activations_gb, request.gpus, capacity)
     if not _uses_deepspeed(request):
-        return ClusterVerdict(request.gpus, paper, paper, "paper", None)
+        return ClusterVerdict(request.gpus, paper, paper, "paper", None, judged)
     largest = _largest_module_billion(request)
     rows = deepspeed_strategies(
         weights, gradients, optimizer, activations_gb, trained, largest or 0.0, request.gpus, capacity
     )
-    return ClusterVerdict(request.gpus, rows, paper, "deepspeed", largest)
+    return ClusterVerdict(request.gpus, rows, paper, "deepspeed", largest, judged)
 
 
 def estimate(request: EstimateRequest) -> Estimate:
@@ -548,34 +740,45 @@ def estimate(request: EstimateRequest) -> Estimate:
     total = model_states + activations
     card = request.card
     capacity = card.memory_gb
-    fits = total <= capacity
-    verdict = GpuVerdict(
+    judge = _Judge(request, parts, trained, frozen_billion, model_states, activations)
+    gpus = request.gpus
+    cluster = None
+    if gpus > 1:
+        cluster = _cluster(request, parts, trained, frozen_billion, activations, judge.rows())
+    strategy = None if cluster is None else cluster.followed.strategy
+    card_total, card_peak = judge.figures(strategy, gpus)
+    judged = card_total if card_peak is None else max(card_total, card_peak)
+    one_judged = judged if strategy is None else judge.judged_gb(None, 1)
+    cards_needed = judge.cards_needed()
+    adapters = _adapters(request, trained)  # the same for LoRA and QLoRA
+    lora = _adapter_hint("LoRA", LORA_BASE_BYTES_PER_PARAM, adapters, n, bytes_per_param, activations)
+    qlora = _adapter_hint("QLoRA", QLORA_BASE_BYTES_PER_PARAM, adapters, n, bytes_per_param, activations)
+    fits = judged <= capacity
+    verdict = Verdict(
+        basis="peak" if card_peak is not None and card_peak >= card_total else "total",
+        strategy=strategy,
+        gpus=gpus,
+        capacity_gb=capacity,
+        judged_gb=judged,
+        total_gb=card_total,
+        peak_gb=card_peak,
+        fits=fits,
+        cards_needed=cards_needed,
+        changes=() if fits else _changes(judge, cards_needed, (lora, qlora)),
+    )
+    single_gpu = GpuVerdict(
         gpu=card,
         named=request.gpu is not None,
         capacity_gb=capacity,
-        fits=fits,
-        headroom_gb=capacity - total,
-        # The framework's ZeRO-3 figures only where one card is not enough.
-        sharded_gpus=1
-        if fits
-        else gpus_needed_sharded(
-            model_states, activations, capacity, per_gpu=_zero_three(request, parts, trained, frozen_billion)
-        ),
+        fits=one_judged <= capacity,
+        headroom_gb=capacity - one_judged,
+        sharded_gpus=cards_needed,
     )
-    cluster = _cluster(request, parts, trained, frozen_billion, activations) if request.gpus > 1 else None
     if request.model is None:  # without an architecture: no batch, step peak or context to judge
         largest_batch, peak, beyond_context = None, None, None
     else:
-        # One card's step, under the strategy the verdict follows on several cards.
-        strategy = _card_strategy(cluster)
-        card_states = (
-            model_states
-            if strategy is None
-            else _card_states_gb(request, parts, trained, frozen_billion, strategy)
-        )
-        largest_batch = _largest_batch(request, card_states, strategy)
-        peak, beyond_context = _peak(request, total, card_states, strategy), _beyond_context(request)
-    adapters = _adapters(request, trained)  # the same for LoRA and QLoRA
+        largest_batch = _largest_batch(judge, strategy)
+        peak, beyond_context = _peak(judge, total, strategy), _beyond_context(request)
     return Estimate(
         request=request,
         params_billion=n,
@@ -588,13 +791,14 @@ def estimate(request: EstimateRequest) -> Estimate:
         activations_gb=activations,
         activation_estimate=activation_estimate,
         total_gb=total,
-        single_gpu=verdict,
+        single_gpu=single_gpu,
         cluster=cluster,
+        verdict=verdict,
         largest_batch=largest_batch,
         peak=peak,
         beyond_context=beyond_context,
-        lora=_adapter_hint("LoRA", LORA_BASE_BYTES_PER_PARAM, adapters, n, bytes_per_param, activations),
-        qlora=_adapter_hint("QLoRA", QLORA_BASE_BYTES_PER_PARAM, adapters, n, bytes_per_param, activations),
+        lora=lora,
+        qlora=qlora,
     )
 
 

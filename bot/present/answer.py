@@ -26,9 +26,9 @@ from bot.present.phrases import (
     DOES_NOT_FIT_COLOUR,
     FITS_COLOUR,
     SHORT_METHOD_KEYS,
+    advice_line,
     architecture_notes,
     context_warning,
-    peak_warning,
     short_card_name,
     short_method_name,
     tower_line,
@@ -47,6 +47,9 @@ SQUARES: dict[str, str] = {
     "gradients": "🟩",
     "optimizer": "🟨",
     "activations": "🟪",
+    # What a card holds beyond the parts: the step's transients and the CUDA context where the verdict
+    # follows the peak, DeepSpeed's fp32 gradient partition and gathered module where it follows V.
+    "extra": "🟧",
 }
 FREE_SQUARE = "⬛"
 ACTIVATION_KEYS = (
@@ -64,7 +67,8 @@ _PART_KEYS: dict[PartKind, str] = {
 
 @value_type
 class Glance:
-    """What the title, colour and bar agree on: fits or not, and the memory on one card.
+    """What the title, colour and bar agree on, as the estimate's one verdict has it: fits or not, and
+    the judged figure on one card (the step's peak where the bot estimates it, else V).
 
     With ``gpus`` > 1 it follows the smallest strategy that fits on that many cards (or, when none
     does, ZeRO-3, the one that needs the least), so a 7B model that fits eight cards with ZeRO-1 is
@@ -81,11 +85,8 @@ class Glance:
 
 
 def glance(estimate: Estimate) -> Glance:
-    cluster = estimate.cluster
-    if cluster is None:
-        return Glance(estimate.single_gpu.fits, estimate.total_gb, None)
-    row = cluster.followed
-    return Glance(row.fits, row.gb, row.strategy)
+    verdict = estimate.verdict
+    return Glance(verdict.fits, verdict.judged_gb, verdict.strategy)
 
 
 def colour(estimate: Estimate) -> int:
@@ -100,8 +101,15 @@ def title(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> str:
     return _title(estimate, glance(estimate), wording, total, size)
 
 
-# The title's wordings: fits one card, fits the cards asked for, needs this many, cannot fit at all.
-_TITLE_KEYS = ("glance.fits", "glance.cluster_fits", "glance.sharded", "glance.activations_fill")
+# The title's wordings: fits one card, fits the cards asked for, overflows the cards asked for, needs
+# this many, cannot fit at all.
+_TITLE_KEYS = (
+    "glance.fits",
+    "glance.cluster_fits",
+    "glance.cluster_over",
+    "glance.sharded",
+    "glance.activations_fill",
+)
 
 
 def _title(estimate: Estimate, seen: Glance, wording: _Wording, total: str, size: str) -> str:
@@ -114,25 +122,27 @@ def _title(estimate: Estimate, seen: Glance, wording: _Wording, total: str, size
         method = wording.short_methods[request.optimizer]
     else:
         method = short_method_name(estimate, w)  # "Custom 10 B/param"
+    verdict = estimate.verdict
+    # The judged figure, V where it decides ("total": the seed's V, as the formula shows it).
+    judged = total if verdict.basis == "total" and seen.strategy is None else w.gb(seen.per_card_gb)
     values = {
         "subject": subject,
         "size": size,
-        "gb": total,
+        "gb": wording.peak_figure.fill({"gb": judged}) if verdict.basis == "peak" else judged,
         "method": method,
         "card": short_card_name(estimate.single_gpu.gpu),
     }
-    if seen.strategy is not None and seen.fits:
-        key = "glance.cluster_fits"
-        values["gb"] = w.gb(seen.per_card_gb)
+    if seen.strategy is not None:  # per GPU on the cards asked for, under the strategy followed
+        key = "glance.cluster_fits" if seen.fits else "glance.cluster_over"
         values["gpus"] = w.plain(request.gpus)
         values["strategy"] = strategy_name(seen.strategy, w)
     elif seen.fits:
         key = "glance.fits"
-    elif estimate.single_gpu.sharded_gpus is None:
+    elif verdict.cards_needed is None:
         key = "glance.activations_fill"
     else:
         key = "glance.sharded"
-        values["gpus"] = w.plain(estimate.single_gpu.sharded_gpus)
+        values["gpus"] = w.plain(verdict.cards_needed)
     return wording.titles[key, subject is not None].fill(values)
 
 
@@ -148,26 +158,36 @@ def part_sizes(estimate: Estimate) -> list[tuple[str, float]]:
     return list(sizes.items())
 
 
-def _per_card_parts(
+# Below this, what a card holds beyond its parts is rounding, not a part of the bar worth a legend.
+EXTRA_SHOWN_GB = 0.05
+
+
+def per_card_parts(
     estimate: Estimate, seen: Glance, parts: list[tuple[str, float]]
 ) -> list[tuple[str, float]]:
-    """The ``parts`` on one card: all of them, or each part's share under a ZeRO strategy (ZeRO shards
-    each part on its own terms, so the shares are exact; activations are on every card)."""
+    """The ``parts`` on one card, adding up to the judged figure: all of them, or each part's share
+    under a ZeRO strategy (ZeRO shards each part on its own terms, so the shares are exact;
+    activations are on every card), then what the card holds beyond them ("extra")."""
     strategy = seen.strategy
     if strategy is None:
-        return parts
-    if estimate.custom_bytes:
+        on_card = parts
+    elif estimate.custom_bytes:
         # A custom B has no breakdown: its one part is what the strategy leaves of the model states.
-        row_gb = seen.per_card_gb
-        return [("optimizer", row_gb - estimate.activations_gb), ("activations", estimate.activations_gb)]
-    share = card_share(strategy, estimate.request.gpus)
-    shares = {
-        "weights": share.weights,
-        "gradients": share.gradients,
-        "optimizer": share.optimizer,
-        "activations": 1.0,
-    }
-    return [(kind, gb * shares[kind]) for kind, gb in parts]
+        states = estimate.verdict.total_gb - estimate.activations_gb
+        on_card = [("optimizer", states), ("activations", estimate.activations_gb)]
+    else:
+        share = card_share(strategy, estimate.request.gpus)
+        shares = {
+            "weights": share.weights,
+            "gradients": share.gradients,
+            "optimizer": share.optimizer,
+            "activations": 1.0,
+        }
+        on_card = [(kind, gb * shares[kind]) for kind, gb in parts]
+    extra = seen.per_card_gb
+    for _, gb in on_card:
+        extra -= gb
+    return [*on_card, ("extra", extra)] if extra >= EXTRA_SHOWN_GB else on_card
 
 
 # The breakdown keeps each part in one piece on a phone: a no-break space after its square and before
@@ -193,6 +213,7 @@ class _Wording:
         "footer",
         "language",
         "lines",
+        "peak_figure",
         "short_methods",
         "titles",
         "words",
@@ -204,12 +225,15 @@ class _Wording:
         self.language = language
         self.words = w
         self.footer = w("glance.footer")
+        self.peak_figure = Template(strings["answer.peak_figure"])  # "82.2 GB peak"
         # By (custom B, the activations' catalogue key, a frozen tower): the breakdown's parts and wording.
+        # And by whether the answer advises what would fit, which takes the LoRA line's place.
         self.lines = {
-            (custom, key, frozen): Template(_lines_template(strings, custom, key, frozen))
+            (custom, key, frozen, advised): Template(_lines_template(strings, custom, key, frozen, advised))
             for custom in (False, True)
             for key in ACTIVATION_KEYS
             for frozen in (False, True)
+            for advised in (False, True)
         }
         # The smallest usual card the adapter set-up fits, in the fewest words (None: none of them).
         self.adapter_cards: dict[float | None, str] = {
@@ -242,7 +266,9 @@ def _wording(language: Language) -> _Wording:
     return _Wording(language)
 
 
-def _lines_template(strings: dict[str, str], custom: bool, activations_key: str, frozen: bool) -> str:
+def _lines_template(
+    strings: dict[str, str], custom: bool, activations_key: str, frozen: bool, advised: bool
+) -> str:
     """M = N × B (with a frozen tower, its weights added) and V = M + A, the breakdown (each part after
     its square, the bar's legend; a custom B is one part, in the optimizer's colour), ``{warnings}``
     and the LoRA line, as one template."""
@@ -252,8 +278,13 @@ def _lines_template(strings: dict[str, str], custom: bool, activations_key: str,
     items = [_item_template(kind, strings[key]) for kind, key in kinds.items()]
     items.append(_item_template("activations", strings[activations_key]))
     # No separators between the parts: the coloured squares divide them, and every column counts on a phone.
-    breakdown = " ".join(items)
-    return f"{model_states}\n{strings['formula.total']}\n{breakdown}{{warnings}}\n{strings['glance.lora']}"
+    # ``{extra}``: what the card holds beyond the parts, when it holds something (on several cards the
+    # parts are one card's, as the title's figure and the bar are).
+    breakdown = " ".join(items) + "{extra}"
+    # An answer that does not fit says what would, LoRA and QLoRA among it where they fit: that line
+    # takes the LoRA line's place, so the answer stays as short as one that fits.
+    tail = "{warnings}\n{advice}" if advised else f"{{warnings}}\n{strings['glance.lora']}"
+    return f"{model_states}\n{strings['formula.total']}\n{breakdown}{tail}"
 
 
 def _item_template(kind: str, template: str) -> str:
@@ -291,6 +322,7 @@ def _lines(
         "qlora": w.short_gb(qlora.total_gb),
         "qlora_fit": wording.adapter_cards[qlora.smallest_card_gb],
         "warnings": "",
+        "extra": "",
     }
     frozen = estimate.frozen
     if frozen is not None:
@@ -299,14 +331,22 @@ def _lines(
         values["frozen"] = w.num(estimate.frozen_params_billion, ".3g")
         values["w"] = w.num(frozen.bytes_per_param)
     for kind, gb in parts:
-        values[_GB_FIELDS[kind]] = w.short_gb(gb, NBSP)
-    # Rare, and worth the lines: the sequence is longer than the model's context, or V fits the card
-    # but the step's peak does not (Details has the full peak and the largest batch).
-    if estimate.beyond_context is not None or estimate.peak is not None:
-        for warning in (context_warning(estimate, w), peak_warning(estimate, w)):
-            if warning:
-                values["warnings"] += f"\n{warning}"
-    key = (estimate.custom_bytes, _activations_key(estimate), frozen is not None)
+        if kind == "extra":
+            extra_key = "answer.extra_peak" if estimate.verdict.basis == "peak" else "answer.extra_buffers"
+            item = w(extra_key, gb=w.short_gb(gb, NBSP)).replace(" ", NBSP)  # one piece, as each part
+            values["extra"] = f" {SQUARES['extra']}{NBSP}{item}"
+        else:
+            values[_GB_FIELDS[kind]] = w.short_gb(gb, NBSP)
+    # Rare, and worth the line: the sequence is longer than the model's context (Details has the
+    # full peak and the largest batch).
+    if estimate.beyond_context is not None:
+        warning = context_warning(estimate, w)
+        if warning:
+            values["warnings"] = f"\n{warning}"
+    advice = advice_line(estimate, w)  # what would make it fit, when it does not
+    if advice:
+        values["advice"] = advice
+    key = (estimate.custom_bytes, _activations_key(estimate), frozen is not None, advice is not None)
     return wording.lines[key].fill(values)
 
 
@@ -348,7 +388,12 @@ def usage_bar(
     return _usage_bar(parts, capacity_gb, _wording(language))
 
 
-def _usage_bar(parts: list[tuple[str, float]], capacity_gb: float, wording: _Wording) -> str:
+def _usage_bar(
+    parts: list[tuple[str, float]], capacity_gb: float, wording: _Wording, cards: int | None = None
+) -> str:
+    """As :func:`usage_bar`; ``cards``: the title's count of cards under ZeRO-3, which the caption
+    gives where the total's multiple of one card would say another number (DeepSpeed's ZeRO-3 keeps
+    more than the total: gpt-oss-120b is 23 cards' worth, and 32 cards hold it)."""
     w = wording.words
     total = 0.0
     for _, gb in parts:  # a loop: a generator costs more than the four additions
@@ -361,14 +406,20 @@ def _usage_bar(parts: list[tuple[str, float]], capacity_gb: float, wording: _Wor
         caption = wording.caption("bar.share", capacity_gb).fill({"percent": percent})
         return f"{cells}{FREE_SQUARE * (BAR_CELLS - used)} {caption}"
     cells = _cells(parts, BAR_CELLS, total / BAR_CELLS)
-    times = multiple(total / capacity_gb, w)
+    ratio = total / capacity_gb
+    times = multiple(ratio, w)
+    # From 10 on the multiple is whole and rounded, which would say 14 for 14.1 cards' worth.
+    if cards is not None and (ratio >= 10 or cards != math.ceil(round(ratio, 6))):
+        times = w.plain(cards)
     return f"{cells} {wording.caption('bar.multiple', capacity_gb).fill({'multiple': times})}"
 
 
 def bar_line(estimate: Estimate, wording: _Wording, seen: Glance, parts: list[tuple[str, float]]) -> str:
     # With several cards the bar is one card's share; the title says which strategy and that it is
     # per GPU, so the caption stays short enough for the bar's line.
-    return _usage_bar(_per_card_parts(estimate, seen, parts), estimate.single_gpu.capacity_gb, wording)
+    verdict = estimate.verdict
+    cards = verdict.cards_needed if verdict.strategy is None else None  # a count in the title
+    return _usage_bar(parts, estimate.single_gpu.capacity_gb, wording, cards)
 
 
 def preset_line(estimate: Estimate, w: Words) -> str | None:
@@ -402,7 +453,8 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     seen = glance(estimate)  # the title, the colour and the bar agree on it
     total = w.gb(estimate.total_gb)  # V and N, in the title and the formula
     size = w.short(estimate.params_billion)
-    parts = part_sizes(estimate)  # the breakdown is the bar's legend: the same parts for both
+    # The breakdown is the bar's legend: the same parts, one card's, adding up to the judged figure.
+    parts = per_card_parts(estimate, seen, part_sizes(estimate))
     # The copyable command line first (controls read a request too long for their custom_id from it).
     head = f"`{command_line(estimate.request)}`\n"
     preset = preset_line(estimate, w)

@@ -12,7 +12,7 @@ from typing import Any
 from bot.estimate.core import AdapterHint, Estimate, compare_methods, compare_setups
 from bot.present.command_line import command_line
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
-from bot.present.phrases import NEUTRAL_COLOUR, card_name, short_method_name, subject
+from bot.present.phrases import NEUTRAL_COLOUR, bytes_text, card_name, short_method_name, subject
 from bot.present.words import OPTIMIZER_PLAIN_NAME_KEYS, Words
 
 CHART_NAME = "compare.png"  # the attachment's file name, which the embed's image points to
@@ -28,9 +28,15 @@ def _fit(total_gb: float, capacity_gb: float, w: Words) -> str:
 
 
 def _full(row: Estimate, w: Words) -> str:
-    name = w("compare.row_name", method=short_method_name(row, w), bytes=w.num(row.bytes_per_param))
-    verdict = _fit(row.total_gb, row.single_gpu.capacity_gb, w)
-    return w("compare.row", name=name, v=w.gb(row.total_gb), verdict=verdict)
+    """One optimizer's figure and verdict, as its own answer's: judged per card, under its strategy."""
+    name = w("compare.row_name", method=short_method_name(row, w), bytes=bytes_text(row.bytes_per_param, w))
+    verdict = row.verdict
+    return w(
+        "compare.row",
+        name=name,
+        v=w.gb(verdict.judged_gb),
+        verdict=_fit(verdict.judged_gb, verdict.capacity_gb, w),
+    )
 
 
 def _adapter(hint: AdapterHint, chosen: Estimate, w: Words) -> str:
@@ -48,9 +54,9 @@ def _setups(chosen: Estimate, w: Words) -> str:
     rows = [
         w(
             "compare.setup_row",
-            mark="✅" if row.single_gpu.fits else "❌",
+            mark="✅" if row.verdict.fits else "❌",
             setup=row.request.precision.value,
-            v=w.gb(row.total_gb),
+            v=w.gb(row.verdict.judged_gb),
         )
         for row in compare_setups(chosen.request)
     ]
@@ -63,11 +69,23 @@ def render_compare(chosen: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     w = Words(language)
     lines = [f"`{command_line(chosen.request)}`"]
     request = chosen.request
-    if request.model is not None and request.activations is None and chosen.activation_estimate is None:
+    not_counted = request.model is not None and request.activations is None
+    not_counted = not_counted and chosen.activation_estimate is None
+    # Each row is judged as its own answer is: per GPU on several cards, at the step's peak where the
+    # bot estimates it (the adapters' rows hold the whole model on each card, as data parallel does).
+    if request.gpus > 1:
+        gpus, card = w.plain(request.gpus), card_name(chosen, w)
+        if not_counted:
+            lines.append(w("compare_judged.intro_not_counted", gpus=gpus, card=card))
+        else:
+            lines.append(w("compare_judged.intro", a=w.gb(chosen.activations_gb), gpus=gpus, card=card))
+    elif not_counted:
         # As in the answer: a preset without a sequence length has no activations counted.
         lines.append(w("compare.intro_not_counted", card=card_name(chosen, w)))
     else:
         lines.append(w("compare.intro", a=w.gb(chosen.activations_gb), card=card_name(chosen, w)))
+    if chosen.verdict.peak_gb is not None:
+        lines.append(w("compare_judged.peak"))
     lines += [_full(row, w) for row in compare_methods(chosen.request)]
     lines += [_adapter(chosen.lora, chosen, w), _adapter(chosen.qlora, chosen, w)]
     lines.append(_setups(chosen, w))

@@ -25,6 +25,7 @@ from bot.present.custom_ids import (
     share_id,
 )
 from bot.present.i18n import Language
+from bot.present.phrases import bytes_text
 from bot.present.words import Words, optimizer_name
 
 ACTION_ROW, BUTTON, STRING_SELECT = 1, 2, 3
@@ -46,7 +47,7 @@ def _optimizer_options(
             "value": optimizer.value,
             "description": w(
                 "component.optimizer_option",
-                bytes=w.num(bytes_per_param_for(optimizer, precision)),
+                bytes=bytes_text(bytes_per_param_for(optimizer, precision), w),
             ),
             "default": optimizer is chosen,
         }

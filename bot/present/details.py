@@ -125,6 +125,8 @@ def _cluster(estimate: Estimate, w: Words) -> EmbedField | None:
     cluster = estimate.cluster
     if cluster is None:
         return None
+    # The rows the verdict judges: V per GPU, or the larger of it and the card's step peak where the
+    # bot estimates the step, so that the table, the title and the bar agree.
     lines = [
         w(
             "cluster.row",
@@ -132,8 +134,10 @@ def _cluster(estimate: Estimate, w: Words) -> EmbedField | None:
             strategy=strategy_name(row.strategy, w),
             gb=w.gb(row.gb),
         )
-        for row in cluster.rows
+        for row in cluster.judged
     ]
+    if estimate.verdict.peak_gb is not None:
+        lines.append(w("basis.rows_peak"))
     best = cluster.smallest_fitting
     if best is None:
         needed = estimate.single_gpu.sharded_gpus

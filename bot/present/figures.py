@@ -19,14 +19,29 @@ VERSION = 1
 
 
 def fits(estimate: Estimate) -> bool:
-    """The verdict a script checks: it fits one card, or, on several, some strategy fits each card."""
-    cluster = estimate.cluster
-    if cluster is not None:
-        return cluster.smallest_fitting is not None
-    return estimate.single_gpu.fits
+    """The verdict a script checks: it fits one card, or, on several, some strategy fits each card,
+    by the figure the verdict follows (``verdict_basis``)."""
+    return estimate.verdict.fits
+
+
+def _verdict(estimate: Estimate) -> dict[str, Any]:
+    """The one verdict every view reads: its figure per GPU, what it is, and what would fit."""
+    verdict = estimate.verdict
+    return {
+        "basis": verdict.basis,
+        "strategy": verdict.strategy,
+        "gpus": verdict.gpus,
+        "judged_gb": verdict.judged_gb,
+        "total_gb": verdict.total_gb,
+        "peak_gb": verdict.peak_gb,
+        "fits": verdict.fits,
+        "cards_needed": verdict.cards_needed,
+        "changes": [{"kind": c.kind, "gb_per_gpu": c.gb, "gpus": c.gpus} for c in verdict.changes],
+    }
 
 
 def _rows(rows: tuple[PerGpu, ...]) -> list[dict[str, Any]]:
+    """Per GPU under each strategy; ``fits`` here is the row's own figure's (V, or the judged one)."""
     return [{"strategy": row.strategy, "gb_per_gpu": row.gb, "fits": row.fits} for row in rows]
 
 
@@ -38,6 +53,7 @@ def _cluster(cluster: ClusterVerdict | None) -> dict[str, Any] | None:
         "source": cluster.source,
         "strategies": _rows(cluster.rows),
         "paper_strategies": _rows(cluster.paper_rows),
+        "judged_strategies": _rows(cluster.judged),
         "smallest_fitting": cluster.smallest_fitting,
         "largest_module_billion": cluster.largest_module_billion,
     }
@@ -118,6 +134,10 @@ def figures(estimate: Estimate) -> dict[str, Any]:
         "sharded_gpus_needed": verdict.sharded_gpus,
         "cluster": _cluster(estimate.cluster),
         "fits": fits(estimate),
+        # The step's peak, per GPU on several cards (None: not estimated), and what the verdict follows.
+        "peak_gb": estimate.verdict.peak_gb,
+        "verdict_basis": estimate.verdict_basis,
+        "verdict": _verdict(estimate),
         "largest_batch": _batch(estimate.largest_batch),
         "lora": _adapter(estimate.lora),
         "qlora": _adapter(estimate.qlora),

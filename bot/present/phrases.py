@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TypedDict
 
-from bot.estimate.core import CUDA_CONTEXT_GB, AdapterHint, Estimate
+from bot.estimate.core import CUDA_CONTEXT_GB, AdapterHint, Change, Estimate
 from bot.estimate.family_traits import traits_for
 from bot.estimate.hardware import Gpu
 from bot.estimate.hub import HubModel
@@ -81,18 +81,89 @@ def card_name(estimate: Estimate, w: Words) -> str:
 
 
 def verdict_text(estimate: Estimate, w: Words) -> str:
-    verdict = estimate.single_gpu
+    """Details' verdict: fits or by how much not, what the verdict followed, and what would fit."""
+    verdict = estimate.verdict
+    basis = basis_text(estimate, w)
     if verdict.fits:
-        return w("verdict.fits", gb=w.gb(verdict.headroom_gb))
-    over = w("verdict.over", gb=w.gb(verdict.overflow_gb))
+        return f"{w('verdict.fits', gb=w.gb(verdict.capacity_gb - verdict.judged_gb))} {basis}"
+    over = f"{w('verdict.over', gb=w.gb(verdict.overflow_gb))} {basis}"
     capacity = w.num(verdict.capacity_gb)
-    if verdict.sharded_gpus is None:
-        # "A smaller batch" is no advice to someone whose estimate is for a batch of one already.
-        found = estimate.activation_estimate
-        if found is not None and found.batch_size == 1:
-            return f"{over} {w('verdict.activations_fill_batch_one', a_capacity=w.a(capacity))}"
-        return f"{over} {w('verdict.activations_fill', a_capacity=w.a(capacity))}"
-    return f"{over} {w('verdict.sharded', gpus=w.plain(verdict.sharded_gpus), capacity=capacity)}"
+    if verdict.cards_needed is None:
+        what = fill_advice(estimate, w)
+        return f"{over} {w('verdict.activations_fill', a_capacity=w.a(capacity), what=what)}"
+    text = f"{over} {w('verdict.sharded', gpus=w.plain(verdict.cards_needed), capacity=capacity)}"
+    change = verdict.cheapest
+    if change is not None and change.kind != "cards":
+        text += f" {w('basis.cheapest', change=change_text(change, estimate, w))}"
+    return text
+
+
+def basis_text(estimate: Estimate, w: Words) -> str:
+    """What decided the verdict: the step's peak (per GPU under the strategy on several cards), or V."""
+    verdict = estimate.verdict
+    where = w("basis.where_one")
+    if verdict.strategy is not None:
+        where = w(
+            "basis.where_cards", strategy=strategy_name(verdict.strategy, w), gpus=w.plain(verdict.gpus)
+        )
+    if verdict.basis == "peak":
+        return w("basis.peak", gb=w.gb(verdict.judged_gb), where=where, v=w.gb(verdict.total_gb))
+    if verdict.peak_gb is not None:  # the step frees more than it adds: V is the larger figure
+        return w("basis.v_over_peak", gb=w.gb(verdict.judged_gb), where=where, peak=w.gb(verdict.peak_gb))
+    if estimate.request.activations is not None:
+        return w("basis.entered", gb=w.gb(verdict.judged_gb), where=where)
+    return w("basis.total", gb=w.gb(verdict.judged_gb), where=where)
+
+
+def fill_advice(estimate: Estimate, w: Words) -> str:
+    """What shrinks what every card holds whatever the sharding (the activations), of the changes not
+    on already: "activation checkpointing, a smaller batch or shorter sequences"."""
+    request = estimate.request
+    found = estimate.activation_estimate
+    options = []
+    if not request.checkpointing:
+        options.append(w("advice.checkpointing"))
+    if found is None or found.batch_size > 1:  # an entered figure's batch is not known
+        options.append(w("advice.smaller_batch"))
+    options.append(w("advice.shorter"))
+    if len(options) == 1:
+        return options[0]
+    return w("advice.or", first=", ".join(options[:-1]), last=options[-1])
+
+
+def change_text(change: Change, estimate: Estimate, w: Words) -> str:
+    """One change that makes the request fit, with the per-card figure it fits at."""
+    gb = w.gb(change.gb)
+    if change.kind == "cards":
+        card = short_card_name(estimate.single_gpu.gpu)
+        return w("advice.cards", gpus=w.plain(change.gpus), card=card)
+    return w(_CHANGE_KEYS[change.kind], gb=gb)
+
+
+_CHANGE_KEYS = {
+    "checkpointing": "advice.checkpointing_fits",
+    "lora": "advice.lora_fits",
+    "qlora": "advice.qlora_fits",
+}
+
+
+def advice_line(estimate: Estimate, w: Words) -> str | None:
+    """The short answer's word on what would fit, when it does not, in the LoRA line's place: every
+    change that fits, cheapest first, with its per-card figure (more cards only on the cards asked
+    for: on one card the title gives the count); where no number of cards can, what shrinks what
+    every card holds. None: it fits, or only what the LoRA line or the title says would (it stays)."""
+    verdict = estimate.verdict
+    if verdict.fits:
+        return None
+    if verdict.cards_needed is None and not verdict.changes:
+        return w("advice.fill", what=fill_advice(estimate, w))
+    shown = [change for change in verdict.changes if change.kind != "cards" or verdict.strategy is not None]
+    if all(change.kind in ("lora", "qlora") for change in shown):
+        return None  # the LoRA line says as much, and which card they fit
+
+    # Each change in one piece: a phone wraps between them, never inside "10 × H100 80 GB ZeRO-3".
+    changes = [change_text(change, estimate, w).replace(" ", "\u00a0") for change in shown]
+    return w("advice.fits_with", changes=" · ".join(changes))
 
 
 def adapter_fit(hint: AdapterHint, w: Words) -> str:
@@ -228,8 +299,9 @@ def largest_batch_text(estimate: Estimate, w: Words) -> str | None:
     if found.strategy is not None:
         sharded = {"strategy": strategy_name(found.strategy, w), "gpus": w.plain(request.gpus)}
     if found.checkpointed_batch is None:
-        if sharded is not None:
-            return w("batch.none_sharded", seq_len=seq_len, card=card, **sharded)
+        if sharded is not None:  # ZeRO-3 shards all it can already: only more or larger cards are left
+            key = "batch.none_sharded_zero3" if found.strategy == "ZeRO-3" else "batch.none_sharded"
+            return w(key, seq_len=seq_len, card=card, **sharded)
         return w("batch.none", seq_len=seq_len, card=card)
     if found.batch is None:
         text = w(
@@ -315,14 +387,13 @@ def peak_text(estimate: Estimate, w: Words) -> str | None:
         transients=w.gb(abs(peak.transients_gb)),
         context=context,
     )
-    line = (
-        f"{head}; {_against_the_card(peak.peak_gb, peak.fits, estimate.single_gpu.fits, capacity, card, w)}"
-    )
+    against = _against_the_card(peak.peak_gb, peak.fits, estimate.total_gb <= capacity, capacity, card, w)
+    line = f"{head}; {against}"
     card_peak, cluster = peak.per_card, estimate.cluster
     if card_peak is None or cluster is None:
-        return f"{line}\n{w('peak.warning')}" if _fits_by_v_not_by_peak(estimate) else line
+        return line
     # The peak above is one process holding everything; under ZeRO a card holds its share.
-    v_fits = cluster.followed.fits
+    v_fits = estimate.verdict.total_gb <= capacity
     per_gpu = w(
         "peak.per_gpu",
         strategy=strategy_name(card_peak.strategy, w),
@@ -331,8 +402,7 @@ def peak_text(estimate: Estimate, w: Words) -> str | None:
         moment=w(PEAK_MOMENT_KEYS[card_peak.moment]),
     )
     against = _against_the_card(card_peak.peak_gb, card_peak.fits, v_fits, capacity, card, w)
-    line = f"{line}\n{w('peak.whole_model')} {per_gpu}; {against}"
-    return f"{line}\n{w('peak.warning_per_gpu')}" if _fits_by_v_not_by_peak(estimate) else line
+    return f"{line}\n{w('peak.whole_model')} {per_gpu}; {against}"
 
 
 def _against_the_card(
@@ -345,26 +415,6 @@ def _against_the_card(
     return w("peak.fits" if v_fits else "peak.fits_not_v", card=card)
 
 
-def _fits_by_v_not_by_peak(estimate: Estimate) -> bool:
-    """V fits the card(s) the verdict is about, and the step's peak there does not."""
-    peak, cluster = estimate.peak, estimate.cluster
-    if peak is None:
-        return False
-    if peak.per_card is not None and cluster is not None:
-        return cluster.followed.fits and not peak.per_card.fits
-    return estimate.single_gpu.fits and not peak.fits
-
-
-def peak_warning(estimate: Estimate, w: Words) -> str | None:
-    """One line for the answer when V fits the card(s) but the step's peak does not."""
-    peak = estimate.peak
-    if peak is None or not _fits_by_v_not_by_peak(estimate):
-        return None
-    if peak.per_card is not None:  # the title names the cards and the strategy
-        return w("peak.short_warning_per_gpu", peak=w.gb(peak.per_card.peak_gb))
-    return w("peak.short_warning", peak=w.gb(peak.peak_gb), card=card_name(estimate, w))
-
-
 def optimizer_choice_name(optimizer: Optimizer, language: Language = DEFAULT_LANGUAGE) -> str:
     """How a choice reads in Discord's picker; it starts with the key so typing the key finds it."""
     w = Words(language)
@@ -372,8 +422,14 @@ def optimizer_choice_name(optimizer: Optimizer, language: Language = DEFAULT_LAN
         "choice.optimizer",
         key=optimizer.value,
         name=optimizer_name(optimizer, w),
-        bytes=w.num(optimizer.bytes_per_param),
+        bytes=bytes_text(optimizer.bytes_per_param, w),
     )
+
+
+def bytes_text(bytes_per_param: float, w: Words) -> str:
+    """Bytes per parameter as a menu shows them, rounded as a rule of thumb is: "16", "6.03", never
+    "6.03125" (bitsandbytes' block-wise absmax in full)."""
+    return w.num(bytes_per_param, ".3g")
 
 
 def gpu_choice_name(gpu: Gpu, language: Language = DEFAULT_LANGUAGE) -> str:
