@@ -102,9 +102,6 @@ class Mamba:
     in_bias: Switch = False  # in_proj's bias
     out_bias: Switch = False  # out_proj's bias (Falcon-H1's projectors_bias)
     gated_norm: Switch = True  # the gated RMSNorm over the inner width (Falcon-H1's mamba_rms_norm)
-    # The dtype transformers keeps the SSM state in: "compute" (the model's) or a config field
-    # naming it (Nemotron-H's mamba_ssm_cache_dtype, "float32").
-    state_dtype_field: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -723,7 +720,6 @@ FAMILIES += (
             conv_bias="use_conv_bias",
             in_bias="use_bias",
             out_bias="use_bias",
-            state_dtype_field="mamba_ssm_cache_dtype",
         ),
         # A latent MoE (Nemotron 3 Super) and the shared expert's biases are not modelled.
         unsupported=("moe_latent_size", "mlp_bias"),

@@ -326,7 +326,6 @@ def _hybrid_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
         elif width is None and m.expand is not None:
             expand = read.config.get(m.expand, declared.default(m.expand))
             width = int(expand * hidden) if isinstance(expand, int | float) and 0 < expand < 100 else None
-        state_dtype = read.config.get(m.state_dtype_field) if m.state_dtype_field else None
         fields.update(
             mamba_heads=heads,
             mamba_head_dim=read.whole(m.head_dim, mapped=False),  # Bamba's may be "auto"
@@ -338,7 +337,6 @@ def _hybrid_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
             mamba_in_bias=read.flag(m.in_bias),
             mamba_out_bias=read.flag(m.out_bias),
             mamba_gated_norm=read.flag(m.gated_norm, True),
-            mamba_state_fp32=state_dtype == "float32",
         )
     if declared.delta_net is not None:
         d = declared.delta_net

@@ -30,6 +30,10 @@ from bot.estimate.families import LayerKind, preset_family
 from bot.estimate.tensors import TensorCount
 
 KEY_PATTERN = r"^[a-z0-9][a-z0-9.-]{0,19}$"  # keys travel in a Discord custom_id: short and plain
+# transformers 5.24 keeps the recurrent states of linear-attention and Mamba-2 layers in float32
+# whatever the model's dtype (its torch fallbacks, and fla's and mamba-ssm's kernels, return the
+# final state in fp32; measured: tests/test_hybrid_cache.py), the conv states in the model's dtype.
+RECURRENT_STATE_BYTES = 4
 
 
 class Architecture(BaseModel):
@@ -120,7 +124,6 @@ class Architecture(BaseModel):
     mamba_in_bias: bool = False
     mamba_out_bias: bool = False
     mamba_gated_norm: bool = True
-    mamba_state_fp32: bool = False  # the cache keeps the SSM state in float32 (Nemotron-H)
     # LFM2's short convolution.
     conv_kernel: int | None = Field(default=None, gt=0)
     conv_bias: bool = False
@@ -350,6 +353,53 @@ class Architecture(BaseModel):
     def linear_conv_dim(self) -> int:
         """Gated DeltaNet's conv channels: q, k and v (Qwen3NextGatedDeltaNet.conv_dim)."""
         return 2 * self.linear_key_dim + self.linear_value_dim
+
+    # --- what a sequence keeps between forwards (transformers' DynamicCache) --------------------
+
+    def layer_state_bytes(self, kind: LayerKind, compute_bytes: int = 2) -> int:
+        """The fixed state one sequence keeps in one layer of ``kind``, whatever its length: the
+        conv state (channels × kernel taps, in the compute dtype) and the recurrent state in fp32
+        (transformers 5.24's DynamicCache: LinearAttentionLayer.conv_states / recurrent_states)."""
+        if kind == "linear_attention":
+            # Gated DeltaNet: a k × v matrix per value head (Yang et al. 2025, eq. 1).
+            conv = self.linear_conv_dim * (self.linear_conv_kernel or 0)
+            matrix = (
+                (self.linear_value_heads or 0)
+                * (self.linear_key_head_dim or 0)
+                * (self.linear_value_head_dim or 0)
+            )
+            return conv * compute_bytes + matrix * RECURRENT_STATE_BYTES
+        if kind in ("mamba", "attention_mamba"):
+            # Mamba-2: head_dim × state per head (Dao & Gu 2024, section 7), over x, B and C's conv.
+            conv = self.mamba_conv_dim * (self.mamba_conv_kernel or 0)
+            ssm = self.mamba_inner_size * (self.mamba_state_size or 0)  # heads × head_dim × state
+            return conv * compute_bytes + ssm * RECURRENT_STATE_BYTES
+        if kind == "conv":
+            return self.hidden_size * (self.conv_kernel or 0) * compute_bytes  # Lfm2ShortConv's L_cache taps
+        return 0
+
+    def layer_cache_bytes_per_token(self, kind: LayerKind, compute_bytes: int = 2) -> int:
+        """What one layer of ``kind`` adds to the cache per token: keys and values of grouped-query
+        attention, MLA's latent and rope key (transformers 5.24 caches them compressed), and
+        DeepSeek-V3.2's indexer key; nothing for the fixed-state kinds. (A sliding layer is counted
+        as full attention here; its window caps it.)"""
+        if kind not in ("attention", "attention_mamba"):
+            return 0
+        if self.is_mla:
+            width = (self.kv_lora_rank or 0) + (self.qk_rope_head_dim or 0)
+        else:
+            width = self.kv_heads * self.attention_head_dim * 2
+        return (width + (self.index_head_dim or 0)) * compute_bytes
+
+    def state_bytes_per_sequence(self, compute_bytes: int = 2) -> int:
+        """Every layer's fixed state for one sequence (0 for a model of attention layers only)."""
+        return sum(n * self.layer_state_bytes(kind, compute_bytes) for kind, n in self.mixer_counts.items())
+
+    def cache_bytes_per_token(self, compute_bytes: int = 2) -> int:
+        """Every layer's cache per token of one sequence."""
+        return sum(
+            n * self.layer_cache_bytes_per_token(kind, compute_bytes) for kind, n in self.mixer_counts.items()
+        )
 
     # --- linear layers: the counter's and LoRA's common list ----------------------------------
 
