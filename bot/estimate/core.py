@@ -451,7 +451,7 @@ def _largest_batch(
     card's model states, ``card_states_gb``, plus the step's transients and the CUDA context), else
     the states plus the activations. Under ZeRO (``strategy``), the card's share of the step."""
     model = request.architecture  # a repo known by its tensors only has no step to grow with b
-    if model is None or request.activations is not None:
+    if model is None or request.activations is not None or model.is_hybrid:  # hybrid: not modelled
         return None  # an entered figure was measured at one batch, which we do not know
     capacity = request.card.memory_gb
     share = WHOLE_MODEL if strategy is None else card_share(strategy, request.gpus)

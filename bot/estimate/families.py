@@ -681,6 +681,7 @@ FAMILIES += (
         # Every layer MoE: no dense width (Qwen3_5MoeTextConfig has no intermediate_size).
         names=MappingProxyType({"intermediate_size": ("intermediate_size", "moe_intermediate_size")}),
         experts=_QWEN_NEXT_EXPERTS,
+        preset_prefixes=("qwen3.5-35b-a3b", "qwen3.5-122b-a10b", "qwen3.5-397b-a17b"),
     ),
     # Nemotron-H: each block one mixer (Mamba-2 or attention) or one MLP (ReLU², up/down) or MoE.
     Family(
