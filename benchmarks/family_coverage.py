@@ -142,6 +142,13 @@ LAYER_MIXES: dict[str, dict[str, Any]] = {
     "nemotron_h": {"layers_block_type": ["mamba", "mlp", "attention", "mamba", "moe"], "n_shared_experts": 2},
     "qwen3_next": {"num_hidden_layers": 6, "layer_types": None, "full_attention_interval": 3},
     "mamba2": {"use_conv_bias": False, "n_groups": 2},
+    # GLM-5.x: an indexer in every fourth layer, the others reuse its top-k.
+    "glm_moe_dsa": {
+        "num_hidden_layers": 6,
+        "mlp_layer_types": None,
+        "layer_types": None,
+        "indexer_types": ["full", "shared", "shared", "shared", "full", "shared"],
+    },
 }
 
 

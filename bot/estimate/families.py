@@ -134,6 +134,9 @@ class Indexer:
 
     heads: str = "index_n_heads"
     head_dim: str = "index_head_dim"
+    # GLM-5: a per-layer list, and the word of the layers that run their own indexer (the others
+    # reuse the previous one's top-k); None: every layer has one.
+    layers: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -809,6 +812,17 @@ FAMILIES += (
         indexer=Indexer(),
         experts=replace(_DEEPSEEK_EXPERTS, kinds=("mlp_layer_types", "dense")),
         preset_prefixes=("deepseek-v3.2",),
+    ),
+)
+_LIKE = {f.model_type: f for f in FAMILIES}
+# GLM-5: DeepSeek-V3.2's layers, the indexer only in the layers indexer_types calls "full".
+FAMILIES += (
+    replace(
+        _LIKE["deepseek_v32"],
+        model_type="glm_moe_dsa",
+        indexer=Indexer(layers=("indexer_types", "full")),
+        multi_token_prediction=True,
+        preset_prefixes=(),
     ),
 )
 

@@ -359,6 +359,12 @@ def _hybrid_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
             index_heads=read.whole(i.heads, required=True, mapped=False),
             index_head_dim=read.whole(i.head_dim, required=True, mapped=False),
         )
+        listed = read.config.get(i.layers[0]) if i.layers else None
+        if i.layers is not None and listed is not None:
+            if not isinstance(listed, list) or len(listed) != layers:
+                read.absurd.append(i.layers[0])
+            else:
+                fields["index_layers"] = sum(word == i.layers[1] for word in listed)
     fields["attention_output_gate"] = declared.attention_output_gate
     return fields
 

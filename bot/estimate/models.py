@@ -130,6 +130,7 @@ class Architecture(BaseModel):
     # DeepSeek-V3.2's sparse-attention indexer, in every attention layer.
     index_heads: int | None = Field(default=None, gt=0)
     index_head_dim: int | None = Field(default=None, gt=0)
+    index_layers: int | None = Field(default=None, ge=0)  # GLM-5: the layers with one; None: every layer
     # A multimodal repo: the shape is the text model's; non_text_params is what the published total
     # holds besides (vision tower and projector), so count + non_text_params = published, and N (a
     # preset's total_params) counts both. projector_params is the projector's share of it, which
@@ -380,8 +381,8 @@ class Architecture(BaseModel):
 
     def layer_cache_bytes_per_token(self, kind: LayerKind, compute_bytes: int = 2) -> int:
         """What one layer of ``kind`` adds to the cache per token: keys and values of grouped-query
-        attention, MLA's latent and rope key (transformers 5.24 caches them compressed), and
-        DeepSeek-V3.2's indexer key; nothing for the fixed-state kinds. (A sliding layer is counted
+        attention and MLA's latent and rope key (transformers 5.24 caches them compressed); nothing
+        for the fixed-state kinds (the indexers' keys: cache_bytes_per_token). (A sliding layer is counted
         as full attention here; its window caps it.)"""
         if kind not in ("attention", "attention_mamba"):
             return 0
@@ -389,17 +390,18 @@ class Architecture(BaseModel):
             width = (self.kv_lora_rank or 0) + (self.qk_rope_head_dim or 0)
         else:
             width = self.kv_heads * self.attention_head_dim * 2
-        return (width + (self.index_head_dim or 0)) * compute_bytes
+        return width * compute_bytes
 
     def state_bytes_per_sequence(self, compute_bytes: int = 2) -> int:
         """Every layer's fixed state for one sequence (0 for a model of attention layers only)."""
         return sum(n * self.layer_state_bytes(kind, compute_bytes) for kind, n in self.mixer_counts.items())
 
     def cache_bytes_per_token(self, compute_bytes: int = 2) -> int:
-        """Every layer's cache per token of one sequence."""
-        return sum(
+        """Every layer's cache per token of one sequence (the indexers' keys included)."""
+        layers = sum(
             n * self.layer_cache_bytes_per_token(kind, compute_bytes) for kind, n in self.mixer_counts.items()
         )
+        return layers + self.indexed_layers * (self.index_head_dim or 0) * compute_bytes
 
     # --- linear layers: the counter's and LoRA's common list ----------------------------------
 
@@ -540,11 +542,22 @@ class Architecture(BaseModel):
             params += self.attention_heads  # gpt-oss: one learned sink logit per head
         if self.attention_output_gate and self.qkv_bias:
             params += self.q_dim  # the gate's half of q_proj's bias
-        if self.index_heads is not None and self.index_head_dim is not None:
-            # DeepseekV32Indexer: wq_b from the q latent, wk with a LayerNorm, weights_proj.
-            heads, dim, h = self.index_heads, self.index_head_dim, self.hidden_size
-            params += (self.q_lora_rank or 0) * heads * dim + h * dim + 2 * dim + h * heads
         return params
+
+    def _indexer_params(self) -> int:
+        """One layer's sparse-attention indexer (DeepseekV32Indexer): wq_b from the q latent, wk
+        with a LayerNorm, weights_proj."""
+        if self.index_heads is None or self.index_head_dim is None:
+            return 0
+        heads, dim, h = self.index_heads, self.index_head_dim, self.hidden_size
+        return (self.q_lora_rank or 0) * heads * dim + h * dim + 2 * dim + h * heads
+
+    @property
+    def indexed_layers(self) -> int:
+        """Layers with their own indexer: every attention layer unless the config lists them."""
+        if self.index_heads is None:
+            return 0
+        return self.attention_layers if self.index_layers is None else self.index_layers
 
     def _dense_mlp_params(self) -> int:
         """One dense MLP: its projections, their biases (d_out each) and its activation's scalars."""
@@ -572,6 +585,7 @@ class Architecture(BaseModel):
     def _counts(self, experts_counted: int, embeddings_counted: str = "both") -> int:
         h = self.hidden_size
         mixers = sum(copies * self._mixer_params(kind) for kind, copies in self.mixer_counts.items())
+        mixers += self.indexed_layers * self._indexer_params()
         blocks = (
             mixers
             + self.layers * self.norms_per_layer * self._norm_params()
@@ -600,7 +614,8 @@ class Architecture(BaseModel):
             return 0
         h = self.hidden_size
         mlp = self._moe_params(self.experts) if self.is_moe else self._dense_mlp_params()
-        block = self._attention_params() + self.norms_per_layer * self._norm_params() + mlp
+        attention = self._attention_params() + self._indexer_params()
+        block = attention + self.norms_per_layer * self._norm_params() + mlp
         return self.mtp_layers * (block + 2 * h * h + 3 * h + 2 * self.vocab_size * h)
 
     @property
