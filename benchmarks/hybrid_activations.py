@@ -126,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import transformers
     except ImportError:
-        print('hybrid_activations: needs torch and transformers: pip install -e ".[measure]"', file=sys.stderr)
+        print(
+            'hybrid_activations: needs torch and transformers: pip install -e ".[measure]"', file=sys.stderr
+        )
         return 2
     warnings.filterwarnings("ignore")
     transformers.logging.set_verbosity_error()
