@@ -122,6 +122,56 @@ def _variants(config: Any) -> list[tuple[str, Any]]:
     return found
 
 
+# Hybrid families whose default config has one layer kind only (LFM2's is all attention, Granite 4's
+# and Bamba's all Mamba-2): a config of mixed layers too, as the published checkpoints have, with
+# each kind's own switches (conv bias, the Mamba-2 norm) on. Read as config fields.
+LAYER_MIXES: dict[str, dict[str, Any]] = {
+    "lfm2": {
+        "num_hidden_layers": 6,
+        "layer_types": ["conv", "conv", "full_attention", "conv", "full_attention", "conv"],
+        "conv_bias": True,
+    },
+    "granitemoehybrid": {
+        "num_hidden_layers": 4,
+        "layer_types": ["mamba", "attention", "mamba", "mamba"],
+        "mamba_proj_bias": True,
+        "num_local_experts": 0,  # the dense Granite 4 models: the shared MLP alone
+    },
+    "bamba": {"num_hidden_layers": 4, "attn_layer_indices": [1, 3], "mamba_conv_bias": False},
+    "falcon_h1": {"mamba_rms_norm": True, "projectors_bias": True, "mamba_d_ssm": None},
+    "nemotron_h": {"layers_block_type": ["mamba", "mlp", "attention", "mamba", "moe"], "n_shared_experts": 2},
+    "qwen3_next": {"num_hidden_layers": 6, "layer_types": None, "full_attention_interval": 3},
+    "mamba2": {"use_conv_bias": False, "n_groups": 2},
+    # GLM-5.x: an indexer in every fourth layer, the others reuse its top-k.
+    "glm_moe_dsa": {
+        "num_hidden_layers": 6,
+        "mlp_layer_types": None,
+        "layer_types": None,
+        "indexer_types": ["full", "shared", "shared", "shared", "full", "shared"],
+    },
+}
+
+
+def _layer_mix(model_type: str, config: Any, causal: bool) -> list[Row]:
+    from transformers import AutoConfig
+
+    mix = LAYER_MIXES.get(model_type)
+    if mix is None:
+        return []
+    fields = {k: v for k, v in config.to_dict().items() if k not in mix and k != "transformers_version"}
+    fields.update({k: v for k, v in mix.items() if v is not None})
+    fields.pop("model_type", None)
+    try:
+        mixed = AutoConfig.for_model(model_type, **fields)
+        built = _build(mixed, causal)
+    except Exception as error:  # reported like a variant transformers refuses
+        return [Row(model_type, "layer mix", None, None, f"{type(error).__name__}: {str(error)[:80]}")]
+    written = {**mixed.to_dict(), **{k: v for k, v in mix.items() if v is not None}}
+    if mix.get("layer_types", 0) is None:
+        written.pop("layer_types", None)  # the class's own pattern decides
+    return [Row(model_type, "layer mix", built, *_bot_count(written))]
+
+
 def _without_switches(config: dict[str, Any]) -> dict[str, Any]:
     """The config.json with every switch left out, as a Hub repo saved at its class's defaults may
     be: the reader must then know the family's default of each."""
@@ -146,6 +196,7 @@ def check(model_type: str) -> list[Row]:
     if rows[0].counted is None:
         return rows  # refused: its variants would be too
     rows.append(Row(model_type, "switches left out", built, *_bot_count(_without_switches(config.to_dict()))))
+    rows += _layer_mix(model_type, config, causal)
     for label, variant in _variants(config):
         try:
             variant_built = _build(variant, causal)

@@ -1,5 +1,6 @@
 """Safetensors headers as real repos hold them (tensor name -> dtype, shape), for the fake Hub: a
-Mamba-2 (a family no declaration knows) in three shards, and Qwen3-32B in block-wise FP8."""
+Mamba-2 in three shards (served under a remote-code family no declaration knows), and Qwen3-32B in
+block-wise FP8."""
 
 from __future__ import annotations
 
@@ -23,6 +24,14 @@ MAMBA2_CONFIG: dict[str, Any] = {
     "n_groups": 1,
     "conv_kernel": 4,
     "tie_word_embeddings": True,
+}
+# The same checkpoint as a repo with its own modeling code and model_type (as trust_remote_code repos
+# are, e.g. Hymba's): a family no declaration knows, which the tensors count exactly.
+UNDECLARED_CONFIG: dict[str, Any] = {
+    **MAMBA2_CONFIG,
+    "architectures": ["AcmeSsmForCausalLM"],
+    "model_type": "acme_ssm",
+    "auto_map": {"AutoModelForCausalLM": "modeling_acme_ssm.AcmeSsmForCausalLM"},
 }
 # Worked by hand from transformers' Mamba2Mixer (in_proj to 2·1536 + 2·128 + 24, conv1d over
 # 1536 + 2·128 channels, out_proj 1536 -> 768, A_log, D and dt_bias a head, a gated RMSNorm of 1536),

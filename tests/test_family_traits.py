@@ -148,7 +148,8 @@ def _figures(arch: Architecture) -> tuple[int, int, int, int, int]:
 
 
 def test_every_preset_is_pinned() -> None:
-    assert sorted(PINNED) == sorted(presets())
+    # Hybrid presets have no activation estimate (tests/test_presets_hybrid.py): nothing to pin.
+    assert sorted(PINNED) == sorted(key for key, model in presets().items() if not model.is_hybrid)
 
 
 @pytest.mark.parametrize("key", sorted(PINNED))

@@ -266,11 +266,11 @@ def test_a_declared_familys_config_counts_as_transformers_builds_it(model_type: 
 @pytest.mark.parametrize(
     "config",
     [
-        # LFM2's short-convolution layers, and Gemma 3n's per-layer MLP widths, are not declared.
-        {"model_type": "lfm2", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32},
+        # Jamba's Mamba-1 layers, and Gemma 3n's per-layer MLP widths, are not declared.
+        {"model_type": "jamba", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32},
         {"model_type": "gemma3n_text", "hidden_size": 2048, "intermediate_size": [8192, 16384]},
     ],
-    ids=["lfm2", "gemma3n"],
+    ids=["jamba", "gemma3n"],
 )
 def test_a_family_without_a_declaration_is_refused_not_guessed(config: dict[str, Any]) -> None:
     with pytest.raises(ConfigProblem) as caught:

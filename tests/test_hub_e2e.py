@@ -19,7 +19,7 @@ from bot.runtime.runner import VramBot
 from tests.fake_discord import FakeDiscord, custom_ids
 from tests.fake_hub import FakeHub
 from tests.hub_configs import CONFIGS
-from tests.hub_tensors import MAMBA2_CONFIG, mamba2_shards
+from tests.hub_tensors import UNDECLARED_CONFIG, mamba2_shards
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -32,7 +32,7 @@ async def hub() -> AsyncIterator[FakeHub]:
     hub.add("acme/Slow-8B", CONFIGS["llama-3.1-8b"])
     hub.add("acme/Gated-8B", CONFIGS["llama-3.1-8b"], gated=True)
     hub.add("acme/Llama-Tuned-8B", CONFIGS["llama-3.1-8b"], downloads=99)
-    hub.add("acme/Mamba2-130m", MAMBA2_CONFIG)  # a family no declaration knows, in three shards
+    hub.add("acme/Mamba2-130m", UNDECLARED_CONFIG)  # a family no declaration knows, in three shards
     hub.add_safetensors("acme/Mamba2-130m", mamba2_shards())
     yield hub
     await hub.stop()

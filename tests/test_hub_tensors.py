@@ -27,10 +27,10 @@ from bot.present.phrases import architecture_notes
 from bot.present.words import Words
 from tests.fake_hub import FakeHub, point_hub_client_at, running_in_thread
 from tests.hub_tensors import (
-    MAMBA2_CONFIG,
     MAMBA2_PARAMS,
     QWEN3_32B_PARAMS,
     QWEN3_FP8_CONFIG,
+    UNDECLARED_CONFIG,
     mamba2_shards,
     qwen3_fp8_tensors,
 )
@@ -71,7 +71,7 @@ def _hybrid_tensors() -> dict[str, tuple[str, list[int]]]:
 
 
 def _serve(hub: FakeHub) -> None:
-    hub.add("acme/Mamba2-130m", MAMBA2_CONFIG)
+    hub.add("acme/Mamba2-130m", UNDECLARED_CONFIG)
     hub.add_safetensors("acme/Mamba2-130m", mamba2_shards())
     hub.add("acme/Qwen3-32B-FP8", QWEN3_FP8_CONFIG, stored_params=17_000_000_000)
     hub.add_safetensors("acme/Qwen3-32B-FP8", {"model.safetensors": qwen3_fp8_tensors()})
@@ -97,12 +97,12 @@ def _serve(hub: FakeHub) -> None:
     tensors["model.multi_modal_projector.linear_1.weight"] = ("BF16", [64, 32])
     hub.add_safetensors("acme/Mistral3-Tiny", {"model.safetensors": tensors})
     # A header that claims a terabyte.
-    hostile = hub.add("acme/Hostile", MAMBA2_CONFIG | {"hidden_size": 32})
+    hostile = hub.add("acme/Hostile", UNDECLARED_CONFIG | {"hidden_size": 32})
     hostile.blobs["model.safetensors"] = struct.pack("<Q", 10**12) + b"{}"
     hostile.lfs_sizes["model.safetensors"] = 10**12 + 8
     hostile.files.add("model.safetensors")
     # An index naming more shards than the lookup reads (each a real, tiny shard).
-    hub.add("acme/Many-Shards", MAMBA2_CONFIG | {"hidden_size": 64}, stored_params=1200)
+    hub.add("acme/Many-Shards", UNDECLARED_CONFIG | {"hidden_size": 64}, stored_params=1200)
     many = {f"model-{i:05d}-of-00300.safetensors": {f"x.{i}.weight": ("F32", [4])} for i in range(300)}
     hub.add_safetensors("acme/Many-Shards", many)
 
@@ -262,7 +262,7 @@ def test_the_cli_answers_an_unknown_family_with_its_count_and_asks_for_activatio
     assert (
         "activations need activations (GB" if language == "en" else "Aktivierungen brauchen activations"
     ) in out
-    assert "(mamba2)" in out
+    assert "(acme_ssm)" in out
     assert main(["estimate", "--model", "acme/Mamba2-130m", "--activations", "3"]) == 0
     answer = capsys.readouterr().out
     assert "2.1 GB" in answer  # M = 0.129 B x 16 B = 2.06 GB; V = M + 3

@@ -22,6 +22,7 @@ from bot.estimate.models import (
     search_presets,
 )
 from tests.test_presets_and_scaling import PUBLISHED as PUBLISHED_2024
+from tests.test_presets_hybrid import TRANSFORMERS_COUNT as HYBRID  # issue 20, point 3
 from tests.test_presets_small import MULTIMODAL, SMALL  # issue 20's presets
 
 # key -> the text model's parameters as transformers holds them (state dict, meta-device build).
@@ -126,7 +127,8 @@ def _holds(count: int, published: int, tolerance: float, unit: int) -> bool:
 
 
 def test_the_2024_and_2025_tables_name_every_preset() -> None:
-    assert set(PUBLISHED_2024) | set(TRANSFORMERS_COUNT) | set(SMALL) | set(MULTIMODAL) == set(presets())
+    named = set(PUBLISHED_2024) | set(TRANSFORMERS_COUNT) | set(SMALL) | set(MULTIMODAL) | set(HYBRID)
+    assert named == set(presets())
     assert set(PUBLISHED_TOTAL) == set(TRANSFORMERS_COUNT)
 
 

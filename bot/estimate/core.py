@@ -628,7 +628,7 @@ def _largest_batch(judge: _Judge, strategy: Strategy | None) -> LargestBatch | N
     """The largest micro-batch whose judged figure fits the card (the larger of V and the step's
     peak where the setup is known, else V), under the verdict's ``strategy`` on several cards."""
     request, model = judge.request, judge.architecture  # a repo known by its tensors only has no step
-    if model is None or request.activations is not None:
+    if model is None or request.activations is not None or model.is_hybrid:  # hybrid: not modelled
         return None  # an entered figure was measured at one batch, which we do not know
     capacity = request.card.memory_gb
     n = request.gpus

@@ -56,6 +56,89 @@ class Experts:
     fused_gate_up: bool = False  # the experts' gate and up as one 3-D gate_up_proj (LoRA's names)
 
 
+# The mixer of one hybrid layer (issue 20, point 3): softmax attention (full or sliding), Gated
+# DeltaNet linear attention (Qwen3-Next), a Mamba-2 SSM, LFM2's short convolution, Falcon-H1's
+# attention and Mamba-2 side by side, or none (Nemotron-H's MLP-only blocks).
+LayerKind = Literal["attention", "linear_attention", "mamba", "conv", "attention_mamba", "none"]
+# What the layer's MLP is: the model's (dense or MoE as its experts say), dense, MoE, or none.
+MlpKind = Literal["default", "dense", "moe", "none"]
+
+
+@dataclass(frozen=True, slots=True)
+class LayerKinds:
+    """Where a hybrid family's config says each layer's kind, and what its words mean (the config
+    classes of transformers 5.24, after their legacy remapping: remap_legacy_layer_types)."""
+
+    # The per-layer list or pattern string, the first the config has (Nemotron-H's
+    # hybrid_override_pattern is a string of one letter a layer).
+    fields: tuple[str, ...]
+    words: Mapping[str, tuple[LayerKind, MlpKind]]
+    default: LayerKind  # every layer's kind when the config names none
+    default_mlp: MlpKind = "default"
+    # A list of the layer indices of one kind, the others being the default's (Bamba's
+    # attn_layer_indices, LFM2's full_attn_idxs: attention).
+    indices: tuple[str, LayerKind] | None = None
+    # Every n-th layer of a kind, by a field and its default (Qwen3-Next's full_attention_interval).
+    every: tuple[str, int, LayerKind] | None = None
+    # Nemotron-H: the list is the model (num_hidden_layers is ignored when the list is given).
+    list_is_layers: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Mamba:
+    """A Mamba-2 mixer's config fields (Dao & Gu 2024, "Transformers are SSMs"; transformers'
+    Mamba2Mixer): inner width expand × h (or a field, or heads × head_dim), groups of B and C of the
+    state size, a depthwise conv over x, B and C, per-head dt_bias, A_log and D."""
+
+    heads: str
+    head_dim: str
+    groups: str
+    state: str
+    conv: str
+    expand: str | None = None  # the inner width is int(expand × hidden)
+    width: str | None = None  # ... unless this field is set (Falcon-H1's mamba_d_ssm)
+    width_from_heads: bool = False  # Nemotron-H: heads × head_dim
+    conv_bias: Switch = True
+    in_bias: Switch = False  # in_proj's bias
+    out_bias: Switch = False  # out_proj's bias (Falcon-H1's projectors_bias)
+    gated_norm: Switch = True  # the gated RMSNorm over the inner width (Falcon-H1's mamba_rms_norm)
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaNet:
+    """Gated DeltaNet linear attention (Yang et al. 2025; transformers' Qwen3NextGatedDeltaNet): its
+    config fields."""
+
+    key_heads: str = "linear_num_key_heads"
+    value_heads: str = "linear_num_value_heads"
+    key_dim: str = "linear_key_head_dim"
+    value_dim: str = "linear_value_head_dim"
+    conv: str = "linear_conv_kernel_dim"
+    fused: bool = True  # in_proj_qkvz and in_proj_ba (Qwen3-Next); Qwen3.5 splits qkv, z, b, a
+
+
+@dataclass(frozen=True, slots=True)
+class ShortConv:
+    """LFM2's short convolution block: in_proj h -> 3h (B, C, x), a depthwise conv of ``kernel``
+    taps, out_proj h -> h (transformers' Lfm2ShortConv)."""
+
+    kernel: str = "conv_L_cache"
+    bias: Switch = "conv_bias"
+
+
+@dataclass(frozen=True, slots=True)
+class Indexer:
+    """DeepSeek-V3.2's lightning indexer of its sparse attention (DSA): wq_b from the q latent to
+    heads × head_dim, wk h -> head_dim with a LayerNorm, weights_proj h -> heads (transformers'
+    DeepseekV32Indexer)."""
+
+    heads: str = "index_n_heads"
+    head_dim: str = "index_head_dim"
+    # GLM-5: a per-layer list, and the word of the layers that run their own indexer (the others
+    # reuse the previous one's top-k); None: every layer has one.
+    layers: tuple[str, str] | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Family:
     """One transformers ``model_type`` (and the names it is also saved under), as the counter reads it."""
@@ -118,6 +201,16 @@ class Family:
     # (Qwen3-MoE's checkpoints renormalise the top-k routing weights).
     measure_fields: Mapping[str, object] = field(default_factory=dict)
     sliding_window_switch: str | None = None  # Qwen2's use_sliding_window
+    # Hybrid layers (issue 20, point 3): where each layer's kind is read, and the mixers' fields.
+    layer_kinds: LayerKinds | None = None
+    mamba: Mamba | None = None
+    delta_net: DeltaNet | None = None
+    short_conv: ShortConv | None = None
+    indexer: Indexer | None = None
+    attention_output_gate: bool = False  # Qwen3-Next: q_proj doubles, a sigmoid gate on the output
+    # LFM2: the MLP's width is 2/3 of intermediate_size × block_ffn_dim_multiplier, rounded up to
+    # block_multiple_of, when block_auto_adjust_ff_dim (Lfm2MLP).
+    ffn_auto_adjust: bool = False
 
     def default(self, name: str) -> object:
         return self.defaults.get(name, COMMON_DEFAULTS.get(name))
@@ -530,10 +623,215 @@ FAMILIES += (
     ),
 )
 
+# The hybrid families (issue 20, point 3): layers that keep a fixed-size state per sequence.
+# Qwen3-Next and Qwen3.5: Gated DeltaNet layers with every n-th layer gated full attention.
+_QWEN_LINEAR = LayerKinds(
+    fields=("layer_types",),
+    words=MappingProxyType(
+        {"linear_attention": ("linear_attention", "default"), "full_attention": ("attention", "default")}
+    ),
+    default="linear_attention",
+    every=("full_attention_interval", 4, "attention"),
+)
+_QWEN_NEXT_EXPERTS = Experts(
+    count=("num_experts",),
+    shared_width="shared_expert_intermediate_size",
+    shared_gate=True,
+    step="decoder_sparse_step",
+    dense_list="mlp_only_layers",
+    fused_gate_up=True,
+)
+# Granite 4, Bamba: "mamba"/"attention" (their legacy words) or "linear_attention"/"full_attention".
+_MAMBA_OR_ATTENTION: Mapping[str, tuple[LayerKind, MlpKind]] = MappingProxyType(
+    {
+        "mamba": ("mamba", "default"),
+        "linear_attention": ("mamba", "default"),
+        "attention": ("attention", "default"),
+        "full_attention": ("attention", "default"),
+    }
+)
+_GRANITE_MAMBA = Mamba(
+    heads="mamba_n_heads",
+    head_dim="mamba_d_head",
+    groups="mamba_n_groups",
+    state="mamba_d_state",
+    conv="mamba_d_conv",
+    expand="mamba_expand",
+    conv_bias="mamba_conv_bias",
+    in_bias="mamba_proj_bias",
+    out_bias="mamba_proj_bias",
+)
+_QWEN_HYBRID = Family(
+    "qwen3_5_text",
+    qk_norm=True,
+    attention_output_gate=True,
+    layer_kinds=_QWEN_LINEAR,
+    delta_net=DeltaNet(fused=False),
+    router_weight_bytes=2,
+)
+FAMILIES += (
+    replace(
+        _QWEN_HYBRID,
+        model_type="qwen3_next",
+        experts=_QWEN_NEXT_EXPERTS,
+        delta_net=DeltaNet(),
+        preset_prefixes=("qwen3-next",),
+    ),
+    replace(_QWEN_HYBRID, preset_prefixes=("qwen3.5",)),
+    replace(
+        _QWEN_HYBRID,
+        model_type="qwen3_5_moe_text",
+        # Every layer MoE: no dense width (Qwen3_5MoeTextConfig has no intermediate_size).
+        names=MappingProxyType({"intermediate_size": ("intermediate_size", "moe_intermediate_size")}),
+        experts=_QWEN_NEXT_EXPERTS,
+        preset_prefixes=("qwen3.5-35b-a3b", "qwen3.5-122b-a10b", "qwen3.5-397b-a17b"),
+    ),
+    # Nemotron-H: each block one mixer (Mamba-2 or attention) or one MLP (ReLU², up/down) or MoE.
+    Family(
+        "nemotron_h",
+        norms_per_layer=1,
+        gated_mlp=False,
+        experts=Experts(
+            count=("n_routed_experts",),
+            shared_width="moe_shared_expert_intermediate_size",
+        ),
+        layer_kinds=LayerKinds(
+            fields=("layers_block_type", "layer_types", "hybrid_override_pattern"),
+            words=MappingProxyType(
+                {
+                    "linear_attention": ("mamba", "none"),
+                    "mamba": ("mamba", "none"),
+                    "M": ("mamba", "none"),
+                    "full_attention": ("attention", "none"),
+                    "attention": ("attention", "none"),
+                    "*": ("attention", "none"),
+                    "mlp": ("none", "dense"),
+                    "-": ("none", "dense"),
+                    "moe": ("none", "moe"),
+                    "E": ("none", "moe"),
+                }
+            ),
+            default="mamba",
+            list_is_layers=True,
+        ),
+        mamba=Mamba(
+            heads="mamba_num_heads",
+            head_dim="mamba_head_dim",
+            groups="n_groups",
+            state="ssm_state_size",
+            conv="conv_kernel",
+            width_from_heads=True,
+            conv_bias="use_conv_bias",
+            in_bias="use_bias",
+            out_bias="use_bias",
+        ),
+        # A latent MoE (Nemotron 3 Super) and the shared expert's biases are not modelled.
+        unsupported=("moe_latent_size", "mlp_bias"),
+        multi_token_prediction=True,
+        preset_prefixes=("nemotron-h",),
+    ),
+    # Granite 4: every layer Mamba-2 or attention, a MoE and a shared gated MLP (the dense models:
+    # num_local_experts 0, the shared MLP alone, of shared_intermediate_size).
+    Family(
+        "granitemoehybrid",
+        names=MappingProxyType({"intermediate_size": ("shared_intermediate_size",)}),
+        fused_gate_up=True,
+        experts=Experts(
+            count=("num_local_experts",),
+            width="intermediate_size",
+            shared_width="shared_intermediate_size",
+            fused_gate_up=True,
+        ),
+        layer_kinds=LayerKinds(
+            fields=("layer_types", "layers_block_type"), words=_MAMBA_OR_ATTENTION, default="mamba"
+        ),
+        mamba=_GRANITE_MAMBA,
+        preset_prefixes=("granite-4",),
+    ),
+    # Falcon-H1: attention and Mamba-2 side by side in every layer, then a gated MLP.
+    Family(
+        "falcon_h1",
+        mlp_bias="mlp_bias",
+        layer_kinds=LayerKinds(fields=(), words=MappingProxyType({}), default="attention_mamba"),
+        mamba=replace(
+            _GRANITE_MAMBA, width="mamba_d_ssm", out_bias="projectors_bias", gated_norm="mamba_rms_norm"
+        ),
+    ),
+    Family(
+        "bamba",
+        mlp_bias="mlp_bias",
+        layer_kinds=LayerKinds(
+            fields=("layers_block_type",),
+            words=_MAMBA_OR_ATTENTION,
+            default="mamba",
+            indices=("attn_layer_indices", "attention"),
+        ),
+        mamba=_GRANITE_MAMBA,
+    ),
+    # Mamba-2: Mamba-2 blocks alone (one norm each, no attention, no MLP); the attention and MLP
+    # fields the counter requires are given values no layer reads.
+    Family(
+        "mamba2",
+        norms_per_layer=1,
+        defaults=MappingProxyType({"num_attention_heads": 1, "intermediate_size": 1}),
+        layer_kinds=LayerKinds(fields=(), words=MappingProxyType({}), default="mamba", default_mlp="none"),
+        mamba=Mamba(
+            heads="num_heads",
+            head_dim="head_dim",
+            groups="n_groups",
+            state="state_size",
+            conv="conv_kernel",
+            expand="expand",
+            conv_bias="use_conv_bias",
+            in_bias="use_bias",
+            out_bias="use_bias",
+        ),
+    ),
+    # LFM2: short-convolution layers and attention layers (QK-norm), each with a gated MLP.
+    Family(
+        "lfm2",
+        tied_by_default=True,
+        qkv_bias=False,
+        o_bias=False,
+        qk_norm=True,
+        ffn_auto_adjust=True,
+        layer_kinds=LayerKinds(
+            fields=("layer_types",),
+            words=MappingProxyType({"full_attention": ("attention", "default"), "conv": ("conv", "default")}),
+            default="conv",
+            indices=("full_attn_idxs", "attention"),
+        ),
+        short_conv=ShortConv(),
+        preset_prefixes=("lfm2",),
+    ),
+    # DeepSeek-V3.2: DeepSeek-V3 with the lightning indexer of its sparse attention in every layer.
+    replace(
+        _LIKE["deepseek_v3"],
+        model_type="deepseek_v32",
+        also=(),
+        indexer=Indexer(),
+        experts=replace(_DEEPSEEK_EXPERTS, kinds=("mlp_layer_types", "dense")),
+        preset_prefixes=("deepseek-v3.2",),
+    ),
+)
+_LIKE = {f.model_type: f for f in FAMILIES}
+# GLM-5: DeepSeek-V3.2's layers, the indexer only in the layers indexer_types calls "full".
+FAMILIES += (
+    replace(
+        _LIKE["deepseek_v32"],
+        model_type="glm_moe_dsa",
+        indexer=Indexer(layers=("indexer_types", "full")),
+        multi_token_prediction=True,
+        preset_prefixes=(),
+    ),
+)
+
 MULTIMODAL: tuple[Multimodal, ...] = (
     Multimodal("gemma3", "gemma3_text"),
     Multimodal("llama4", "llama4_text"),
     Multimodal("mistral3", "mistral", tie_at_top=True, tied_by_default=True),
+    Multimodal("qwen3_5", "qwen3_5_text"),
+    Multimodal("qwen3_5_moe", "qwen3_5_moe_text"),
 )
 
 _BY_TYPE: dict[str, Family] = {name: f for f in FAMILIES for name in (f.model_type, *f.also)}
@@ -570,9 +868,16 @@ __all__ = [
     "COMMON_DEFAULTS",
     "FAMILIES",
     "MULTIMODAL",
+    "DeltaNet",
     "Experts",
     "Family",
+    "Indexer",
+    "LayerKind",
+    "LayerKinds",
+    "Mamba",
+    "MlpKind",
     "Multimodal",
+    "ShortConv",
     "Switch",
     "declared_model_types",
     "family",

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from bot.estimate.families import Experts, Family, Multimodal, family, multimodal
+from bot.estimate.families import Experts, Family, LayerKind, LayerKinds, Multimodal, family, multimodal
 from bot.estimate.models import Architecture
 from bot.estimate.tensors import CountedModel
 
@@ -260,6 +260,115 @@ def _dense_layers(read: _Reader, moe: Experts, layers: int) -> tuple[int, ...]:
     return tuple(sorted(dense))
 
 
+def _layer_kinds(
+    read: _Reader, kinds: LayerKinds, layers: int
+) -> tuple[list[LayerKind], list[int], list[int]]:
+    """Each layer's mixer, the layers whose MLP is dense and those with none, as the family's config
+    says (its list or pattern, a list of one kind's indices, or its class's default)."""
+    listed: object = next((read.config[f] for f in kinds.fields if read.config.get(f) is not None), None)
+    mixers: list[LayerKind] = [kinds.default] * layers
+    mlps = [kinds.default_mlp] * layers
+    if isinstance(listed, str):  # Nemotron-H's hybrid_override_pattern: one letter a layer
+        listed = list(listed)
+    if listed is not None:
+        if (
+            not isinstance(listed, list)
+            or (len(listed) != layers and not kinds.list_is_layers)
+            or not all(isinstance(w, str) and w in kinds.words for w in listed)
+            or not 0 < len(listed) <= _MAX_LAYERS
+        ):
+            read.absurd.append(kinds.fields[0])
+            return mixers, [], []
+        mixers = [kinds.words[w][0] for w in listed]
+        mlps = [kinds.words[w][1] for w in listed]
+    elif kinds.list_is_layers:
+        read.missing.append(kinds.fields[-1])
+    elif kinds.indices is not None and isinstance(read.config.get(kinds.indices[0]), list):
+        for i in read.layers_listed(kinds.indices[0], layers):
+            mixers[i] = kinds.indices[1]
+    elif kinds.every is not None:  # Qwen3-Next: every n-th layer full attention
+        name, default_every, every_kind = kinds.every
+        every = read.whole(name, default=default_every, mapped=False) or default_every
+        mixers = [every_kind if (i + 1) % every == 0 else kinds.default for i in range(layers)]
+    dense = [i for i, kind in enumerate(mlps) if kind == "dense"]
+    none = [i for i, kind in enumerate(mlps) if kind == "none"]
+    return mixers, dense, none
+
+
+def _ffn_width(config: dict[str, Any], width: int) -> int:
+    """LFM2's MLP width from intermediate_size (Lfm2MLP: 2/3 of it, times block_ffn_dim_multiplier,
+    rounded up to block_multiple_of, when block_auto_adjust_ff_dim)."""
+    if config.get("block_auto_adjust_ff_dim", True) is not True:
+        return width
+    width = int(2 * width / 3)
+    multiplier, multiple = config.get("block_ffn_dim_multiplier", 1.0), config.get("block_multiple_of", 256)
+    if isinstance(multiplier, int | float) and not isinstance(multiplier, bool):
+        if not isinstance(multiple, int) or isinstance(multiple, bool) or multiple <= 0:
+            return width
+        width = int(multiplier * width)
+        width = multiple * ((width + multiple - 1) // multiple)
+    return width
+
+
+def _hybrid_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
+    """The fields of a family's hybrid layers (bot.estimate.families: LayerKinds, Mamba, DeltaNet,
+    ShortConv, Indexer) as the Architecture takes them."""
+    declared, fields = read.declared, dict[str, Any]()
+    if declared.layer_kinds is not None:
+        mixers, dense, none = _layer_kinds(read, declared.layer_kinds, layers)
+        fields.update(layer_kinds=tuple(mixers), no_mlp_layers=tuple(none), hybrid_dense=tuple(dense))
+    if declared.mamba is not None:
+        m = declared.mamba
+        heads = read.whole(m.heads, required=True, mapped=False) or 1
+        width = read.whole(m.width, mapped=False) if m.width else None
+        if m.width_from_heads:
+            width = heads * (read.whole(m.head_dim, required=True, mapped=False) or 1)
+        elif width is None and m.expand is not None:
+            expand = read.config.get(m.expand, declared.default(m.expand))
+            width = int(expand * hidden) if isinstance(expand, int | float) and 0 < expand < 100 else None
+        fields.update(
+            mamba_heads=heads,
+            mamba_head_dim=read.whole(m.head_dim, mapped=False),  # Bamba's may be "auto"
+            mamba_groups=read.whole(m.groups, required=True, mapped=False),
+            mamba_state_size=read.whole(m.state, required=True, mapped=False),
+            mamba_conv_kernel=read.whole(m.conv, required=True, mapped=False),
+            mamba_intermediate_size=width,
+            mamba_conv_bias=read.flag(m.conv_bias, True),
+            mamba_in_bias=read.flag(m.in_bias),
+            mamba_out_bias=read.flag(m.out_bias),
+            mamba_gated_norm=read.flag(m.gated_norm, True),
+        )
+    if declared.delta_net is not None:
+        d = declared.delta_net
+        fields.update(
+            linear_key_heads=read.whole(d.key_heads, required=True, mapped=False),
+            linear_value_heads=read.whole(d.value_heads, required=True, mapped=False),
+            linear_key_head_dim=read.whole(d.key_dim, required=True, mapped=False),
+            linear_value_head_dim=read.whole(d.value_dim, required=True, mapped=False),
+            linear_conv_kernel=read.whole(d.conv, required=True, mapped=False),
+            fused_linear_projections=d.fused,
+        )
+    if declared.short_conv is not None:
+        c = declared.short_conv
+        fields.update(
+            conv_kernel=read.whole(c.kernel, required=True, mapped=False), conv_bias=read.flag(c.bias)
+        )
+    if declared.indexer is not None:
+        i = declared.indexer
+        fields.update(
+            index_heads=read.whole(i.heads, required=True, mapped=False),
+            index_head_dim=read.whole(i.head_dim, required=True, mapped=False),
+        )
+        listed = read.config.get(i.layers[0]) if i.layers else None
+        if i.layers is not None and listed is not None:
+            if not isinstance(listed, list) or len(listed) != layers:
+                read.absurd.append(i.layers[0])
+            else:
+                fields["index_layers"] = sum(word == i.layers[1] for word in listed)
+    fields["attention_output_gate"] = declared.attention_output_gate
+    return fields
+
+
 def architecture_from_config(
     repo_id: str, config: object, *, stored_params: int | None = None, revision: str | None = None
 ) -> Architecture:
@@ -285,14 +394,25 @@ def architecture_from_config(
         if text.get(switch, declared.default(switch)):
             raise ConfigProblem("undeclared_family", (f"{model_type[:40]} with {switch}",))
     hidden = read.whole("hidden_size", required=True)
-    layers = read.whole("num_hidden_layers", required=True, top=_MAX_LAYERS)
+    kinds = declared.layer_kinds
+    listed = next((text[f] for f in kinds.fields if text.get(f) is not None), None) if kinds else None
+    if kinds is not None and kinds.list_is_layers and isinstance(listed, list | str) and listed:
+        layers = len(listed) if len(listed) <= _MAX_LAYERS else None  # Nemotron-H: the list is the model
+    else:
+        layers = read.whole("num_hidden_layers", required=True, top=_MAX_LAYERS)
     heads = read.whole("num_attention_heads", required=True)
     kv_heads = read.whole("num_key_value_heads", default=heads)
     vocab = read.whole("vocab_size", required=True, top=100_000_000)
     head_dim = read.whole("head_dim")
     dense_width = read.whole("intermediate_size", required=True)
+    if declared.ffn_auto_adjust and dense_width is not None:
+        dense_width = _ffn_width(text, dense_width)
     moe = declared.experts
-    experts = read.whole(*moe.count, default=1, top=_MAX_EXPERTS, mapped=False) if moe else 1
+    experts = 1
+    if moe is not None:  # Granite 4's dense models write num_local_experts: 0
+        found_count = read.first(*moe.count, mapped=False)
+        if found_count is not None and found_count[1] not in (0, 0.0):
+            experts = read.whole(*moe.count, default=1, top=_MAX_EXPERTS, mapped=False) or 1
     is_moe = (experts or 1) > 1
     moe_fields: dict[str, Any] = {}
     if moe is not None and is_moe:
@@ -319,6 +439,10 @@ def architecture_from_config(
     mla = {name: read.whole(name) for name in mla_names} if declared.mla else {}
     mtp = read.count("num_nextn_predict_layers") if declared.multi_token_prediction else 0
     sliding = _sliding_layers(text, layers or 0)
+    hybrid = _hybrid_fields(read, hidden or 0, layers or 0)
+    hybrid_dense = hybrid.pop("hybrid_dense", ())
+    if hybrid_dense and moe_fields:  # Nemotron-H's MLP blocks among its MoE blocks
+        moe_fields["mlp_only_layers"] = tuple(sorted({*moe_fields["mlp_only_layers"], *hybrid_dense}))
     if read.absurd:
         raise ConfigProblem("absurd", tuple(read.absurd))
     if read.missing or None in (hidden, layers, heads, kv_heads, vocab, dense_width):
@@ -359,6 +483,7 @@ def architecture_from_config(
         "mtp_layers": mtp,
         "sliding_window": text["sliding_window"] if sliding else None,
         "sliding_window_layers": sliding,
+        **hybrid,
         "text_only_of_multimodal": outer is not None,
         # "Active per token" by the vendor's convention, as the presets count it.
         "active_embeddings": declared.active_embeddings,

@@ -26,10 +26,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bot.estimate.families import preset_family
+from bot.estimate.families import LayerKind, preset_family
 from bot.estimate.tensors import TensorCount
 
 KEY_PATTERN = r"^[a-z0-9][a-z0-9.-]{0,19}$"  # keys travel in a Discord custom_id: short and plain
+# transformers 5.24 keeps the recurrent states of linear-attention and Mamba-2 layers in float32
+# whatever the model's dtype (its torch fallbacks, and fla's and mamba-ssm's kernels, return the
+# final state in fp32; measured: tests/test_hybrid_cache.py), the conv states in the model's dtype.
+RECURRENT_STATE_BYTES = 4
 
 
 class Architecture(BaseModel):
@@ -96,6 +100,37 @@ class Architecture(BaseModel):
     # Sliding-window (local) attention: changes no parameter; the activation/KV estimate may use it.
     sliding_window: int | None = Field(default=None, gt=0)
     sliding_window_layers: int = Field(default=0, ge=0)
+    # Hybrid layers (issue 20, point 3): each layer's mixer (bot.estimate.families.LayerKind); ()
+    # is attention everywhere. A layer kept in no_mlp_layers has no MLP (Mamba-2's blocks,
+    # Nemotron-H's mixer-only blocks, whose MLP and MoE blocks have mixer "none").
+    layer_kinds: tuple[LayerKind, ...] = ()
+    no_mlp_layers: tuple[int, ...] = ()
+    attention_output_gate: bool = False  # Qwen3-Next, Qwen3.5: q_proj doubles to gate the output
+    # Gated DeltaNet (Qwen3-Next's linear_attention layers).
+    linear_key_heads: int | None = Field(default=None, gt=0)
+    linear_value_heads: int | None = Field(default=None, gt=0)
+    linear_key_head_dim: int | None = Field(default=None, gt=0)
+    linear_value_head_dim: int | None = Field(default=None, gt=0)
+    linear_conv_kernel: int | None = Field(default=None, gt=0)
+    fused_linear_projections: bool = True  # in_proj_qkvz + in_proj_ba (Qwen3.5: qkv, z, b, a)
+    # Mamba-2 (Nemotron-H, Granite 4, Falcon-H1, Bamba, Mamba-2).
+    mamba_heads: int | None = Field(default=None, gt=0)
+    mamba_head_dim: int | None = Field(default=None, gt=0)
+    mamba_groups: int | None = Field(default=None, gt=0)
+    mamba_state_size: int | None = Field(default=None, gt=0)
+    mamba_conv_kernel: int | None = Field(default=None, gt=0)
+    mamba_intermediate_size: int | None = Field(default=None, gt=0)
+    mamba_conv_bias: bool = True
+    mamba_in_bias: bool = False
+    mamba_out_bias: bool = False
+    mamba_gated_norm: bool = True
+    # LFM2's short convolution.
+    conv_kernel: int | None = Field(default=None, gt=0)
+    conv_bias: bool = False
+    # DeepSeek-V3.2's sparse-attention indexer, in every attention layer.
+    index_heads: int | None = Field(default=None, gt=0)
+    index_head_dim: int | None = Field(default=None, gt=0)
+    index_layers: int | None = Field(default=None, ge=0)  # GLM-5: the layers with one; None: every layer
     # A multimodal repo: the shape is the text model's; non_text_params is what the published total
     # holds besides (vision tower and projector), so count + non_text_params = published, and N (a
     # preset's total_params) counts both. projector_params is the projector's share of it, which
@@ -150,6 +185,30 @@ class Architecture(BaseModel):
             raise ValueError(f"{self.key}: non_text_params is for a multimodal repo")
         if self.projector_params > self.non_text_params:
             raise ValueError(f"{self.key}: the projector is part of non_text_params")
+        if self.layer_kinds and len(self.layer_kinds) != self.layers:
+            raise ValueError(f"{self.key}: layer_kinds names every layer, no more")
+        if any(not 0 <= i < self.layers for i in self.no_mlp_layers):
+            raise ValueError(f"{self.key}: no_mlp_layers names a layer the model does not have")
+        kinds = set(self.mixer_counts)
+        needs = {
+            "linear_attention": (
+                self.linear_key_heads,
+                self.linear_value_heads,
+                self.linear_key_head_dim,
+                self.linear_value_head_dim,
+                self.linear_conv_kernel,
+            ),
+            "mamba": (self.mamba_heads, self.mamba_groups, self.mamba_state_size, self.mamba_conv_kernel),
+            "conv": (self.conv_kernel,),
+        }
+        needs["attention_mamba"] = needs["mamba"]
+        for kind in kinds & set(needs):
+            if any(v is None for v in needs[kind]):
+                raise ValueError(f"{self.key}: {kind} layers need their dimensions")
+        if (self.index_heads is None) != (self.index_head_dim is None) or (
+            self.index_heads is not None and self.q_lora_rank is None
+        ):
+            raise ValueError(f"{self.key}: the indexer needs index_heads, index_head_dim and q_lora_rank")
         return self
 
     # --- shapes -------------------------------------------------------------------------------
@@ -230,7 +289,7 @@ class Architecture(BaseModel):
         (i + 1) % interleave_moe_layer_step == 0 (Llama 4's moe_layers, Qwen3-MoE's decoder_sparse_step)."""
         if not self.is_moe:
             return 0
-        step, dense = self.interleave_moe_layer_step, set(self.mlp_only_layers)
+        step, dense = self.interleave_moe_layer_step, {*self.mlp_only_layers, *self.no_mlp_layers}
         return sum(
             1
             for i in range(self.first_k_dense_replace, self.layers)
@@ -239,7 +298,110 @@ class Architecture(BaseModel):
 
     @property
     def dense_layers(self) -> int:
-        return self.layers - self.moe_layers
+        """Layers with a dense MLP: those with an MLP that is not a mixture of experts."""
+        return self.layers - self.moe_layers - len(set(self.no_mlp_layers))
+
+    # --- hybrid layers --------------------------------------------------------------------------
+
+    @property
+    def mixer_counts(self) -> dict[LayerKind, int]:
+        """How many layers have each mixer (attention everywhere unless layer_kinds says otherwise)."""
+        if not self.layer_kinds:
+            return {"attention": self.layers}
+        found: dict[LayerKind, int] = {}
+        for kind in self.layer_kinds:
+            found[kind] = found.get(kind, 0) + 1
+        return found
+
+    @property
+    def attention_layers(self) -> int:
+        """Layers with softmax attention (a KV cache that grows with the sequence); Falcon-H1's
+        parallel attention and Mamba-2 included."""
+        counts = self.mixer_counts
+        return counts.get("attention", 0) + counts.get("attention_mamba", 0)
+
+    @property
+    def mamba_layers(self) -> int:
+        counts = self.mixer_counts
+        return counts.get("mamba", 0) + counts.get("attention_mamba", 0)
+
+    @property
+    def is_hybrid(self) -> bool:
+        """Layers other than softmax attention, or DeepSeek-V3.2's indexer: what the calibrated
+        activation formulas have not measured."""
+        return set(self.mixer_counts) != {"attention"} or self.index_heads is not None
+
+    @property
+    def mamba_inner_size(self) -> int:
+        """A Mamba-2 mixer's inner width: the config's (Falcon-H1's d_ssm, Nemotron-H's heads ×
+        head_dim) or, as Mamba2Mixer takes it, 2 × hidden."""
+        return self.mamba_intermediate_size or 2 * self.hidden_size
+
+    @property
+    def mamba_conv_dim(self) -> int:
+        """The channels Mamba-2's conv runs over: x and the groups' B and C (Mamba2Mixer.conv_dim)."""
+        return self.mamba_inner_size + 2 * (self.mamba_groups or 1) * (self.mamba_state_size or 0)
+
+    @property
+    def linear_key_dim(self) -> int:
+        return (self.linear_key_heads or 0) * (self.linear_key_head_dim or 0)
+
+    @property
+    def linear_value_dim(self) -> int:
+        return (self.linear_value_heads or 0) * (self.linear_value_head_dim or 0)
+
+    @property
+    def linear_conv_dim(self) -> int:
+        """Gated DeltaNet's conv channels: q, k and v (Qwen3NextGatedDeltaNet.conv_dim)."""
+        return 2 * self.linear_key_dim + self.linear_value_dim
+
+    # --- what a sequence keeps between forwards (transformers' DynamicCache) --------------------
+
+    def layer_state_bytes(self, kind: LayerKind, compute_bytes: int = 2) -> int:
+        """The fixed state one sequence keeps in one layer of ``kind``, whatever its length: the
+        conv state (channels × kernel taps, in the compute dtype) and the recurrent state in fp32
+        (transformers 5.24's DynamicCache: LinearAttentionLayer.conv_states / recurrent_states)."""
+        if kind == "linear_attention":
+            # Gated DeltaNet: a k × v matrix per value head (Yang et al. 2025, eq. 1).
+            conv = self.linear_conv_dim * (self.linear_conv_kernel or 0)
+            matrix = (
+                (self.linear_value_heads or 0)
+                * (self.linear_key_head_dim or 0)
+                * (self.linear_value_head_dim or 0)
+            )
+            return conv * compute_bytes + matrix * RECURRENT_STATE_BYTES
+        if kind in ("mamba", "attention_mamba"):
+            # Mamba-2: head_dim × state per head (Dao & Gu 2024, section 7), over x, B and C's conv.
+            conv = self.mamba_conv_dim * (self.mamba_conv_kernel or 0)
+            ssm = self.mamba_inner_size * (self.mamba_state_size or 0)  # heads × head_dim × state
+            return conv * compute_bytes + ssm * RECURRENT_STATE_BYTES
+        if kind == "conv":
+            return self.hidden_size * (self.conv_kernel or 0) * compute_bytes  # Lfm2ShortConv's L_cache taps
+        return 0
+
+    def layer_cache_bytes_per_token(self, kind: LayerKind, compute_bytes: int = 2) -> int:
+        """What one layer of ``kind`` adds to the cache per token: keys and values of grouped-query
+        attention and MLA's latent and rope key (transformers 5.24 caches them compressed); nothing
+        for the fixed-state kinds (the indexers' keys: cache_bytes_per_token). (A sliding layer is counted
+        as full attention here; its window caps it.)"""
+        if kind not in ("attention", "attention_mamba"):
+            return 0
+        if self.is_mla:
+            width = (self.kv_lora_rank or 0) + (self.qk_rope_head_dim or 0)
+        else:
+            width = self.kv_heads * self.attention_head_dim * 2
+        return width * compute_bytes
+
+    def state_bytes_per_sequence(self, compute_bytes: int = 2) -> int:
+        """Every layer's fixed state for one sequence (0 for a model of attention layers only)."""
+        return sum(n * self.layer_state_bytes(kind, compute_bytes) for kind, n in self.mixer_counts.items())
+
+    def cache_bytes_per_token(self, compute_bytes: int = 2) -> int:
+        """Every layer's cache per token of one sequence (the indexers' keys included)."""
+        layers = sum(
+            n * self.layer_cache_bytes_per_token(kind, compute_bytes) for kind, n in self.mixer_counts.items()
+        )
+        return layers + self.indexed_layers * (self.index_head_dim or 0) * compute_bytes
 
     # --- linear layers: the counter's and LoRA's common list ----------------------------------
 
@@ -262,12 +424,64 @@ class Architecture(BaseModel):
                 ("kv_b_proj", kv_lora, kv_b_out),
                 ("o_proj", self.o_dim, h),
             ]
+        # Qwen3-Next's gated attention: q_proj also gives a sigmoid gate per output channel.
+        q_out = self.q_dim * (2 if self.attention_output_gate else 1)
         if self.fused_qkv:
             # Phi-3/Phi-4 store Q, K and V as one qkv_proj: the same parameters, one LoRA pair.
-            qkv = [("qkv_proj", h, self.q_dim + self.k_dim + self.v_dim)]
+            qkv = [("qkv_proj", h, q_out + self.k_dim + self.v_dim)]
         else:
-            qkv = [("q_proj", h, self.q_dim), ("k_proj", h, self.k_dim), ("v_proj", h, self.v_dim)]
+            qkv = [("q_proj", h, q_out), ("k_proj", h, self.k_dim), ("v_proj", h, self.v_dim)]
         return [*qkv, ("o_proj", self.o_dim, h)]
+
+    def mixer_linears(self, kind: LayerKind) -> list[tuple[str, int, int]]:
+        """The linear layers of one layer's mixer of ``kind`` as (module name, d_in, d_out)."""
+        h = self.hidden_size
+        if kind == "attention":
+            return self.attention_linears()
+        if kind == "attention_mamba":
+            return [*self.attention_linears(), *self.mixer_linears("mamba")]
+        if kind == "mamba":
+            # Mamba2Mixer: in_proj gives the gate z, x, B, C and dt at once.
+            inner, heads = self.mamba_inner_size, self.mamba_heads or 0
+            return [("in_proj", h, inner + self.mamba_conv_dim + heads), ("out_proj", inner, h)]
+        if kind == "linear_attention":
+            # Qwen3NextGatedDeltaNet: q, k, v, the output gate z, and the beta and alpha heads.
+            k, v, heads = self.linear_key_dim, self.linear_value_dim, self.linear_value_heads or 0
+            if self.fused_linear_projections:
+                ins = [("in_proj_qkvz", h, 2 * k + 2 * v), ("in_proj_ba", h, 2 * heads)]
+            else:
+                ins = [
+                    ("in_proj_qkv", h, 2 * k + v),
+                    ("in_proj_z", h, v),
+                    ("in_proj_b", h, heads),
+                    ("in_proj_a", h, heads),
+                ]
+            return [*ins, ("out_proj", v, h)]
+        if kind == "conv":
+            return [("in_proj", h, 3 * h), ("out_proj", h, h)]  # Lfm2ShortConv: B, C and x
+        return []
+
+    def _mixer_params(self, kind: LayerKind) -> int:
+        """One layer's mixer: its linear weights, then what each kind holds besides."""
+        params = self._attention_params() if kind in ("attention", "attention_mamba") else 0
+        if kind in ("linear_attention", "conv"):
+            params += sum(i * o for _, i, o in self.mixer_linears(kind))
+        if kind in ("mamba", "attention_mamba"):
+            inner, conv_dim, heads = self.mamba_inner_size, self.mamba_conv_dim, self.mamba_heads or 0
+            params += sum(i * o for _, i, o in self.mixer_linears("mamba"))
+            params += conv_dim * (self.mamba_conv_kernel or 0) + conv_dim * self.mamba_conv_bias
+            params += 3 * heads  # dt_bias, A_log, D
+            params += inner * self.mamba_gated_norm
+            params += (inner + conv_dim + heads) * self.mamba_in_bias + self.hidden_size * self.mamba_out_bias
+        elif kind == "linear_attention":
+            # A depthwise conv without bias, dt_bias and A_log per value head, and a gated RMSNorm
+            # of one value head's width.
+            params += self.linear_conv_dim * (self.linear_conv_kernel or 0)
+            params += 2 * (self.linear_value_heads or 0) + (self.linear_value_head_dim or 0)
+        elif kind == "conv":
+            h = self.hidden_size
+            params += h * (self.conv_kernel or 0) + (3 * h + h + h) * self.conv_bias  # conv, in/out biases
+        return params
 
     def _mlp(self, prefix: str, h: int, f: int, *, fused: bool) -> list[tuple[str, int, int]]:
         # A gated MLP (Shazeer 2020, "GLU Variants Improve Transformer"): gate and up h -> f, down
@@ -296,7 +510,11 @@ class Architecture(BaseModel):
         """Every linear layer of the blocks as (module name, d_in, d_out, copies in the whole model).
 
         Routers are left out: LoRA does not adapt them and the counter adds them separately."""
-        found = [(name, d_in, d_out, self.layers) for name, d_in, d_out in self.attention_linears()]
+        found = [
+            (name, d_in, d_out, copies)
+            for kind, copies in self.mixer_counts.items()
+            for name, d_in, d_out in self.mixer_linears(kind)
+        ]
         if self.dense_layers:
             found += [(n, i, o, self.dense_layers) for n, i, o in self.dense_mlp_linears()]
         if self.moe_layers:
@@ -322,7 +540,24 @@ class Architecture(BaseModel):
             params += 2 * self.qk_head_dim  # q_norm and k_norm, shared by the heads
         if self.attention_sinks:
             params += self.attention_heads  # gpt-oss: one learned sink logit per head
+        if self.attention_output_gate and self.qkv_bias:
+            params += self.q_dim  # the gate's half of q_proj's bias
         return params
+
+    def _indexer_params(self) -> int:
+        """One layer's sparse-attention indexer (DeepseekV32Indexer): wq_b from the q latent, wk
+        with a LayerNorm, weights_proj."""
+        if self.index_heads is None or self.index_head_dim is None:
+            return 0
+        heads, dim, h = self.index_heads, self.index_head_dim, self.hidden_size
+        return (self.q_lora_rank or 0) * heads * dim + h * dim + 2 * dim + h * heads
+
+    @property
+    def indexed_layers(self) -> int:
+        """Layers with their own indexer: every attention layer unless the config lists them."""
+        if self.index_heads is None:
+            return 0
+        return self.attention_layers if self.index_layers is None else self.index_layers
 
     def _dense_mlp_params(self) -> int:
         """One dense MLP: its projections, their biases (d_out each) and its activation's scalars."""
@@ -349,9 +584,11 @@ class Architecture(BaseModel):
 
     def _counts(self, experts_counted: int, embeddings_counted: str = "both") -> int:
         h = self.hidden_size
-        per_layer = self._attention_params() + self.norms_per_layer * self._norm_params()
+        mixers = sum(copies * self._mixer_params(kind) for kind, copies in self.mixer_counts.items())
+        mixers += self.indexed_layers * self._indexer_params()
         blocks = (
-            self.layers * per_layer
+            mixers
+            + self.layers * self.norms_per_layer * self._norm_params()
             + self.dense_layers * self._dense_mlp_params()
             + self.moe_layers * self._moe_params(experts_counted)
         )
@@ -377,7 +614,8 @@ class Architecture(BaseModel):
             return 0
         h = self.hidden_size
         mlp = self._moe_params(self.experts) if self.is_moe else self._dense_mlp_params()
-        block = self._attention_params() + self.norms_per_layer * self._norm_params() + mlp
+        attention = self._attention_params() + self._indexer_params()
+        block = attention + self.norms_per_layer * self._norm_params() + mlp
         return self.mtp_layers * (block + 2 * h * h + 3 * h + 2 * self.vocab_size * h)
 
     @property

@@ -256,6 +256,9 @@ class EstimateRequest(BaseModel):
             self.architecture is not None
             and self.activations is None
             and (self.batch_size is not None or self.seq_len is not None)
+            # Hybrid layers (Mamba-2, Gated DeltaNet, short conv, DSA's indexer) are counted exactly,
+            # but their saved activations are not modelled: they need `activations`.
+            and not self.architecture.is_hybrid
         )
 
     def given(self) -> dict[str, object]:

@@ -35,7 +35,12 @@ class Target:
 def at_depth(arch: Architecture, layers: int) -> Architecture:
     """``arch`` cut to its first ``layers`` layers, as the measurement builds it."""
     return arch.model_copy(
-        update={"layers": layers, "sliding_window_layers": min(arch.sliding_window_layers, layers)}
+        update={
+            "layers": layers,
+            "sliding_window_layers": min(arch.sliding_window_layers, layers),
+            "layer_kinds": arch.layer_kinds[:layers],
+            "no_mlp_layers": tuple(i for i in arch.no_mlp_layers if i < layers),
+        }
     )
 
 
@@ -100,6 +105,59 @@ def _moe_fields(preset: Architecture, declared: Family) -> dict[str, Any]:
     return fields
 
 
+def _hybrid_fields(preset: Architecture, declared: Family) -> dict[str, Any]:
+    """The hybrid layers in the field names of the family's declaration: each layer's kind in its
+    config's words, and the Mamba-2, Gated DeltaNet, short-conv and indexer dimensions."""
+    fields: dict[str, Any] = {}
+    kinds = declared.layer_kinds
+    if kinds is not None and kinds.fields and preset.layer_kinds:
+        dense, none = set(preset.mlp_only_layers), set(preset.no_mlp_layers)
+        word_of: dict[tuple[str, str], str] = {}
+        for word, meaning in kinds.words.items():
+            word_of.setdefault(meaning, word)
+        words = []
+        for i, mixer in enumerate(preset.layer_kinds):
+            mlp = "none" if i in none else ("dense" if i in dense else ("moe" if preset.is_moe else "dense"))
+            words.append(word_of.get((mixer, mlp)) or word_of[(mixer, "default")])
+        fields[kinds.fields[0]] = words
+    if declared.mamba is not None:
+        m = declared.mamba
+        fields |= {
+            m.heads: preset.mamba_heads,
+            m.head_dim: preset.mamba_inner_size // (preset.mamba_heads or 1),
+            m.groups: preset.mamba_groups,
+            m.state: preset.mamba_state_size,
+            m.conv: preset.mamba_conv_kernel,
+        }
+        if m.width is not None:
+            fields[m.width] = preset.mamba_inner_size
+        elif m.expand is not None:
+            expand = preset.mamba_inner_size / preset.hidden_size
+            fields[m.expand] = int(expand) if expand.is_integer() else expand  # the classes take an int
+        wanted = {m.conv_bias: preset.mamba_conv_bias, m.in_bias: preset.mamba_in_bias}
+        wanted |= {m.out_bias: preset.mamba_out_bias, m.gated_norm: preset.mamba_gated_norm}
+        fields |= {name: value for name, value in wanted.items() if isinstance(name, str)}
+    if declared.delta_net is not None:
+        d = declared.delta_net
+        fields |= {
+            d.key_heads: preset.linear_key_heads,
+            d.value_heads: preset.linear_value_heads,
+            d.key_dim: preset.linear_key_head_dim,
+            d.value_dim: preset.linear_value_head_dim,
+            d.conv: preset.linear_conv_kernel,
+        }
+    if declared.short_conv is not None:
+        fields[declared.short_conv.kernel] = preset.conv_kernel
+        if isinstance(declared.short_conv.bias, str):
+            fields[declared.short_conv.bias] = preset.conv_bias
+    if declared.indexer is not None:
+        fields |= {
+            declared.indexer.heads: preset.index_heads,
+            declared.indexer.head_dim: preset.index_head_dim,
+        }
+    return fields
+
+
 def config_for(preset: Architecture) -> dict[str, Any]:
     """A transformers ``config.json`` dict of the preset's text model, from its architecture alone,
     in the field names of its family's declaration (bot.estimate.families)."""
@@ -140,7 +198,7 @@ def config_for(preset: Architecture) -> dict[str, Any]:
     layer_types = _layer_types(preset)
     if declared.takes_layer_types and layer_types is not None:
         config["layer_types"] = layer_types
-    return config | _moe_fields(preset, declared)
+    return config | _moe_fields(preset, declared) | _hybrid_fields(preset, declared)
 
 
 def preset_target(preset: Architecture) -> Target:

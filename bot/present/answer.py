@@ -296,7 +296,9 @@ def _activations_key(estimate: Estimate) -> str:
     if estimate.activation_estimate is not None:
         return "glance.activations_estimated"
     if estimate.request.model is not None and estimate.request.activations is None:
-        if estimate.request.architecture is None:  # known by its tensors only: no shape to estimate
+        architecture = estimate.request.architecture
+        # Known by its tensors only (no shape to estimate), or hybrid layers not modelled.
+        if architecture is None or architecture.is_hybrid:
             return "glance.activations_need_option"
         # A preset without batch or sequence length: A = 0 would read as "no activations", so say
         # that they are left out and how to have them estimated.

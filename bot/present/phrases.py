@@ -6,6 +6,7 @@ from enum import StrEnum
 from typing import TypedDict
 
 from bot.estimate.core import CUDA_CONTEXT_GB, AdapterHint, Change, Estimate
+from bot.estimate.families import LayerKind
 from bot.estimate.family_traits import traits_for
 from bot.estimate.hardware import Gpu
 from bot.estimate.hub import HubModel
@@ -258,13 +259,31 @@ def tower_text(estimate: Estimate, w: Words) -> str | None:
     )
 
 
+_KIND_KEYS: dict[LayerKind, str] = {
+    "attention": "hybrid.kind_attention",
+    "linear_attention": "hybrid.kind_linear_attention",
+    "mamba": "hybrid.kind_mamba",
+    "conv": "hybrid.kind_conv",
+    "attention_mamba": "hybrid.kind_attention_mamba",
+    "none": "hybrid.kind_none",
+}
+
+
+def hybrid_kinds(model: Architecture, w: Words) -> str:
+    """The layers of a hybrid model by kind, in the model's order: "36 Gated DeltaNet, 12 attention"."""
+    parts = [w(_KIND_KEYS[kind], count=count) for kind, count in model.mixer_counts.items()]
+    if model.index_heads is not None:
+        parts.append(w("hybrid.indexer", heads=model.index_heads))
+    return ", ".join(parts)
+
+
 def architecture_notes(model: HubModel, w: Words) -> list[str]:
     """What the count of a preset means: total and active parameters of a mixture of experts, the
     text model of a multimodal repo, multi-token-prediction layers left out; for a repo known by its
     tensors only, what they say."""
     if isinstance(model, CountedModel):
         return hub_notes(model, w)
-    notes = []
+    notes = [w("hybrid.activations", kinds=hybrid_kinds(model, w))] if model.is_hybrid else []
     if model.is_moe:
         # Llama 4 in transformers keeps every expert's activations, not only the routed ones'.
         all_experts = traits_for(model).dense_experts
