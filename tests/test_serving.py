@@ -16,6 +16,9 @@ from bot.cli import build_parser
 from bot.estimate.kv_cache import layer_caches
 from bot.estimate.models import presets
 from bot.estimate.request import parse_request
+from bot.estimate.serving import serving_estimate
+from bot.present.i18n import Language
+from bot.present.serving import render_serving_compare, render_serving_details, render_serving_embed
 from bot.preview import run_estimate
 from bot.runtime.runner import VramBot
 from tests.embed_limits import embed_limit_problems
@@ -46,6 +49,20 @@ def test_the_cache_per_token_is_each_attention_kinds_published_figure() -> None:
     # Tensor parallelism: 8 K/V heads over 16 GPUs keep one head each, replicated.
     (split,) = layer_caches(qwen, gpus=16)
     assert (split.bytes_per_token, split.replicated) == (2 * 1 * 128 * 2, True)
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_every_serving_view_keeps_the_answers_limits_in_both_languages(language: Language) -> None:
+    """The glance ≤ 900 characters and ≤ 14 phone lines; Details and Compare within Discord's limits."""
+    for model in MODELS:
+        for extra in ({}, {"weights": "fp8", "kv_cache": "fp8", "gpus": 8, "gpu": "h200"}):
+            request = parse_request(model=model, **SERVE, **extra)
+            found = serving_estimate(request)
+            glance = render_serving_embed(found, language)
+            assert embed_characters(glance) <= MAX_CHARACTERS, (model, extra)
+            assert phone_lines(glance) <= MAX_PHONE_LINES, (model, extra)
+            for view in (render_serving_details(found, language), render_serving_compare(found, language)):
+                assert not embed_limit_problems(view), (model, extra)
 
 
 pytestmark_e2e = pytest.mark.asyncio(loop_scope="module")

@@ -168,7 +168,8 @@ def working_set_bytes(model: Architecture, tokens: int, sequences: int, gpus: in
     """One GPU's activations while one layer runs a chunk of ``tokens`` without saving anything,
     with the last token's logits of ``sequences`` sequences.
 
-    The residual stream and its normed copy (h each, on every GPU), then the larger of the two halves
+    Four tensors of the residual stream's width h on every GPU (the embeddings' output, the residual,
+    the block's sum and its normed copy, as transformers' forward holds them), then the larger of the two halves
     of the layer, split across the GPUs: attention's q, k, v, the rotated q and k and the attention
     output (fused attention, no score matrix; MLA's decompressed keys and values), or the MLP's gate,
     up and their product (3f; a mixture of experts runs them for each token's k experts, with fp32
@@ -190,7 +191,7 @@ def working_set_bytes(model: Architecture, tokens: int, sequences: int, gpus: in
         mlp += 3 * model.shared_intermediate_size // gpus + 2 * model.experts  # fp32 router logits
     else:
         mlp = 3 * model.intermediate_size // gpus
-    layer = tokens * (2 * h + max(attention, mlp)) * ACTIVATION_BYTES
+    layer = tokens * (4 * h + max(attention, mlp)) * ACTIVATION_BYTES
     return layer + sequences * model.vocab_size * LOGIT_BYTES
 
 
