@@ -168,10 +168,11 @@ def working_set_bytes(model: Architecture, tokens: int, sequences: int, gpus: in
     """One GPU's activations while one layer runs a chunk of ``tokens`` without saving anything,
     with the last token's logits of ``sequences`` sequences.
 
-    Four tensors of the residual stream's width h on every GPU (the embeddings' output, the residual,
-    the block's sum and its normed copy, as transformers' forward holds them), then the larger of the two halves
-    of the layer, split across the GPUs: attention's q, k, v, the rotated q and k and the attention
-    output (fused attention, no score matrix; MLA's decompressed keys and values), or the MLP's gate,
+    Four tensors of the residual stream's width h on every GPU (the embeddings' output, the
+    residual, the block's sum and its normed copy, as transformers' forward holds them), then the
+    larger of the two halves of the layer, split across the GPUs: attention's q, k, v, the rotated
+    q and k and the attention output (fused attention, no score matrix; MLA's decompressed keys and
+    values), or the MLP's gate,
     up and their product (3f; a mixture of experts runs them for each token's k experts, with fp32
     router logits). Each tensor of that half is live at the same moment in an eager forward, as
     PyTorch frees a temporary only when the next op has consumed it."""
