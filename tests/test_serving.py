@@ -14,9 +14,11 @@ import pytest
 
 from bot.cli import build_parser
 from bot.estimate.kv_cache import layer_caches
-from bot.estimate.models import presets
+from bot.estimate.models import Architecture, presets
 from bot.estimate.request import parse_request
-from bot.estimate.serving import serving_estimate
+from bot.estimate.serving import ServedWeights, serving_estimate
+from bot.estimate.tensors import Packing, TensorCount
+from bot.estimate.weight_formats import WeightFormat
 from bot.present.i18n import Language
 from bot.present.serving import render_serving_compare, render_serving_details, render_serving_embed
 from bot.preview import run_estimate
@@ -150,3 +152,27 @@ def test_the_cli_serves_json_with_the_figures_and_check_says_whether_it_fits(
     tp = [*words, "--gpus", "4", "--format", "json", "--check"]
     assert run_estimate(build_parser().parse_args(tp)) == 0
     assert json.loads(capsys.readouterr().out)["fits"] is True
+
+
+def test_stored_weights_are_counted_as_the_checkpoint_packs_them() -> None:
+    """A pre-quantized repo (its tensors read from the Hub) is served as stored: gpt-oss's MXFP4 packs
+    the routed experts only (4.25 bits with its E8M0 scales), an FP8 checkpoint every linear layer;
+    embeddings, norms and attention outside the packed part stay bf16."""
+    gpt_oss, qwen = presets()["gpt-oss-120b"], presets()["qwen3-32b"]
+
+    def stored(model: Architecture, packing: Packing) -> ServedWeights:
+        tensors = TensorCount(total=model.parameter_count, parts=(), stored_elements=1, packing=packing)
+        request = parse_request(
+            model=model.model_copy(update={"tensors": tensors}), task="serve", weights="stored"
+        )
+        return serving_estimate(request).weights
+
+    mxfp4 = stored(gpt_oss, "mxfp4")
+    experts = sum(i * o * n for name, i, o, n in gpt_oss.linear_layers() if name.startswith("experts."))
+    assert (mxfp4.format, mxfp4.scope, mxfp4.quantized_params) == (WeightFormat.MXFP4, "experts", experts)
+    assert mxfp4.total_gb == pytest.approx(
+        (experts * 4.25 / 8 + (gpt_oss.parameter_count - experts) * 2) / 1e9
+    )
+    fp8 = stored(qwen, "fp8")
+    assert (fp8.format, fp8.scope) == (WeightFormat.FP8, "linears")
+    assert fp8.other_params == 2 * qwen.vocab_size * qwen.hidden_size + fp8.replicated_params

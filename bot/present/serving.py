@@ -110,6 +110,8 @@ def bar(found: ServingEstimate, w: Words) -> str:
 def _breakdown(found: ServingEstimate, w: Words) -> str:
     items = []
     for kind, gb in part_sizes(found):
+        if found.caches is None and kind in ("kv_cache", "working"):
+            continue  # not counted without the model's layers (the line above says so)
         named = w(_PART_KEYS[kind], gb=w.short_gb(gb, NBSP))
         items.append(f"{SERVING_SQUARES[kind]}{NBSP}{named}")
     return " ".join(items)
@@ -155,7 +157,7 @@ def render_serving_embed(found: ServingEstimate, language: Language = DEFAULT_LA
     w = Words(language)
     lines = [f"`{command_line(found.request)}`"]
     if found.caches is None:
-        lines.append(w("serve.no_cache", size=w.short(found.params_billion)))
+        lines.append(w("serve.no_cache"))
     else:
         per_token = found.kv_bytes_per_token or 0
         lines.append(
@@ -237,7 +239,7 @@ def _layer_line(found: ServingEstimate, cache: LayerCache, w: Words) -> str:
 
 def _cache_text(found: ServingEstimate, w: Words) -> str:
     if found.caches is None:
-        return w("serve.no_cache", size=w.short(found.params_billion))
+        return w("serve.no_cache")
     lines = [_layer_line(found, cache, w) for cache in found.caches]
     lines.append(
         w(
@@ -253,6 +255,8 @@ def _cache_text(found: ServingEstimate, w: Words) -> str:
 
 
 def _working_text(found: ServingEstimate, w: Words) -> str:
+    if found.caches is None:
+        return w("serve.no_working", context=w.gb(found.context_gb))
     return w(
         "serve.working",
         tokens=w.plain(found.prefill_tokens),
