@@ -274,7 +274,10 @@ def serving_estimate(request: EstimateRequest) -> ServingEstimate:
     engine_room = GPU_MEMORY_UTILIZATION * capacity - fixed_gb - working_gb
     if caches is not None:
         max_sequences = _largest(lambda count: fits(seq_len, count), MAX_SEQUENCES)
-        max_seq_len = _largest(lambda length: fits(length, sequences), MAX_SEQ_LEN)
+        # No longer than the model's own context: a longer one fits no purpose (a longer seq_len
+        # asked for is still estimated, and warned about).
+        longest = (request.model.context_length if request.model is not None else None) or MAX_SEQ_LEN
+        max_seq_len = _largest(lambda length: fits(length, sequences), min(longest, MAX_SEQ_LEN))
         per_sequence = cache_bytes(caches, seq_len) / 1e9
         engine_sequences = math.floor(engine_room / per_sequence) if per_sequence > 0 else None
         if engine_sequences is not None and engine_sequences < 1:

@@ -132,7 +132,10 @@ def _fits_line(found: ServingEstimate, w: Words) -> str:
     if found.max_sequences >= MAX_SEQUENCES:
         most_sequences = w("serve.at_least", n=most_sequences)
     longest = w.plain(found.max_seq_len)
-    if found.max_seq_len >= MAX_SEQ_LEN:
+    context = found.request.model.context_length if found.request.model is not None else None
+    if found.max_seq_len == context:
+        longest = w("serve.whole_context", n=longest)
+    elif found.max_seq_len >= MAX_SEQ_LEN:
         longest = w("serve.at_least", n=longest)
     return w(
         "serve.fits_line",
