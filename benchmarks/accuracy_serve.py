@@ -279,10 +279,12 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown(rows))
     built = [row for row in rows if row.measured is not None]
     wrong = [row for row in built if not row.exact and row.family not in KNOWN_GAPS]
+    gaps = [row.family for row in built if not row.exact and row.family in KNOWN_GAPS]
     working = [row for row in built if row.working_ratio is not None]
     far = [row for row in working if abs((row.working_ratio or 0) - 1) > WORKING_TOLERANCE]
     print(
-        f"\n{len(built)} of {len(rows)} families built; cache exact for {len(built) - len(wrong)}; "
+        f"\n{len(built)} of {len(rows)} families built; cache exact for {sum(row.exact for row in built)}"
+        f" (known gaps: {', '.join(gaps) or 'none'}); "
         f"working set within ±{WORKING_TOLERANCE:.0%} for {len(working) - len(far)} of {len(working)} "
         f"({time.monotonic() - started:.0f} s)"
     )
