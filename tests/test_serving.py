@@ -71,7 +71,9 @@ pytestmark_e2e = pytest.mark.asyncio(loop_scope="module")
 
 
 @pytestmark_e2e
-@pytest.mark.parametrize("model", MODELS)
+# Dense GQA, sliding window with experts (gpt-oss), MLA with experts (DeepSeek-V3); every preset kind
+# is rendered in both languages above.
+@pytest.mark.parametrize("model", ["qwen3-32b", "gpt-oss-120b", "deepseek-v3"])
 async def test_a_serving_answer_fits_a_phone_and_its_controls_stay_serving(
     fake: FakeDiscord, bot: VramBot, model: str
 ) -> None:
@@ -122,7 +124,7 @@ async def test_bad_serving_input_gets_a_clear_ephemeral_answer(
     assert all(word in content for word in words), content
 
 
-@pytest.mark.parametrize("language", ["en", "de"])
+@pytest.mark.parametrize("language", ["de"])
 def test_the_cli_serves_json_with_the_figures_and_check_says_whether_it_fits(
     capsys: pytest.CaptureFixture[str], language: str
 ) -> None:

@@ -22,7 +22,7 @@ from bot.estimate.serving import (
     ServingEstimate,
     compare_weights,
 )
-from bot.estimate.weight_formats import UNQUANTIZED_BYTES, WeightFormat
+from bot.estimate.weight_formats import UNQUANTIZED_BYTES
 from bot.present.answer import BAR_CELLS, FREE_SQUARE, NBSP, multiple
 from bot.present.command_line import command_line
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
@@ -341,8 +341,3 @@ def render_serving_compare(found: ServingEstimate, language: Language = DEFAULT_
         "color": NEUTRAL_COLOUR,
         "footer": {"text": w("serve.footer")},
     }
-
-
-def weight_choices() -> tuple[WeightFormat, ...]:
-    """The formats the serving answer's select offers (the checkpoint's own last)."""
-    return tuple(WeightFormat)
