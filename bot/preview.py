@@ -19,13 +19,15 @@ from bot.estimate.core import estimate
 from bot.estimate.hub import HubFailure, is_repo_id, looks_like_repo_id, register
 from bot.estimate.models import find_preset, presets, search_presets
 from bot.estimate.options import OptionSpec
-from bot.estimate.request import InvalidRequest, parse_request, request_options
+from bot.estimate.request import EstimateRequest, InvalidRequest, parse_request, request_options
+from bot.estimate.serving import serving_estimate
 from bot.present.custom_ids import COMPARE, DETAILS, ESTIMATE
 from bot.present.figures import figures, fits
 from bot.present.hub_problems import describe_hub_failure
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.option_docs import option_help
 from bot.present.problems import describe_problem
+from bot.present.serving_figures import serving_figures
 from bot.present.terminal import embed_to_text
 from bot.present.views import render_message
 
@@ -127,6 +129,23 @@ def _look_up_model(model: object) -> object:
     return model
 
 
+def _run_serving(args: argparse.Namespace, request: EstimateRequest, language: Language) -> int:
+    """``--task serve``: the serving answer (or its figures); ``--check`` exits 1 when it does not fit."""
+    found = serving_estimate(request)
+    if args.format == "json":
+        print(json.dumps(serving_figures(found), ensure_ascii=False, indent=2))
+    else:
+        message = render_message(request, VIEW_NAMES[args.view], language, shareable=args.private)
+        if args.json:
+            data = message.to_json()
+            if args.private:
+                data["flags"] = EPHEMERAL
+            print(json.dumps(data, ensure_ascii=False, indent=2))
+        else:
+            print(embed_to_text(message.embed))
+    return EXIT_DOES_NOT_FIT if args.check and not found.fits else 0
+
+
 def run_estimate(args: argparse.Namespace) -> int:
     if args.list_models:
         for preset in presets().values():
@@ -144,6 +163,8 @@ def run_estimate(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(f"vram-bot: {describe_problem(problem, language).replace('`', '')}", file=sys.stderr)
         return EXIT_USAGE
+    if request.serving:
+        return _run_serving(args, request, language)
     result = estimate(request)
     if args.format == "json":
         print(json.dumps(figures(result), ensure_ascii=False, indent=2))

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from bot.estimate.models import presets
-from bot.estimate.options import OptionSpec
+from bot.estimate.options import OptionSpec, Task
 from bot.estimate.request import EstimateRequest, option, parse_request, request_options
 
 
@@ -38,4 +38,9 @@ def requests(draw: st.DrawFn) -> EstimateRequest:
         options.pop("batch_size", None)
         options.pop("seq_len", None)
         options.setdefault("params", draw(values_of(option("params"))))
+    # Only the options of the task drawn (training's by default), and gpus that split a served model.
+    task = Task(options.get("task", Task.TRAIN))
+    options = {name: value for name, value in options.items() if task in option(name).option.tasks}
+    if task is Task.SERVE and "model" in options:
+        options.pop("gpus", None)
     return parse_request(**options)

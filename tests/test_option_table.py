@@ -13,7 +13,7 @@ import pytest
 
 from bot.cli import build_parser
 from bot.estimate.models import presets
-from bot.estimate.options import OptionSpec
+from bot.estimate.options import OptionSpec, Task
 from bot.estimate.request import EstimateRequest, command_options, parse_request, request_options
 from bot.present.command_line import command_line, parse_command_line, value_text
 from bot.present.custom_ids import BUTTON_VIEWS, FROM_MESSAGE, SELECT_VIEW, pack, unpack
@@ -49,6 +49,8 @@ def options_with(spec: OptionSpec) -> dict[str, Any]:
         options["params"] = 7
     if spec.name in ("batch_size", "seq_len"):
         options["model"] = "llama-3.1-8b"
+    if Task.TRAIN not in spec.option.tasks:  # a serving option (weights, kv_cache)
+        options["task"] = Task.SERVE.value
     return options
 
 
@@ -146,10 +148,13 @@ async def test_a_non_default_value_survives_a_click_on_every_control(
     for custom_id in custom_ids(answer.message):
         view = custom_id.split(":")[1]
         if view == SELECT_VIEW:
+            # A serving answer's select switches the weights' precision, training's the optimizer.
+            pick = "fp8" if request.serving else "sgd"
             clicked = await fake.send_interaction(
-                fake.component_interaction(answer.message, custom_id, values=["sgd"], user="bob")
+                fake.component_interaction(answer.message, custom_id, values=[pick], user="bob")
             )
-            expected = request.model_copy(update={"optimizer": "sgd", "bytes_per_param": None})
+            switched = {"weights": pick} if request.serving else {"optimizer": pick, "bytes_per_param": None}
+            expected = request.model_copy(update=switched)
             assert command_line_in(clicked) == parse_request(**expected.given())
         else:
             assert view in BUTTON_VIEWS

@@ -21,6 +21,19 @@ from pydantic_core import CoreSchema, core_schema
 Kind = Literal["number", "integer", "boolean", "choice", "text"]
 
 
+class Task(StrEnum):
+    """What the memory is for: a training step (the seed's question) or serving the model."""
+
+    TRAIN = "train"
+    SERVE = "serve"
+
+
+# The tasks an option applies to unless its declaration says otherwise: training's options are
+# refused for serving rather than silently dropped.
+TRAINING_ONLY = (Task.TRAIN,)
+BOTH_TASKS = (Task.TRAIN, Task.SERVE)
+
+
 @dataclass(frozen=True, slots=True)
 class Limit:
     """The allowed range of a numeric option (the maximum is always inclusive)."""
@@ -56,6 +69,8 @@ class Option:
     # does, in its own sense; without one, the flag's help says it turns the description off.
     off_description_key: str | None = None
     always_shown: bool = False  # the copyable command line shows it even at its default
+    # The tasks it means something for; given for another task, it is refused (``not_for_task``).
+    tasks: tuple[Task, ...] = TRAINING_ONLY
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
         # Strict numbers (no "7" strings, no True, and no 7.0 for a whole number) and no NaN or

@@ -8,6 +8,7 @@ Pure Python and pydantic; nothing here knows Discord or words.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
@@ -17,10 +18,12 @@ from pydantic_core import PydanticCustomError
 
 from bot.estimate.hardware import DEFAULT_GPU, Gpu
 from bot.estimate.hub import HubModel, is_repo_id, looks_like_repo_id, registered
+from bot.estimate.kv_cache import KvDtype
 from bot.estimate.models import Architecture, close_matches, find_preset, preset_variant
 from bot.estimate.optimizers import Optimizer, Precision
-from bot.estimate.options import Kind, Limit, Option, OptionSpec
+from bot.estimate.options import BOTH_TASKS, Kind, Limit, Option, OptionSpec, Task
 from bot.estimate.tensors import CountedModel
+from bot.estimate.weight_formats import WeightFormat
 
 # Without a batch size or a sequence length, an activation estimate assumes these.
 DEFAULT_BATCH_SIZE = 1
@@ -45,6 +48,7 @@ class EstimateRequest(BaseModel):
                 limit=Limit(0, 100_000, minimum_inclusive=False),
                 unit_key="unit.params",
                 cli_positional=True,
+                tasks=BOTH_TASKS,
             ),
         ]
         | None
@@ -58,6 +62,7 @@ class EstimateRequest(BaseModel):
                 packed_key="m",
                 max_length=100,
                 autocomplete=True,
+                tasks=BOTH_TASKS,
             ),
         ]
         | None
@@ -116,6 +121,7 @@ class EstimateRequest(BaseModel):
                 packed_key="g",
                 choices=Gpu,
                 default_when_unset=DEFAULT_GPU,
+                tasks=BOTH_TASKS,
             ),
         ]
         | None
@@ -128,6 +134,7 @@ class EstimateRequest(BaseModel):
             packed_key="n",
             limit=Limit(1, 4096),
             unit_key="unit.gpus",
+            tasks=BOTH_TASKS,
         ),
     ] = 1
     lora_rank: Annotated[
@@ -150,6 +157,7 @@ class EstimateRequest(BaseModel):
                 limit=Limit(1, 65_536),
                 unit_key="unit.batch_size",
                 default_when_unset=DEFAULT_BATCH_SIZE,
+                tasks=BOTH_TASKS,
             ),
         ]
         | None
@@ -164,6 +172,7 @@ class EstimateRequest(BaseModel):
                 limit=Limit(1, 1_048_576),
                 unit_key="unit.seq_len",
                 default_when_unset=DEFAULT_SEQ_LEN,
+                tasks=BOTH_TASKS,
             ),
         ]
         | None
@@ -185,6 +194,34 @@ class EstimateRequest(BaseModel):
     train_vision: Annotated[
         bool, Option(kind="boolean", description_key="option.train_vision", packed_key="v")
     ] = False
+
+    # Serving (issue 22): what the memory is for, and the served model's weights and KV cache.
+    task: Annotated[
+        Task,
+        Option(
+            kind="choice", description_key="serve.option_task", packed_key="t", choices=Task, tasks=BOTH_TASKS
+        ),
+    ] = Task.TRAIN
+    weights: Annotated[
+        WeightFormat,
+        Option(
+            kind="choice",
+            description_key="serve.option_weights",
+            packed_key="w",
+            choices=WeightFormat,
+            tasks=(Task.SERVE,),
+        ),
+    ] = WeightFormat.BF16
+    kv_cache: Annotated[
+        KvDtype,
+        Option(
+            kind="choice",
+            description_key="serve.option_kv_cache",
+            packed_key="kv",
+            choices=KvDtype,
+            tasks=(Task.SERVE,),
+        ),
+    ] = KvDtype.BF16
 
     @field_validator("model", mode="before")
     @classmethod
@@ -216,7 +253,19 @@ class EstimateRequest(BaseModel):
             raise PydanticCustomError("missing_size", "give params or a model preset")
         if self.model is None and (self.batch_size is not None or self.seq_len is not None):
             raise PydanticCustomError("needs_preset", "batch_size and seq_len need a model preset")
+        given = {name: getattr(self, name) for name in self.model_fields_set}
+        for name in not_for_task(self.task, given):
+            raise PydanticCustomError(
+                "not_for_task", "option not for this task", {"option": name, "task": self.task.value}
+            )
+        model = self.architecture
+        if self.task is Task.SERVE and model is not None and not tensor_parallel_fits(model, self.gpus):
+            raise PydanticCustomError("tensor_parallel", "gpus do not split the heads", {"gpus": self.gpus})
         return self
+
+    @property
+    def serving(self) -> bool:
+        return self.task is Task.SERVE
 
     @property
     def card(self) -> Gpu:
@@ -279,6 +328,29 @@ class EstimateRequest(BaseModel):
                 value = str(value)  # a StrEnum's str() is its value
             values[name] = value
         return values
+
+
+def tensor_parallel_fits(model: Architecture, gpus: int) -> bool:
+    """Whether ``gpus`` can split the model by tensor parallelism: the attention heads evenly, and
+    the K/V heads evenly or each head whole on several GPUs (vLLM's and Megatron-LM's condition)."""
+    if model.attention_heads % gpus:
+        return False
+    return model.is_mla or model.kv_heads % gpus == 0 or gpus % model.kv_heads == 0
+
+
+def not_for_task(task: object, given: Mapping[str, object]) -> list[str]:
+    """The options of ``given`` (by name) that do not apply to ``task`` by their declarations, in
+    table order; none for a task that is not one (its own problem says so). An option at its default
+    changes nothing, so it is never refused (the CLI and the slash command pass every default)."""
+    try:
+        chosen = Task(str(task))
+    except ValueError:
+        return []
+    return [
+        spec.name
+        for spec in request_options()
+        if spec.name in given and chosen not in spec.option.tasks and given[spec.name] != spec.default
+    ]
 
 
 def _option_of(annotation: Any) -> Option:
@@ -346,6 +418,8 @@ ProblemCode = Literal[
     "missing_size",  # neither params nor model
     "needs_preset",  # batch_size / seq_len without a model
     "not_an_option",  # an option the request does not have
+    "not_for_task",  # an option given for a task it does not apply to (``given``: the task)
+    "tensor_parallel",  # gpus that cannot split the model's heads for serving (``given``: the gpus)
     "wrong_type",  # a value of the wrong JSON type (seen by the command tree, before the estimator)
     "invalid",  # anything else pydantic reports
 ]
@@ -378,6 +452,11 @@ def _problem(error: Any) -> Problem:
             return Problem("missing_size")
         if kind == "needs_preset":
             return Problem("needs_preset")
+        if kind == "not_for_task":
+            context = error.get("ctx", {})
+            return Problem("not_for_task", str(context.get("option")), context.get("task"))
+        if kind == "tensor_parallel":
+            return Problem("tensor_parallel", "gpus", error.get("ctx", {}).get("gpus"))
         return Problem("invalid")
     name = str(location[0])
     if kind == "extra_forbidden":
@@ -402,7 +481,14 @@ def parse_request(**options: object) -> EstimateRequest:
     Options given as ``None`` count as not given, as Discord leaves out options nobody filled in.
     """
     given = {name: value for name, value in options.items() if value is not None}
+    task = given.get("task", Task.TRAIN)
+    # Every option that does not apply to the task, not only the first the validator meets.
+    misplaced = [Problem("not_for_task", name, str(task)) for name in not_for_task(task, given)]
     try:
-        return EstimateRequest.model_validate(given)
+        request = EstimateRequest.model_validate(given)
     except ValidationError as exc:
-        raise InvalidRequest([_problem(e) for e in exc.errors()]) from exc
+        found = [_problem(e) for e in exc.errors()]
+        raise InvalidRequest(misplaced + [p for p in found if p not in misplaced]) from exc
+    if misplaced:  # the validator's check did not run: a model_validate that passed cannot have any
+        raise InvalidRequest(misplaced)
+    return request

@@ -11,7 +11,7 @@ from __future__ import annotations
 from decimal import Decimal
 from functools import cache
 
-from bot.estimate.options import OptionSpec
+from bot.estimate.options import OptionSpec, Task
 from bot.estimate.request import (
     EstimateRequest,
     InvalidRequest,
@@ -100,8 +100,10 @@ def typed(request: EstimateRequest) -> Typed:
         return last[1]
     given = [(name, value, value_text(value)) for name, value in request.given().items()]
     texts = {name: text for name, _, text in given}
-    for name in _always_shown():
-        if name not in texts:  # at its default: added, and put back in the table's order
+    for name, tasks in _always_shown():
+        # Shown where it applies: a serving line never carries training's optimizer.
+        # At its default: added, and put back in the table's order.
+        if name not in texts and request.task in tasks:
             texts[name] = value_text(getattr(request, name))
             texts = {other: texts[other] for other in sorted(texts, key=option_positions().__getitem__)}
     found = Typed(tuple(given), " ".join([COMMAND, *[f"{name}:{text}" for name, text in texts.items()]]))
@@ -110,9 +112,9 @@ def typed(request: EstimateRequest) -> Typed:
 
 
 @cache
-def _always_shown() -> tuple[str, ...]:
-    """The options the command line shows even at their default."""
-    return tuple(spec.name for spec in request_options() if spec.option.always_shown)
+def _always_shown() -> tuple[tuple[str, tuple[Task, ...]], ...]:
+    """The options the command line shows even at their default, with the tasks they apply to."""
+    return tuple((spec.name, spec.option.tasks) for spec in request_options() if spec.option.always_shown)
 
 
 def parse_command_line(line: str) -> EstimateRequest:

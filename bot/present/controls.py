@@ -13,6 +13,7 @@ from typing import Any
 
 from bot.estimate.optimizers import Optimizer, Precision, bytes_per_param_for
 from bot.estimate.request import EstimateRequest
+from bot.estimate.weight_formats import BYTES_PER_WEIGHT, WeightFormat
 from bot.present.custom_ids import (
     BUTTON_VIEWS,
     COMPARE,
@@ -56,6 +57,23 @@ def _optimizer_options(
 
 
 @cache
+def _weight_options(language: Language, chosen: WeightFormat) -> list[dict[str, Any]]:
+    """A serving answer's select: the weights' formats, each with its bytes per weight."""
+    w = Words(language)
+    return [
+        {
+            "label": weights.value,
+            "value": weights.value,
+            "description": w("serve.select_option", bytes=w.num(BYTES_PER_WEIGHT[weights], ".3g"))
+            if weights in BYTES_PER_WEIGHT
+            else w("serve.weights_stored_option"),
+            "default": weights is chosen,
+        }
+        for weights in WeightFormat
+    ]
+
+
+@cache
 def _labels(language: Language) -> dict[str, str]:
     """The controls' words in ``language``, by view: the same for every answer."""
     w = Words(language)
@@ -79,6 +97,9 @@ def render_controls(
         "max_values": 1,
         "options": [dict(option) for option in _optimizer_options(language, chosen, request.precision)],
     }
+    if request.serving:  # the same select switches the weights' precision
+        select["placeholder"] = Words(language)("serve.select_placeholder")
+        select["options"] = [dict(option) for option in _weight_options(language, request.weights)]
     buttons = [
         {
             "type": BUTTON,

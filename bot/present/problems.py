@@ -77,6 +77,10 @@ def describe_problem(problem: Problem, language: Language = DEFAULT_LANGUAGE) ->
         return w("problem.needs_preset")
     if code == "not_an_option":
         return w("problem.not_an_option", option=name)
+    if code == "not_for_task":
+        return w("serve.not_for_task", option=name, task=str(problem.given))
+    if code == "tensor_parallel":
+        return w("serve.tensor_parallel", given=given)
     if code == "wrong_type":
         return w("problem.wrong_type", option=name)
     if problem.option is None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.estimate.core import Estimate, estimate
 from bot.estimate.request import EstimateRequest
+from bot.estimate.serving import ServingEstimate, serving_estimate
 from bot.estimate.value_type import value_type
 from bot.present.answer import render_embed
 from bot.present.compare import CHART_NAME, render_compare
@@ -18,6 +19,7 @@ from bot.present.controls import render_controls
 from bot.present.custom_ids import COMPARE, DETAILS, ESTIMATE
 from bot.present.details import render_details
 from bot.present.i18n import Language
+from bot.present.serving import render_serving_compare, render_serving_details, render_serving_embed
 
 Renderer = Callable[[Estimate, Language], dict[str, Any]]
 
@@ -25,6 +27,12 @@ RENDERERS: dict[str, Renderer] = {
     ESTIMATE: render_embed,
     COMPARE: render_compare,
     DETAILS: render_details,
+}
+# The same views of a serving request (task:serve), under the same names.
+SERVING_RENDERERS: dict[str, Callable[[ServingEstimate, Language], dict[str, Any]]] = {
+    ESTIMATE: render_serving_embed,
+    COMPARE: render_serving_compare,
+    DETAILS: render_serving_details,
 }
 
 
@@ -54,6 +62,8 @@ def render_message(
     request: EstimateRequest, view_name: str, language: Language, *, shareable: bool = False
 ) -> Message:
     """``view_name`` of ``request`` with its controls; ``shareable`` adds the Share button."""
-    embed = RENDERERS[view_name](estimate(request), language)
     components = render_controls(request, view_name, language, shareable=shareable)
+    if request.serving:  # serving's Compare is its lines, with no chart
+        return Message(SERVING_RENDERERS[view_name](serving_estimate(request), language), components, None)
+    embed = RENDERERS[view_name](estimate(request), language)
     return Message(embed, components, CHART_NAME if view_name == COMPARE else None)

@@ -27,6 +27,7 @@ from discord.ext import commands
 from bot.estimate.hub import HubFailure
 from bot.estimate.optimizers import Optimizer
 from bot.estimate.request import EstimateRequest, InvalidRequest
+from bot.estimate.weight_formats import WeightFormat
 from bot.present.command_line import UnreadableCommand, parse_command_line
 from bot.present.custom_ids import (
     ESTIMATE,
@@ -120,6 +121,11 @@ def _request_in(interaction: discord.Interaction, state: str) -> EstimateRequest
 
 def _switch_optimizer(request: EstimateRequest, choice: str) -> EstimateRequest:
     """The same request with another optimizer; a custom B gives way to the optimizer picked."""
+    if request.serving:  # a serving answer's select picks the weights' precision
+        try:
+            return request.model_copy(update={"weights": WeightFormat(choice)})
+        except ValueError:
+            raise UnreadableState("not a weight format") from None
     try:
         optimizer = Optimizer(choice)
     except ValueError:

@@ -1,0 +1,137 @@
+"""What a served model caches per sequence, layer kind by layer kind: the KV cache.
+
+Each kind of layer caches its own way, and each kind is one function of :data:`CACHE_KINDS`:
+
+- ``full``: full attention with grouped-query (or multi-query) K/V heads: a key and a value of
+  ``head_dim`` for each of the ``g`` K/V heads, every token (2·g·d values per token and layer);
+- ``sliding``: the same, but only the last tokens of the window are kept;
+- ``mla``: Multi-head Latent Attention (DeepSeek-V2/V3, Kimi K2) caches the compressed latent of
+  ``kv_lora_rank`` and the shared RoPE key of ``qk_rope_head_dim`` per token and layer, not the
+  decompressed keys and values (DeepSeek-V2 report, section 2.1.2: "only ... need to be cached").
+
+Every figure is the one transformers 5.24 holds after a forward pass (``cache_utils``: ``DynamicLayer``
+keeps every token, ``DynamicSlidingWindowLayer`` the last ``sliding_window - 1`` tokens, the token in
+flight being the window's last; ``DeepseekV3Attention`` updates the cache "while latent KV is still
+compressed"), checked to the byte by ``tests/test_serving_accuracy.py``. A layer kind with a fixed
+state per sequence (linear attention, Mamba, short convolutions) adds its state as
+``bytes_per_sequence``: declare the kind in :func:`layer_kinds` and give it its function here.
+
+Under tensor parallelism each GPU holds its share of the K/V heads; a model with fewer K/V heads than
+GPUs holds each head on several GPUs (as Megatron-LM and vLLM replicate them), and MLA's latent is
+one "head" that every GPU holds whole.
+
+Pure Python; nothing here knows Discord or words.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Literal
+
+from bot.estimate.models import Architecture
+from bot.estimate.value_type import value_type
+
+LayerKind = Literal["full", "sliding", "mla"]
+
+
+class KvDtype(StrEnum):
+    """The cache's element type: 16-bit, or FP8 (E4M3 with a per-tensor scale, vLLM's ``fp8``)."""
+
+    BF16 = "bf16"
+    FP8 = "fp8"
+
+    @property
+    def bytes(self) -> int:
+        return 1 if self is KvDtype.FP8 else 2
+
+
+@value_type
+class LayerCache:
+    """What one kind of layer caches, summed over the model's layers of that kind, on one GPU."""
+
+    kind: LayerKind
+    layers: int
+    bytes_per_token: int  # one layer's, for one token of one sequence
+    token_cap: int | None  # the most tokens a sequence keeps (a sliding window); None: all of them
+    bytes_per_sequence: int  # one layer's fixed state per sequence (none for attention)
+    replicated: bool  # every GPU holds it whole under tensor parallelism (heads fewer than GPUs)
+
+    def tokens_kept(self, seq_len: int) -> int:
+        return seq_len if self.token_cap is None else min(seq_len, self.token_cap)
+
+    def bytes_for(self, seq_len: int) -> int:
+        """These layers' cache for one sequence of ``seq_len`` tokens."""
+        return self.layers * (self.tokens_kept(seq_len) * self.bytes_per_token + self.bytes_per_sequence)
+
+
+def heads_per_gpu(heads: int, gpus: int) -> int:
+    """K/V heads one GPU holds: its share, or one whole head when there are fewer heads than GPUs."""
+    return max(1, math.ceil(heads / gpus))
+
+
+def _attention(model: Architecture, layers: int, dtype: KvDtype, gpus: int, kind: LayerKind) -> LayerCache:
+    # A key and a value of head_dim for each K/V head (transformers' key/value states of shape
+    # [batch, kv_heads, tokens, head_dim]).
+    heads = heads_per_gpu(model.kv_heads, gpus)
+    window = model.sliding_window if kind == "sliding" else None
+    return LayerCache(
+        kind=kind,
+        layers=layers,
+        bytes_per_token=2 * heads * model.attention_head_dim * dtype.bytes,
+        # DynamicSlidingWindowLayer.update: "Only cache the last `self.sliding_window - 1` tokens".
+        token_cap=window - 1 if window is not None else None,
+        bytes_per_sequence=0,
+        replicated=model.kv_heads < gpus,
+    )
+
+
+def _full(model: Architecture, layers: int, dtype: KvDtype, gpus: int) -> LayerCache:
+    return _attention(model, layers, dtype, gpus, "full")
+
+
+def _sliding(model: Architecture, layers: int, dtype: KvDtype, gpus: int) -> LayerCache:
+    return _attention(model, layers, dtype, gpus, "sliding")
+
+
+def _mla(model: Architecture, layers: int, dtype: KvDtype, gpus: int) -> LayerCache:
+    # kv_a_proj_with_mqa's output: the latent (kv_lora_rank) and the RoPE key (qk_rope_head_dim),
+    # one "head" for all heads, so under tensor parallelism every GPU holds it whole.
+    width = (model.kv_lora_rank or 0) + (model.qk_rope_head_dim or 0)
+    return LayerCache(
+        kind="mla",
+        layers=layers,
+        bytes_per_token=width * dtype.bytes,
+        token_cap=None,
+        bytes_per_sequence=0,
+        replicated=gpus > 1,
+    )
+
+
+# One function per layer kind: (model, its layers of that kind, dtype, GPUs) -> what they cache.
+CACHE_KINDS: dict[LayerKind, Callable[[Architecture, int, KvDtype, int], LayerCache]] = {
+    "full": _full,
+    "sliding": _sliding,
+    "mla": _mla,
+}
+
+
+def layer_kinds(model: Architecture) -> tuple[tuple[LayerKind, int], ...]:
+    """The model's layers by the kind of cache they keep, with how many of each (kinds with none
+    left out). MLA layers are MLA; otherwise ``sliding_window_layers`` are sliding and the rest full."""
+    if model.is_mla:
+        return (("mla", model.layers),)
+    sliding = model.sliding_window_layers
+    kinds: tuple[tuple[LayerKind, int], ...] = (("sliding", sliding), ("full", model.layers - sliding))
+    return tuple((kind, count) for kind, count in kinds if count)
+
+
+def layer_caches(model: Architecture, dtype: KvDtype = KvDtype.BF16, gpus: int = 1) -> tuple[LayerCache, ...]:
+    """What each kind of layer of ``model`` caches on one of ``gpus`` tensor-parallel GPUs."""
+    return tuple(CACHE_KINDS[kind](model, count, dtype, gpus) for kind, count in layer_kinds(model))
+
+
+def cache_bytes(caches: tuple[LayerCache, ...], seq_len: int, sequences: int = 1) -> int:
+    """The cache of ``sequences`` sequences of ``seq_len`` tokens each."""
+    return sequences * sum(cache.bytes_for(seq_len) for cache in caches)
