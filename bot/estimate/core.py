@@ -433,6 +433,9 @@ def _peak(
     )
 
 
+_LINE_STEPS = 8  # a step's need has a few pieces, one per moment that can hold the peak
+
+
 def _largest_fitting(need: Callable[[int], float], capacity: float) -> int | None:
     """The largest micro-batch b ≤ MAX_BATCH with need(b) ≤ capacity, for a need that grows with b.
 
@@ -468,9 +471,6 @@ def _largest_fitting(need: Callable[[int], float], capacity: float) -> int | Non
         middle = (low + high + 1) // 2
         low, high = (middle, high) if need(middle) <= capacity else (low, middle - 1)
     return low
-
-
-_LINE_STEPS = 8  # a step's need has a few pieces, one per moment that can hold the peak
 
 
 def _largest_batch(
