@@ -1,4 +1,9 @@
-"""Shared fixtures: one fake Discord and one running bot per test module."""
+"""Shared fixtures: one fake Discord and one running bot per test module.
+
+What the fixtures run (discord.py, the bot, the fake Discord) is imported inside them, not here: with
+``-n 2`` the controlling process loads this file too, before it starts the workers, and runs no test
+itself, so an import here (about a second of CPU) would only delay every worker's start.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # No test reaches the real Hugging Face Hub. Set before anything imports huggingface_hub (it reads
 # these once): a bot started by a fixture asks a closed loopback port (refused at once, so a repo ID
@@ -19,14 +24,12 @@ os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="vram-tests-hf-")
 os.environ.pop("HF_TOKEN", None)
 os.environ.pop("HF_HUB_CACHE", None)
 
-import discord
 import pytest
 import pytest_asyncio
 
-from bot.runtime.runner import VramBot
-from bot.runtime.settings import ENV_PREFIX, TOKEN_ENV
-from tests.fake_discord import FakeDiscord
-from tests.running import start_bot
+if TYPE_CHECKING:
+    from bot.runtime.runner import VramBot
+    from tests.fake_discord import FakeDiscord
 
 
 @pytest.hookimpl(wrapper=True)
@@ -46,6 +49,8 @@ def pytest_collection(session: pytest.Session) -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def discord_endpoints() -> Iterator[None]:
     """Put discord.py's REST base and gateway back after a module pointed them at a fake."""
+    import discord
+
     base = discord.http.Route.BASE
     gateway = discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
     yield
@@ -55,6 +60,8 @@ def discord_endpoints() -> Iterator[None]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def fake() -> AsyncIterator[FakeDiscord]:
+    from tests.fake_discord import FakeDiscord
+
     fake = FakeDiscord()
     await fake.start()
     yield fake
@@ -64,6 +71,8 @@ async def fake() -> AsyncIterator[FakeDiscord]:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def bot(fake: FakeDiscord, discord_endpoints: None) -> AsyncIterator[VramBot]:
     """The real bot, logged in to the fake and connected to its gateway."""
+    from tests.running import start_bot
+
     bot, task = await start_bot(fake)
     yield bot
     await bot.close()
@@ -77,6 +86,8 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     For tests that run the CLI or the settings loader in-process; monkeypatch puts everything back
     afterwards, so each test stands alone in any order.
     """
+    from bot.runtime.settings import ENV_PREFIX, TOKEN_ENV
+
     for name in list(os.environ):
         if name.upper().startswith(ENV_PREFIX) or name == TOKEN_ENV:
             monkeypatch.delenv(name)

@@ -613,14 +613,43 @@ class _Judge:
         return low
 
 
-def _largest_fitting(fits: Callable[[int], bool]) -> int | None:
-    """The largest micro-batch b ≤ MAX_BATCH with fits(b), for a need that grows with b."""
-    if not fits(1):
+_LINE_STEPS = 8  # a step's need has a few pieces, one per moment that can hold the peak
+
+
+def _largest_fitting(need: Callable[[int], float], capacity: float) -> int | None:
+    """The largest micro-batch b ≤ MAX_BATCH with need(b) ≤ capacity, for a need that grows with b.
+
+    The need is the largest of the step's moments, each affine in b (step_peak.py), so it is
+    piecewise linear and convex: the line through the need at b and b + 1, followed down from the
+    top (Newton's method), lands on the answer or, convexity keeping it above, on a later piece's
+    line, which it then follows; some five evaluations, where bisection took 17. Where a step does
+    not get closer (a need that is not convex, or rounding at the edge) bisection finishes between
+    the bounds so far, so the answer is bisection's (tests/test_largest_batch.py checks that)."""
+    if need(1) > capacity:
         return None
-    low, high = 1, MAX_BATCH
+    over = need(MAX_BATCH)
+    if over <= capacity:
+        return MAX_BATCH
+    low, high = 1, MAX_BATCH - 1  # need(low) fits, need(high + 1) = over does not
+    for _ in range(_LINE_STEPS):
+        at = need(high)
+        if at <= capacity:
+            return high
+        slope = over - at
+        if slope <= 0:
+            break
+        # The last b at or under capacity on that line, below high (whose need is over it).
+        guess = max(low, min(high - 1, math.floor(high + 1 - (over - capacity) / slope)))
+        over = need(guess + 1)
+        if over <= capacity:  # the line fell short: rounding, or a need that is not convex here
+            low = guess + 1
+            if need(low + 1) > capacity:
+                return low
+            break
+        high = guess
     while low < high:
         middle = (low + high + 1) // 2
-        low, high = (middle, high) if fits(middle) else (low, middle - 1)
+        low, high = (middle, high) if need(middle) <= capacity else (low, middle - 1)
     return low
 
 
@@ -633,9 +662,9 @@ def _largest_batch(judge: _Judge, strategy: Strategy | None) -> LargestBatch | N
     capacity = request.card.memory_gb
     n = request.gpus
 
-    def fits(batch: int, checkpointing: bool) -> bool:
+    def need_gb(batch: int, checkpointing: bool) -> float:
         variant = request.model_copy(update={"batch_size": batch, "checkpointing": checkpointing})
-        return judge.judged_gb(strategy, n, variant) <= capacity
+        return judge.judged_gb(strategy, n, variant)
 
     def one_sequence_gb(checkpointing: bool) -> float:
         variant = request.model_copy(update={"batch_size": 1, "checkpointing": checkpointing})
@@ -644,8 +673,8 @@ def _largest_batch(judge: _Judge, strategy: Strategy | None) -> LargestBatch | N
     return LargestBatch(
         seq_len=request.seq_len or DEFAULT_SEQ_LEN,
         strategy=None if strategy == "data parallel" else strategy,
-        batch=_largest_fitting(lambda b: fits(b, False)),
-        checkpointed_batch=_largest_fitting(lambda b: fits(b, True)),
+        batch=_largest_fitting(lambda b: need_gb(b, False), capacity),
+        checkpointed_batch=_largest_fitting(lambda b: need_gb(b, True), capacity),
         per_sequence_gb=one_sequence_gb(False),
         per_sequence_checkpointed_gb=one_sequence_gb(True),
     )
