@@ -24,7 +24,7 @@ import sys
 import time
 import warnings
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from bot.estimate.families import FAMILIES
@@ -33,6 +33,7 @@ from bot.estimate.kv_cache import KvDtype, cache_bytes, layer_caches
 from bot.estimate.models import Architecture
 from bot.estimate.serving import working_set_bytes
 from bot.measure import torch_available
+from bot.measure.cache import cache_bytes as cache_bytes_held
 from bot.measure.families import ALL_FAMILIES
 
 BATCH = 2
@@ -51,8 +52,6 @@ KNOWN_GAPS = {
     # the window (the mistral-7b preset declares its 32 sliding layers and is exact).
     "mistral": "Hub reader: sliding_window without layer_types",
 }
-# Attributes of a cache layer that are bookkeeping, not cache (DynamicSlidingWindowLayer's window).
-_BOOKKEEPING = ("_sliding_window_tensor", "cumulative_length")
 
 
 @dataclass
@@ -64,11 +63,10 @@ class Row:
     note: str = ""
     working_measured: int | None = None
     working_estimated: int | None = None
-    other_tensors: list[str] = field(default_factory=list)  # cache tensors the estimate has no kind for
 
     @property
     def exact(self) -> bool:
-        return self.measured is not None and self.measured == self.estimated and not self.other_tensors
+        return self.measured is not None and self.measured == self.estimated
 
     @property
     def working_ratio(self) -> float | None:
@@ -111,22 +109,6 @@ def _built(model_type: str, fields: dict[str, Any]) -> tuple[Any, dict[str, Any]
             config, dtype=torch.bfloat16, attn_implementation="eager"
         )
     return model.eval(), config.to_dict()
-
-
-def _cache_tensors(cache: Any) -> tuple[int, list[str]]:
-    """The bytes of every layer's keys and values, and the names of any other tensors it holds."""
-    import torch
-
-    total, others = 0, []
-    for index, layer in enumerate(cache.layers):
-        for name, value in vars(layer).items():
-            if not isinstance(value, torch.Tensor) or name in _BOOKKEEPING:
-                continue
-            if name in ("keys", "values"):
-                total += value.numel() * value.element_size()
-            elif value.numel():
-                others.append(f"layer {index}: {name}")
-    return total, others
 
 
 def _architecture(name: str, config: dict[str, Any]) -> Architecture:
@@ -178,7 +160,7 @@ def _working_set(model: Any, architecture: Architecture) -> tuple[int, int]:
     ids = torch.randint(0, architecture.vocab_size, (1, WORKING_SEQ_LEN))
     with torch.no_grad(), Counting():
         out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
-    cache, _ = _cache_tensors(out.past_key_values)
+    cache = cache_bytes_held(out.past_key_values)
     estimated = working_set_bytes(architecture, WORKING_SEQ_LEN, 1)
     return peak.peak - cache, estimated
 
@@ -213,10 +195,10 @@ def measure(family: str, config: dict[str, Any], working: bool = True) -> Row:
             out = model(input_ids=ids, use_cache=True)
     except Exception as error:
         return Row(family, "", None, None, f"forward failed: {type(error).__name__}: {str(error)[:60]}")
-    measured, others = _cache_tensors(out.past_key_values)
+    measured = cache_bytes_held(out.past_key_values)
     caches = layer_caches(architecture, KvDtype.BF16)
     kinds = " ".join(f"{cache.kind}×{cache.layers}" for cache in caches)
-    row = Row(family, kinds, measured, cache_bytes(caches, SEQ_LEN, BATCH), other_tensors=others)
+    row = Row(family, kinds, measured, cache_bytes(caches, SEQ_LEN, BATCH))
     if working:
         try:
             row.working_measured, row.working_estimated = _working_set(model, architecture)
@@ -239,8 +221,6 @@ def markdown(rows: list[Row]) -> str:
             lines.append(f"| {row.family} | — | — | — | {row.note} | — |")
             continue
         off = "0 B" if row.exact else f"{(row.measured or 0) - (row.estimated or 0):+,} B"
-        if row.other_tensors:
-            off += f", other tensors: {', '.join(row.other_tensors[:2])}"
         if row.family in KNOWN_GAPS:
             off += f" ({KNOWN_GAPS[row.family]})"
         ratio = row.working_ratio

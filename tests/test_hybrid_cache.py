@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from bot.estimate.hub import architecture_from_config
+from bot.measure.cache import cache_bytes
 
 pytestmark = pytest.mark.accuracy
 
@@ -147,35 +148,6 @@ def _quiet_transformers() -> Iterator[None]:
     transformers.logging.set_verbosity(verbosity)
 
 
-def _cache_bytes(cache: object) -> int:
-    """Every tensor the cache holds, each storage once (its layers' keys, values, conv and
-    recurrent states, indexer keys)."""
-    import torch
-
-    seen: set[int] = set()
-    total = 0
-
-    def walk(value: object, depth: int) -> None:
-        nonlocal total
-        if isinstance(value, torch.Tensor):
-            pointer = value.untyped_storage().data_ptr()
-            if pointer not in seen:
-                seen.add(pointer)
-                total += value.untyped_storage().nbytes()
-        elif depth < 5 and isinstance(value, list | tuple):
-            for item in value:
-                walk(item, depth + 1)
-        elif depth < 5 and isinstance(value, dict):
-            for item in value.values():
-                walk(item, depth + 1)
-        elif depth < 5 and hasattr(value, "__dict__") and not isinstance(value, torch.nn.Module):
-            for item in vars(value).values():
-                walk(item, depth + 1)
-
-    walk(cache, 0)
-    return total
-
-
 def _measured(model_type: str) -> tuple[int, int]:
     """(fixed bytes, bytes per token) of one sequence in the cache of a bf16 forward."""
     import torch
@@ -188,7 +160,7 @@ def _measured(model_type: str) -> tuple[int, int]:
     for length in LENGTHS:
         ids = torch.randint(0, 128, (BATCH, length))
         with torch.no_grad():
-            totals.append(_cache_bytes(model(input_ids=ids, use_cache=True).past_key_values))
+            totals.append(cache_bytes(model(input_ids=ids, use_cache=True).past_key_values))
     per_token = (totals[1] - totals[0]) // (LENGTHS[1] - LENGTHS[0])
     return (totals[0] - per_token * LENGTHS[0]) // BATCH, per_token // BATCH
 

@@ -35,5 +35,4 @@ def test_the_cache_is_transformers_own_to_the_byte(family: str) -> None:
     if family in KNOWN_GAPS:  # still off, for the reason named; once the reader learns it, drop the gap
         assert row.measured != row.estimated, f"{family} is exact now: remove it from KNOWN_GAPS"
         return
-    assert not row.other_tensors, f"{family}: cache tensors of a kind not declared: {row.other_tensors}"
     assert row.measured == row.estimated, f"{family} ({row.kinds}): {row.measured:,} B measured"

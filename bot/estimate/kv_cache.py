@@ -7,18 +7,24 @@ Each kind of layer caches its own way, and each kind is one function of :data:`C
 - ``sliding``: the same, but only the last tokens of the window are kept;
 - ``mla``: Multi-head Latent Attention (DeepSeek-V2/V3, Kimi K2) caches the compressed latent of
   ``kv_lora_rank`` and the shared RoPE key of ``qk_rope_head_dim`` per token and layer, not the
-  decompressed keys and values (DeepSeek-V2 report, section 2.1.2: "only ... need to be cached").
+  decompressed keys and values (DeepSeek-V2 report, section 2.1.2: "only ... need to be cached");
+- ``indexer``: a sparse-attention indexer (DeepSeek-V3.2, GLM-5) caches one key of ``index_head_dim``
+  per token in each layer it indexes;
+- ``linear_attention``, ``mamba``, ``conv``: Gated DeltaNet (Qwen3-Next, Qwen3.5), Mamba-2
+  (Nemotron-H, Granite 4, Falcon-H1, Bamba) and short convolutions (LFM2) keep a fixed state per
+  sequence and nothing per token (``Architecture.layer_state_bytes``: the conv state in the model's
+  dtype and the recurrent state in fp32, as transformers' cache keeps them, whatever the KV dtype).
 
 Every figure is the one transformers 5.24 holds after a forward pass (``cache_utils``: ``DynamicLayer``
 keeps every token, ``DynamicSlidingWindowLayer`` the last ``sliding_window - 1`` tokens, the token in
 flight being the window's last; ``DeepseekV3Attention`` updates the cache "while latent KV is still
-compressed"), checked to the byte by ``tests/test_serving_accuracy.py``. A layer kind with a fixed
-state per sequence (linear attention, Mamba, short convolutions) adds its state as
-``bytes_per_sequence``: declare the kind in :func:`layer_kinds` and give it its function here.
+compressed"), checked to the byte by ``tests/test_serving_accuracy.py`` and, for the fixed states,
+``tests/test_hybrid_cache.py``.
 
 Under tensor parallelism each GPU holds its share of the K/V heads; a model with fewer K/V heads than
 GPUs holds each head on several GPUs (as Megatron-LM and vLLM replicate them), and MLA's latent is
-one "head" that every GPU holds whole.
+one "head" that every GPU holds whole, as is an indexer's key. A fixed state is split with its heads
+(vLLM shards Mamba's and DeltaNet's heads across the GPUs): each GPU holds its share, rounded up.
 
 Pure Python; nothing here knows Discord or words.
 """
@@ -33,7 +39,7 @@ from typing import Literal
 from bot.estimate.models import Architecture
 from bot.estimate.value_type import value_type
 
-LayerKind = Literal["full", "sliding", "mla"]
+LayerKind = Literal["full", "sliding", "mla", "indexer", "linear_attention", "mamba", "conv"]
 
 
 class KvDtype(StrEnum):
@@ -109,21 +115,67 @@ def _mla(model: Architecture, layers: int, dtype: KvDtype, gpus: int) -> LayerCa
     )
 
 
+def _indexer(model: Architecture, layers: int, dtype: KvDtype, gpus: int) -> LayerCache:
+    # The indexer's key cache: one index_head_dim-wide key per token (DeepSeek-V3.2's Indexer),
+    # shared by its heads, so every GPU holds it whole.
+    return LayerCache(
+        kind="indexer",
+        layers=layers,
+        bytes_per_token=(model.index_head_dim or 0) * dtype.bytes,
+        token_cap=None,
+        bytes_per_sequence=0,
+        replicated=gpus > 1,
+    )
+
+
+StateKind = Literal["linear_attention", "mamba", "conv"]  # the mixers of bot.estimate.families
+
+
+def _fixed_state(kind: StateKind) -> Callable[[Architecture, int, KvDtype, int], LayerCache]:
+    def state(model: Architecture, layers: int, dtype: KvDtype, gpus: int) -> LayerCache:
+        whole = model.layer_state_bytes(kind)  # in the model's own dtypes, not the KV cache's
+        return LayerCache(
+            kind=kind,
+            layers=layers,
+            bytes_per_token=0,
+            token_cap=None,
+            bytes_per_sequence=math.ceil(whole / gpus),
+            replicated=False,
+        )
+
+    return state
+
+
 # One function per layer kind: (model, its layers of that kind, dtype, GPUs) -> what they cache.
 CACHE_KINDS: dict[LayerKind, Callable[[Architecture, int, KvDtype, int], LayerCache]] = {
     "full": _full,
     "sliding": _sliding,
     "mla": _mla,
+    "indexer": _indexer,
+    "linear_attention": _fixed_state("linear_attention"),
+    "mamba": _fixed_state("mamba"),
+    "conv": _fixed_state("conv"),
 }
 
 
 def layer_kinds(model: Architecture) -> tuple[tuple[LayerKind, int], ...]:
     """The model's layers by the kind of cache they keep, with how many of each (kinds with none
-    left out). MLA layers are MLA; otherwise ``sliding_window_layers`` are sliding and the rest full."""
+    left out). Attention layers are MLA's, or ``sliding_window_layers`` sliding and the rest full;
+    the indexed layers add their indexer's keys; the hybrid mixers (the family's ``layer_kinds``)
+    their fixed states (Falcon-H1's parallel attention and Mamba-2 layers: both)."""
+    attention = model.attention_layers
+    mixers = model.mixer_counts
     if model.is_mla:
-        return (("mla", model.layers),)
-    sliding = model.sliding_window_layers
-    kinds: tuple[tuple[LayerKind, int], ...] = (("sliding", sliding), ("full", model.layers - sliding))
+        kinds: list[tuple[LayerKind, int]] = [("mla", attention)]
+    else:
+        sliding = min(model.sliding_window_layers, attention)
+        kinds = [("sliding", sliding), ("full", attention - sliding)]
+    kinds += [
+        ("indexer", model.indexed_layers),
+        ("linear_attention", mixers.get("linear_attention", 0)),
+        ("mamba", model.mamba_layers),
+        ("conv", mixers.get("conv", 0)),
+    ]
     return tuple((kind, count) for kind, count in kinds if count)
 
 

@@ -10,9 +10,9 @@ the weight precisions side by side. Words come from the catalogue's ``serve.*`` 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, get_args
 
-from bot.estimate.kv_cache import LayerCache
+from bot.estimate.kv_cache import LayerCache, LayerKind
 from bot.estimate.serving import (
     GPU_MEMORY_UTILIZATION,
     MAX_SEQ_LEN,
@@ -215,7 +215,17 @@ def _weights_text(found: ServingEstimate, w: Words) -> str:
     return text
 
 
-_KIND_KEYS = {"full": "serve.kind_full", "sliding": "serve.kind_sliding", "mla": "serve.kind_mla"}
+_KIND_KEYS = {kind: f"serve.kind_{kind}" for kind in get_args(LayerKind)}
+
+
+_REPLICATED_KEYS = {"mla": "serve.replicated_mla", "indexer": "serve.replicated_indexer"}
+
+
+def _state_size(value: int, w: Words) -> str:
+    """A fixed state per sequence and layer: MiB from one MiB on (Mamba-2's run to several)."""
+    if value >= 1024 * 1024:
+        return w("serve.mib", n=w.num(value / 1024 / 1024, ",.4g"))
+    return _kib(value, w)
 
 
 def _layer_line(found: ServingEstimate, cache: LayerCache, w: Words) -> str:
@@ -226,8 +236,12 @@ def _layer_line(found: ServingEstimate, cache: LayerCache, w: Words) -> str:
         "dtype_bytes": w.plain(found.kv_dtype.bytes),
         "gb": w.gb(cache.bytes_for(found.seq_len) * found.sequences / 1e9),
     }
-    if model is not None and cache.kind == "mla":
+    if cache.bytes_per_sequence:  # a fixed state per sequence: linear attention, Mamba, short conv
+        values["state"] = _state_size(cache.bytes_per_sequence, w)
+    elif model is not None and cache.kind == "mla":
         values |= {"latent": w.plain(model.kv_lora_rank or 0), "rope": w.plain(model.qk_rope_head_dim or 0)}
+    elif model is not None and cache.kind == "indexer":
+        values["dim"] = w.plain(model.index_head_dim or 0)
     elif model is not None:
         heads = cache.bytes_per_token // (2 * model.attention_head_dim * found.kv_dtype.bytes)
         values |= {"heads": w.plain(heads), "head_dim": w.plain(model.attention_head_dim)}
@@ -236,7 +250,7 @@ def _layer_line(found: ServingEstimate, cache: LayerCache, w: Words) -> str:
             values["kept"] = w.plain(cache.tokens_kept(found.seq_len))
     line = w(_KIND_KEYS[cache.kind], **values)
     if cache.replicated:
-        line += " " + w("serve.replicated_mla" if cache.kind == "mla" else "serve.replicated_heads")
+        line += " " + w(_REPLICATED_KEYS.get(cache.kind, "serve.replicated_heads"))
     return f"• {line}"
 
 
