@@ -38,4 +38,6 @@ def requests(draw: st.DrawFn) -> EstimateRequest:
         options.pop("batch_size", None)
         options.pop("seq_len", None)
         options.setdefault("params", draw(values_of(option("params"))))
+    if options.get("optimizer_in_backward") is True:  # it steps each gradient at once: no accumulation
+        options.pop("grad_accum", None)
     return parse_request(**options)

@@ -20,6 +20,7 @@ from bot.estimate.hub import HubModel, is_repo_id, looks_like_repo_id, registere
 from bot.estimate.models import Architecture, close_matches, find_preset, preset_variant
 from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.options import Kind, Limit, Option, OptionSpec
+from bot.estimate.savers import Offload, Savers
 from bot.estimate.tensors import CountedModel
 
 # Without a batch size or a sequence length, an activation estimate assumes these.
@@ -169,6 +170,29 @@ class EstimateRequest(BaseModel):
         bool, Option(kind="boolean", description_key="option.train_vision", packed_key="v")
     ] = False
 
+    # The memory savers (bot.estimate.savers), one block: where the optimizer state and the
+    # activations live, when the optimizer steps, how the loss is computed, micro-batches per step.
+    offload: Annotated[
+        Offload,
+        Option(kind="choice", description_key="saver.option_offload", packed_key="of", choices=Offload),
+    ] = Offload.NONE
+    optimizer_in_backward: Annotated[
+        bool, Option(kind="boolean", description_key="saver.option_optimizer_in_backward", packed_key="ob")
+    ] = False
+    chunked_loss: Annotated[
+        bool, Option(kind="boolean", description_key="saver.option_chunked_loss", packed_key="cl")
+    ] = False
+    grad_accum: Annotated[
+        int,
+        Option(
+            kind="integer",
+            description_key="saver.option_grad_accum",
+            packed_key="ga",
+            limit=Limit(1, 4096),
+            unit_key="saver.unit_grad_accum",
+        ),
+    ] = 1
+
     @field_validator("model", mode="before")
     @classmethod
     def _preset(cls, value: object) -> object:
@@ -199,7 +223,20 @@ class EstimateRequest(BaseModel):
             raise PydanticCustomError("missing_size", "give params or a model preset")
         if self.model is None and (self.batch_size is not None or self.seq_len is not None):
             raise PydanticCustomError("needs_preset", "batch_size and seq_len need a model preset")
+        if self.optimizer_in_backward and self.grad_accum > 1:
+            # Each gradient is stepped and freed as it is made: there is nothing to accumulate into.
+            raise PydanticCustomError("in_backward_accum", "optimizer_in_backward needs grad_accum 1")
         return self
+
+    @property
+    def savers(self) -> Savers:
+        """The memory savers switched on, as one value (default: none)."""
+        return Savers(
+            offload=self.offload,
+            optimizer_in_backward=self.optimizer_in_backward,
+            chunked_loss=self.chunked_loss,
+            grad_accum=self.grad_accum,
+        )
 
     @property
     def card(self) -> Gpu:
@@ -325,6 +362,7 @@ ProblemCode = Literal[
     "unresolved_repo",  # a Hub repo ID nobody has looked up yet: the runtime looks it up and retries
     "missing_size",  # neither params nor model
     "needs_preset",  # batch_size / seq_len without a model
+    "in_backward_accum",  # optimizer_in_backward with grad_accum above 1
     "not_an_option",  # an option the request does not have
     "wrong_type",  # a value of the wrong JSON type (seen by the command tree, before the estimator)
     "invalid",  # anything else pydantic reports
@@ -358,6 +396,8 @@ def _problem(error: Any) -> Problem:
             return Problem("missing_size")
         if kind == "needs_preset":
             return Problem("needs_preset")
+        if kind == "in_backward_accum":
+            return Problem("in_backward_accum")
         return Problem("invalid")
     name = str(location[0])
     if kind == "extra_forbidden":

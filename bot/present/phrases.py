@@ -46,6 +46,10 @@ SHORT_METHOD_KEYS: dict[Optimizer, str] = {
     Optimizer.ADAM: "short.adam",
     Optimizer.ADAM8BIT: "short.adam8bit",
     Optimizer.SGD: "short.sgd",
+    Optimizer.PAGED_ADAM8BIT: "optimizer.short_paged_adam8bit",
+    Optimizer.ADAFACTOR: "optimizer.adafactor",
+    Optimizer.LION: "optimizer.lion",
+    Optimizer.MUON: "optimizer.short_muon",
 }
 # Vendor words dropped from a card's name in the title, where "H100 80 GB" says enough.
 _VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA ", "AMD Instinct ", "AMD ")

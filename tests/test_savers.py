@@ -1,0 +1,111 @@
+"""The memory savers and the 2026 optimizers (issue 21, point 2): torchtune's recipe, host RAM, conflicts.
+
+Pure and fast; the CPU measurements behind the figures are benchmarks/accuracy_optimizers.py's.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.cli import main
+from bot.estimate.core import estimate
+from bot.estimate.optimizers import Optimizer, Precision, bytes_per_param_for
+from bot.estimate.request import InvalidRequest, parse_request
+from bot.present.problems import problems_message
+
+GIB = 2**30
+# torchtune's README, "Memory and training speed": Llama 3.1 8B full fine-tune on one RTX 4090, batch 2
+# × 2048 tokens, peak 18.9 GiB; its recipe llama3_1/8B_full_single_device: bf16, PagedAdamW8bit,
+# optimizer_in_bwd, LinearCrossEntropyLoss (chunked), activation checkpointing.
+TORCHTUNE_8B_PEAK_GIB = 18.9
+TORCHTUNE_8B = [
+    "estimate",
+    "--model",
+    "llama-3.1-8b",
+    "--precision",
+    "bf16",
+    "--optimizer",
+    "paged_adam8bit",
+    "--optimizer-in-backward",
+    "--chunked-loss",
+    "--checkpointing",
+    "--batch-size",
+    "2",
+    "--seq-len",
+    "2048",
+    "--gpu",
+    "rtx4090",
+]
+
+
+def test_torchtunes_8b_full_fine_tune_is_expressible_and_within_15_percent(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([*TORCHTUNE_8B, "--format", "json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["savers"]["optimizer_in_backward"] is True
+    assert found["savers"]["chunked_loss"] is True
+    assert [part["paged"] for part in found["savers"]["in_host"]] == [True]  # the 8-bit moments
+    assert found["savers"]["not_held"][0]["key"] == "part.gradients16"
+    request = parse_request(
+        model="llama-3.1-8b",
+        precision="bf16",
+        optimizer="paged_adam8bit",
+        optimizer_in_backward=True,
+        chunked_loss=True,
+        checkpointing=True,
+        batch_size=2,
+        seq_len=2048,
+        gpu="rtx4090",
+    )
+    peak = estimate(request).peak
+    assert peak is not None
+    # Before the savers the bot said 2.55 × this (51.7 GB) and "❌ 3 × RTX 4090".
+    assert peak.peak_gb * 1e9 / GIB == pytest.approx(TORCHTUNE_8B_PEAK_GIB, rel=0.15)
+    assert peak.fits
+    assert main(TORCHTUNE_8B) == 0
+    title = capsys.readouterr().out.splitlines()[0]
+    assert title.startswith("✅ Llama 3.1 8B · Paged 8-bit AdamW")
+
+
+def test_offloaded_optimizer_state_leaves_the_card_and_is_shown_in_host_ram() -> None:
+    seed = estimate(parse_request(params=7))
+    offloaded = estimate(parse_request(params=7, offload="optimizer"))
+    assert (seed.model_states_gb, offloaded.model_states_gb) == (112, 28)  # 16 → 2 + 2 on the card
+    # The fp32 master copy goes with the moments, as under DeepSpeed ZeRO-Offload: 4 + 4 + 4.
+    assert offloaded.host_gb == pytest.approx(84)
+    assert [part.key for part in offloaded.in_host] == [
+        "part.master32",
+        "part.adam_momentum32",
+        "part.adam_variance32",
+    ]
+
+
+def test_each_saver_lowers_the_step_and_accumulation_raises_it_without_changing_m() -> None:
+    # bf16, where the loss (not the optimizer step) holds the peak.
+    base = {"model": "llama-3.1-8b", "precision": "bf16", "batch_size": 2, "seq_len": 2048}
+    plain = estimate(parse_request(**base))
+    assert plain.peak is not None
+    for saver in ({"chunked_loss": True}, {"offload": "activations"}, {"optimizer_in_backward": True}):
+        saved = estimate(parse_request(**base, **saver)).peak
+        assert saved is not None and saved.peak_gb < plain.peak.peak_gb, saver
+    accumulated = estimate(parse_request(**base, grad_accum=8))
+    assert accumulated.model_states_gb == plain.model_states_gb
+    assert accumulated.peak is not None and accumulated.peak.peak_gb > plain.peak.peak_gb
+
+
+def test_the_seeds_three_keep_their_figures_and_the_new_ones_name_theirs() -> None:
+    mixed = {optimizer: bytes_per_param_for(optimizer, Precision.MIXED) for optimizer in Optimizer}
+    assert (mixed[Optimizer.ADAM], mixed[Optimizer.ADAM8BIT], mixed[Optimizer.SGD]) == (16, 12, 8)
+    assert mixed[Optimizer.LION] == 12  # one fp32 momentum beside the 2 + 2 + 4
+    assert mixed[Optimizer.ADAFACTOR] == pytest.approx(8.01)  # factored: rows + columns
+    assert mixed[Optimizer.PAGED_ADAM8BIT] == 12  # its moments are paged, not gone
+
+
+def test_optimizer_in_backward_with_accumulation_gets_a_clear_answer() -> None:
+    with pytest.raises(InvalidRequest) as raised:
+        parse_request(params=7, optimizer_in_backward=True, grad_accum=4)
+    text = problems_message(raised.value.problems)
+    assert "`grad_accum` to 1" in text
