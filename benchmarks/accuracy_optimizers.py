@@ -31,10 +31,10 @@ from typing import Any
 from bot.estimate.savers import LOSS_CHUNKS, NO_SAVERS, Savers
 from bot.estimate.step_peak import (
     OptimizerKind,
-    largest_hidden_matrix_params,
     largest_tensor_params,
     model_state_bytes_per_param,
     muon_adamw_share,
+    muon_newton_schulz_bytes,
     step_peak,
     step_temporary_bytes_per_largest_entry,
     step_temporary_bytes_per_param,
@@ -68,14 +68,16 @@ class Row:
 def _lion_step(torch: Any, params: list[Any], state: dict[Any, Any], lr: float = 1e-5) -> None:
     """Lion's update (Chen et al. 2023, Program 1), tensor by tensor as the reference runs it."""
     beta1, beta2, weight_decay = 0.9, 0.99, 0.01
+
+    def update_one(p: Any, momentum: Any) -> None:  # as lion-pytorch's update_fn: its temporary dies here
+        update = momentum.mul(beta1).add_(p.grad, alpha=1 - beta1).sign_()
+        p.mul_(1 - lr * weight_decay).add_(update, alpha=-lr)
+        momentum.mul_(beta2).add_(p.grad, alpha=1 - beta2)
+
     with torch.no_grad():
         for p in params:
-            if p.grad is None:
-                continue
-            momentum = state.setdefault(p, torch.zeros_like(p))
-            update = momentum.mul(beta1).add_(p.grad, alpha=1 - beta1).sign_()
-            p.mul_(1 - lr * weight_decay).add_(update, alpha=-lr)
-            momentum.mul_(beta2).add_(p.grad, alpha=1 - beta2)
+            if p.grad is not None:
+                update_one(p, state.setdefault(p, torch.zeros_like(p)))
 
 
 class _Optimizer:
@@ -222,10 +224,10 @@ def measure(family: str, precision: str, optimizer: OptimizerKind, savers: Saver
     if savers.optimizer_in_backward:  # no gradients are left after the step
         estimated_states -= (2 if precision == "bf16" else 4) * n
     found = step_peak(arch, n, BATCH, SEQ, precision=kind, optimizer=optimizer, savers=savers)
-    largest = largest_hidden_matrix_params(arch) if optimizer == "muon" else largest_tensor_params(arch)
-    estimated_temporaries = (
-        step_temporary_bytes_per_param(kind, optimizer) * n
-        + step_temporary_bytes_per_largest_entry(kind, optimizer) * largest
+    estimated_temporaries = step_temporary_bytes_per_param(kind, optimizer) * n + (
+        muon_newton_schulz_bytes(arch, kind)
+        if optimizer == "muon"
+        else step_temporary_bytes_per_largest_entry(kind, optimizer) * largest_tensor_params(arch)
     )
     saver = "in backward" if savers.optimizer_in_backward else "chunked loss" if savers.chunked_loss else "-"
     return Row(

@@ -13,7 +13,10 @@ from bot.cli import main
 from bot.estimate.core import estimate
 from bot.estimate.optimizers import Optimizer, Precision, bytes_per_param_for
 from bot.estimate.request import InvalidRequest, parse_request
+from bot.present.answer import render_embed
+from bot.present.i18n import Language
 from bot.present.problems import problems_message
+from tests.phone_lines import embed_characters, phone_lines, plain, wrapped
 
 GIB = 2**30
 # torchtune's README, "Memory and training speed": Llama 3.1 8B full fine-tune on one RTX 4090, batch 2
@@ -101,7 +104,8 @@ def test_each_saver_lowers_the_moment_it_acts_on_and_accumulation_keeps_m() -> N
     ):
         plain = estimate(parse_request(**base, **setup)).peak
         saved = estimate(parse_request(**base, **setup, **saver)).peak
-        assert plain is not None and saved is not None
+        assert plain is not None
+        assert saved is not None
         assert saved.peak_gb < plain.peak_gb - 1, saver
     plain_request = parse_request(**base)
     accumulated = estimate(parse_request(**base, grad_accum=8))
@@ -124,3 +128,27 @@ def test_optimizer_in_backward_with_accumulation_gets_a_clear_answer() -> None:
         parse_request(params=7, optimizer_in_backward=True, grad_accum=4)
     text = problems_message(raised.value.problems)
     assert "`grad_accum` to 1" in text
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_the_savers_add_no_line_to_the_short_answer(language: Language) -> None:
+    """Nine options make a long command line (six phone rows); the rest stays within the glance's
+    limits: the verdict and total in the title, at most 900 characters, 14 rows less the command's."""
+    request = parse_request(
+        model="llama-3.1-8b",
+        precision="bf16",
+        optimizer="paged_adam8bit",
+        optimizer_in_backward=True,
+        chunked_loss=True,
+        checkpointing=True,
+        batch_size=2,
+        seq_len=2048,
+        gpu="rtx4090",
+    )
+    embed = render_embed(estimate(request), language)
+    title = str(embed["title"])
+    assert title.startswith("✅")
+    assert "17.3 GB" in title or "17,3 GB" in title
+    assert embed_characters(embed) <= 900
+    command_rows = wrapped(plain(str(embed["description"]).splitlines()[0]))
+    assert phone_lines(embed) - command_rows <= 14 - 1

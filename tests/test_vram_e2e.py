@@ -45,7 +45,15 @@ async def test_start_up_syncs_the_command_with_typed_options(fake: FakeDiscord, 
 
     optimizer = options["optimizer"]
     assert (optimizer["type"], optimizer["required"]) == (3, False)  # STRING
-    assert [c["value"] for c in optimizer["choices"]] == ["adam", "adam8bit", "sgd"]
+    assert [c["value"] for c in optimizer["choices"]] == [
+        "adam",
+        "adam8bit",
+        "sgd",
+        "paged_adam8bit",
+        "adafactor",
+        "lion",
+        "muon",
+    ]
     for choice in optimizer["choices"]:
         assert choice["name"].startswith(choice["value"] + " ")
     assert "8-bit Adam, ~12 B/param" in optimizer["choices"][1]["name"]

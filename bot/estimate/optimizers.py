@@ -184,6 +184,17 @@ def bytes_per_param_for(optimizer: Optimizer, precision: Precision) -> float:
     return _BYTES_PER_PARAM[(optimizer, precision)]
 
 
+# What each setup's card holds per parameter: B less the paged parts (shown in the option menus).
+_ON_CARD_BYTES_PER_PARAM = {
+    setup: sum(part.bytes_per_param for part in parts if not part.paged) for setup, parts in _PARTS.items()
+}
+
+
+def on_card_bytes_per_param_for(optimizer: Optimizer, precision: Precision) -> float:
+    """B on the card: :func:`bytes_per_param_for` less what pages out to host RAM."""
+    return _ON_CARD_BYTES_PER_PARAM[(optimizer, precision)]
+
+
 def frozen_part(parts: tuple[Part, ...]) -> Part:
     """What a frozen parameter costs beside ``parts``: its weights only, as the trained parameters'
     weights are kept (2 B in bf16 for mixed precision's 16-bit copy and pure bf16, 4 B fp32 under

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from bot.estimate.optimizers import Optimizer, Precision, bytes_per_param_for
+from bot.estimate.optimizers import Optimizer, Precision, on_card_bytes_per_param_for
 from bot.estimate.request import EstimateRequest
 from bot.present.custom_ids import (
     BUTTON_VIEWS,
@@ -46,7 +46,7 @@ def _optimizer_options(
             "value": optimizer.value,
             "description": w(
                 "component.optimizer_option",
-                bytes=w.num(bytes_per_param_for(optimizer, precision)),
+                bytes=w.num(round(on_card_bytes_per_param_for(optimizer, precision), 1)),
             ),
             "default": optimizer is chosen,
         }

@@ -10,7 +10,7 @@ from bot.estimate.family_traits import traits_for
 from bot.estimate.hardware import Gpu
 from bot.estimate.hub import HubModel
 from bot.estimate.models import Architecture
-from bot.estimate.optimizers import Optimizer, Precision
+from bot.estimate.optimizers import Optimizer, Precision, on_card_bytes_per_param_for
 from bot.estimate.tensors import CountedModel
 from bot.present.hub_problems import hub_notes
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
@@ -376,7 +376,8 @@ def optimizer_choice_name(optimizer: Optimizer, language: Language = DEFAULT_LAN
         "choice.optimizer",
         key=optimizer.value,
         name=optimizer_name(optimizer, w),
-        bytes=w.num(optimizer.bytes_per_param),
+        # What the card holds (a paged optimizer's moments page out), to one decimal: a menu, not a sum.
+        bytes=w.num(round(on_card_bytes_per_param_for(optimizer, Precision.MIXED), 1)),
     )
 
 

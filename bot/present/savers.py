@@ -40,7 +40,9 @@ def savers_text(estimate: Estimate, w: Words) -> str | None:
         lines.append(w("saver.offload_optimizer"))
     elif any(part.paged for part in estimate.in_host):
         lines.append(w("saver.paged"))
-    if savers.activations_offloaded:
+    # The activation savers change only what the bot estimated (an entered figure is taken as measured).
+    estimated = estimate.activation_estimate is not None
+    if savers.activations_offloaded and estimated:
         lines.append(
             w(
                 "saver.offload_activations",
@@ -53,7 +55,7 @@ def savers_text(estimate: Estimate, w: Words) -> str | None:
         not_held = sum(estimate.part_gb(part) for part in estimate.not_held)
         lines.append(w("saver.in_backward", gb=w.gb(not_held), one=w.gb(one) if one is not None else "—"))
     model = request.architecture
-    if savers.chunked_loss and model is not None:
+    if savers.chunked_loss and model is not None and estimated:
         batch, seq_len = request.batch_size or DEFAULT_BATCH_SIZE, request.seq_len or DEFAULT_SEQ_LEN
         saved = log_softmax_bytes(model, batch, seq_len)
         lines.append(w("saver.chunked_loss", chunks=w.plain(LOSS_CHUNKS), gb=w.gb(saved / 1e9)))
