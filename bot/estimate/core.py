@@ -558,10 +558,12 @@ def estimate(request: EstimateRequest) -> Estimate:
         # The savers move parts off the card: B and M count what the card holds.
         placed = place_parts(parts, request.savers)
         parts, in_host, not_held = placed.on_card, placed.in_host, placed.not_held
+        # The table's B, added up once, unless a saver moved a part or Muon took the model's share.
+        own_sum = bool(in_host or not_held) or request.optimizer is Optimizer.MUON
         bytes_per_param = (
-            bytes_per_param_for(request.optimizer, request.precision)
-            if parts is parts_for(request.optimizer, request.precision)
-            else sum(part.bytes_per_param for part in parts)
+            sum(part.bytes_per_param for part in parts)
+            if own_sum
+            else bytes_per_param_for(request.optimizer, request.precision)
         )
     frozen_count = request.frozen_params
     frozen: Part | None = None
