@@ -224,10 +224,16 @@ def measure(family: str, precision: str, optimizer: OptimizerKind, savers: Saver
     if savers.optimizer_in_backward:  # no gradients are left after the step
         estimated_states -= (2 if precision == "bf16" else 4) * n
     found = step_peak(arch, n, BATCH, SEQ, precision=kind, optimizer=optimizer, savers=savers)
-    estimated_temporaries = step_temporary_bytes_per_param(kind, optimizer) * n + (
-        muon_newton_schulz_bytes(arch, kind)
-        if optimizer == "muon"
-        else step_temporary_bytes_per_largest_entry(kind, optimizer) * largest_tensor_params(arch)
+    # The optimizer step's own temporaries (none after backward when each tensor stepped inside it).
+    estimated_temporaries = (
+        0.0
+        if savers.optimizer_in_backward
+        else step_temporary_bytes_per_param(kind, optimizer) * n
+        + (
+            muon_newton_schulz_bytes(arch, kind)
+            if optimizer == "muon"
+            else step_temporary_bytes_per_largest_entry(kind, optimizer) * largest_tensor_params(arch)
+        )
     )
     saver = "in backward" if savers.optimizer_in_backward else "chunked loss" if savers.chunked_loss else "-"
     return Row(
