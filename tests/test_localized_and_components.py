@@ -75,7 +75,7 @@ async def test_a_german_user_gets_a_german_embed(fake: FakeDiscord, bot: VramBot
         "Mixed-Precision-Adam",
         "8-Bit-Adam",
         "SGD mit Momentum",
-        "Gepagter 8-Bit-AdamW",
+        "Gepagter 8-Bit-AdamW (Momente im Host-RAM)",
         "Adafactor",
         "Lion",
         "Muon (AdamW für Embeddings und Kopf)",
