@@ -43,4 +43,6 @@ def requests(draw: st.DrawFn) -> EstimateRequest:
     options = {name: value for name, value in options.items() if task in option(name).option.tasks}
     if task is Task.SERVE and "model" in options:
         options.pop("gpus", None)
+    if options.get("optimizer_in_backward") is True:  # it steps each gradient at once: no accumulation
+        options.pop("grad_accum", None)
     return parse_request(**options)

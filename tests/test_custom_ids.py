@@ -98,7 +98,7 @@ def test_numbers_are_shown_as_typed(value: float, shown: str) -> None:
         "p=7;n=-1",
         "p=7;c=yes",
         "p=inf",
-        "p=7;o=lion",
+        "p=7;o=rmsprop",
         "p=7;g=tpu",
         "m=nope",
         "p=7;" + "a=1;" * 30,

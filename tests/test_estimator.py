@@ -190,7 +190,11 @@ def test_defaults() -> None:
         ({"params": 7, "activations": 1_000_001}, "activations", "at most 1,000,000"),
         ({"params": 7, "bytes_per_param": 0}, "bytes_per_param", "greater than 0 and at most 64"),
         ({"params": 7, "bytes_per_param": 65}, "bytes_per_param", "at most 64"),
-        ({"params": 7, "optimizer": "lion"}, "optimizer", "one of adam, adam8bit, sgd"),
+        (
+            {"params": 7, "optimizer": "rmsprop"},
+            "optimizer",
+            "one of adam, adam8bit, sgd, paged_adam8bit, adafactor, lion, muon",
+        ),
     ],
 )
 def test_invalid_input_names_option_value_and_range(

@@ -61,7 +61,7 @@ CASES: list[tuple[str, list[dict[str, Any]], str]] = [
         "`lora_rank` = 0",
     ),
     ("a string for a boolean", [params(7), option("private", "yes", BOOLEAN)], "`private` has a value"),
-    ("an unknown optimizer", [params(7), option("optimizer", "lion", STRING)], "`optimizer` = `lion`"),
+    ("an unknown optimizer", [params(7), option("optimizer", "rmsprop", STRING)], "`optimizer` = `rmsprop`"),
     ("an unknown card", [params(7), option("gpu", "tpu-v5", STRING)], "`gpu` = `tpu-v5`"),
     ("6000 characters of model", [option("model", LONG, STRING)], "`model` = `" + "x" * 100 + "…`"),
     ("6000 characters of optimizer", [params(7), option("optimizer", LONG, STRING)], "`optimizer` = `xxx"),

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from bot.estimate.optimizers import Optimizer
 from bot.present.custom_ids import CUSTOM_ID_MAX
 from bot.runtime.runner import VramBot
 from tests.fake_discord import Callback, FakeDiscord, custom_ids
@@ -75,6 +76,10 @@ async def test_a_german_user_gets_a_german_embed(fake: FakeDiscord, bot: VramBot
         "Mixed-Precision-Adam",
         "8-Bit-Adam",
         "SGD mit Momentum",
+        "Gepagter 8-Bit-AdamW (Momente im Host-RAM)",
+        "Adafactor",
+        "Lion",
+        "Muon (AdamW für Embeddings und Kopf)",
     ]
     assert [b["label"] for b in buttons] == ["Schätzung", "Vergleichen", "Details"]
 
@@ -104,8 +109,10 @@ async def test_the_answer_carries_an_optimizer_select_and_three_buttons(
     rows = callback.data["components"]
     select = rows[0]["components"][0]
     assert select["type"] == 3  # string select
-    assert [o["value"] for o in select["options"]] == ["adam", "adam8bit", "sgd"]
-    assert [o.get("default", False) for o in select["options"]] == [False, True, False]
+    assert [o["value"] for o in select["options"]] == [optimizer.value for optimizer in Optimizer]
+    assert [o.get("default", False) for o in select["options"]] == [
+        o["value"] == "adam8bit" for o in select["options"]
+    ]
     buttons = rows[1]["components"]
     assert [b["label"] for b in buttons] == ["Estimate", "Compare", "Details"]
     assert [b.get("disabled", False) for b in buttons] == [True, False, False]
@@ -144,6 +151,10 @@ async def test_someone_else_comparing_gets_their_own_ephemeral_copy(fake: FakeDi
         "Adam · 16 B/Param.: **132,0 GB**, ❌ 52,0 GB zu viel",
         "8-Bit-Adam · 12 B/Param.: **104,0 GB**, ❌ 24,0 GB zu viel",
         "SGD · 8 B/Param.: **76,0 GB**, ✅ passt",
+        "Gepagter 8-Bit-AdamW · 8 B/Param.: **76,0 GB**, ✅ passt",  # its moments page out
+        "Adafactor · 8,01 B/Param.: **76,1 GB**, ✅ passt",
+        "Lion · 12 B/Param.: **104,0 GB**, ❌ 24,0 GB zu viel",
+        "Muon · 12,5 B/Param.: **107,6 GB**, ❌ 27,6 GB zu viel",
         "LoRA · Adam: **35,1 GB**, ✅ passt",  # 14 + 0.07 × 16 + 20
         "QLoRA · Adam: **24,8 GB**, ✅ passt",
         # The training setups side by side: pure bf16 halves Adam's states.
@@ -210,7 +221,7 @@ async def test_a_tampered_custom_id_gets_an_ephemeral_error_and_changes_nothing(
 
 async def test_an_unknown_optimizer_in_the_select_is_refused(fake: FakeDiscord, bot: VramBot) -> None:
     answer = await fake.invoke("vram", params=7)
-    callback = await click(fake, answer.message, control(answer.message, "vram:opt:"), values=["lion"])
+    callback = await click(fake, answer.message, control(answer.message, "vram:opt:"), values=["rmsprop"])
     assert callback.type == 4
     assert callback.ephemeral
     assert "nothing changed" in callback.data["content"]

@@ -45,7 +45,15 @@ async def test_start_up_syncs_the_command_with_typed_options(fake: FakeDiscord, 
 
     optimizer = options["optimizer"]
     assert (optimizer["type"], optimizer["required"]) == (3, False)  # STRING
-    assert [c["value"] for c in optimizer["choices"]] == ["adam", "adam8bit", "sgd"]
+    assert [c["value"] for c in optimizer["choices"]] == [
+        "adam",
+        "adam8bit",
+        "sgd",
+        "paged_adam8bit",
+        "adafactor",
+        "lion",
+        "muon",
+    ]
     for choice in optimizer["choices"]:
         assert choice["name"].startswith(choice["value"] + " ")
     assert "8-bit Adam, ~12 B/param" in optimizer["choices"][1]["name"]
@@ -112,7 +120,10 @@ async def test_a_model_that_fits_is_green(fake: FakeDiscord, bot: VramBot) -> No
         ({"params": 0}, "`params` = 0 is not allowed"),
         ({"params": 7, "activations": -5}, "`activations` = -5 is not allowed: give a number at least 0"),
         ({"params": 7, "bytes_per_param": 100}, "`bytes_per_param` = 100 is not allowed"),
-        ({"params": 7, "optimizer": "lion"}, "one of adam, adam8bit, sgd"),
+        (
+            {"params": 7, "optimizer": "rmsprop"},
+            "one of adam, adam8bit, sgd, paged_adam8bit, adafactor, lion, muon",
+        ),
         # Discord itself never sends a string for a number option; a broken or hostile client might.
         ({"params": "seven"}, "`params` has a value of the wrong type"),
         ({"params": 7, "activations": True}, "`activations` has a value of the wrong type"),

@@ -25,10 +25,12 @@ from bot.estimate.optimizers import (
     Precision,
     bytes_per_param_for,
     frozen_part,
+    muon_parts,
     parts_for,
 )
 from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
 from bot.estimate.saved_activations import MeasuredActivations, measured_activations
+from bot.estimate.savers import offloaded_activation_bytes, place_parts, saved_on_card
 from bot.estimate.sharding import (
     STRATEGIES,
     WHOLE_MODEL,
@@ -44,7 +46,7 @@ from bot.estimate.sharding import (
     per_gpu_gb,
     zero_three,
 )
-from bot.estimate.step_peak import OptimizerKind, StepPeak, step_peak
+from bot.estimate.step_peak import OptimizerKind, StepPeak, muon_adamw_share, step_peak
 from bot.estimate.value_type import value_type
 
 # Usual card sizes, smallest first, for "the smallest card it fits" in the LoRA hint
@@ -110,6 +112,10 @@ _STEP_OPTIMIZERS: dict[Optimizer, OptimizerKind] = {
     Optimizer.ADAM: "adamw",
     Optimizer.ADAM8BIT: "adam8bit",
     Optimizer.SGD: "sgd",
+    Optimizer.PAGED_ADAM8BIT: "paged_adam8bit",
+    Optimizer.ADAFACTOR: "adafactor",
+    Optimizer.LION: "lion",
+    Optimizer.MUON: "muon",
 }
 
 
@@ -262,6 +268,17 @@ class Estimate:
     beyond_context: int | None
     lora: AdapterHint
     qlora: AdapterHint
+    # The savers' moves (bot.estimate.savers): B's parts kept in host RAM (offloaded or paged out) and
+    # those not held (gradients under the optimizer in backward), outside B and M; and the saved
+    # activations offloaded to host RAM, outside A.
+    in_host: tuple[Part, ...] = ()
+    not_held: tuple[Part, ...] = ()
+    host_activations_gb: float = 0.0
+
+    @property
+    def host_gb(self) -> float:
+        """Host RAM the savers use: the offloaded or paged parts and the offloaded activations."""
+        return sum(self.part_gb(part) for part in self.in_host) + self.host_activations_gb
 
     @property
     def judged_gb(self) -> float:
@@ -384,7 +401,12 @@ def _states_gb(
 
 
 def _saved(request: EstimateRequest, model: Architecture, batch_size: int) -> MeasuredActivations:
-    """What autograd keeps for one step, as PyTorch keeps it (the calibrated formulas)."""
+    """What autograd keeps on the card for one step, as PyTorch keeps it (the calibrated formulas),
+    under the request's savers."""
+    return saved_on_card(_all_saved(request, model, batch_size), model, request.savers)
+
+
+def _all_saved(request: EstimateRequest, model: Architecture, batch_size: int) -> MeasuredActivations:
     return measured_activations(
         model,
         batch_size,
@@ -429,6 +451,7 @@ def _step_peak_bytes(
         optimizer=_STEP_OPTIMIZERS[request.optimizer],
         checkpointing=request.checkpointing,
         share=share,
+        savers=request.savers,
     )
 
 
@@ -744,14 +767,25 @@ def estimate(request: EstimateRequest) -> Estimate:
     M = N_trained × B + N_frozen × B_weights. With nothing frozen (a text model, or train_vision)
     that is the seed's M = N × B exactly."""
     n = request.params_billion
+    in_host: tuple[Part, ...] = ()
+    not_held: tuple[Part, ...] = ()
     if request.bytes_per_param is not None:
         bytes_per_param = request.bytes_per_param
         parts: tuple[Part, ...] = (
             Part(key=CUSTOM_PART_KEY, kind="optimizer", bytes_per_param=bytes_per_param),
         )
     else:
-        bytes_per_param = bytes_per_param_for(request.optimizer, request.precision)
-        parts = parts_for(request.optimizer, request.precision)
+        parts = _optimizer_parts(request)
+        # The savers move parts off the card: B and M count what the card holds.
+        placed = place_parts(parts, request.savers)
+        parts, in_host, not_held = placed.on_card, placed.in_host, placed.not_held
+        # The table's B, added up once, unless a saver moved a part or Muon took the model's share.
+        own_sum = bool(in_host or not_held) or request.optimizer is Optimizer.MUON
+        bytes_per_param = (
+            sum(part.bytes_per_param for part in parts)
+            if own_sum
+            else bytes_per_param_for(request.optimizer, request.precision)
+        )
     frozen_count = request.frozen_params
     frozen: Part | None = None
     if frozen_count:
@@ -828,7 +862,27 @@ def estimate(request: EstimateRequest) -> Estimate:
         beyond_context=beyond_context,
         lora=lora,
         qlora=qlora,
+        in_host=in_host,
+        not_held=not_held,
+        host_activations_gb=_host_activations_gb(request),
     )
+
+
+def _optimizer_parts(request: EstimateRequest) -> tuple[Part, ...]:
+    """B's parts; Muon's with the model's own share of AdamW-trained parameters where it is known."""
+    model = request.architecture
+    if request.optimizer is Optimizer.MUON and model is not None and request.params is None:
+        return muon_parts(request.precision, muon_adamw_share(model, model.parameter_count))
+    return parts_for(request.optimizer, request.precision)
+
+
+def _host_activations_gb(request: EstimateRequest) -> float:
+    """GB of saved activations offloaded to host RAM (only where the bot estimated them)."""
+    model = request.architecture
+    if model is None or not request.wants_activation_estimate or not request.savers.activations_offloaded:
+        return 0.0
+    saved = _all_saved(request, model, request.batch_size or DEFAULT_BATCH_SIZE)
+    return offloaded_activation_bytes(saved, model.layers, request.savers) / 1e9
 
 
 def compare_methods(request: EstimateRequest) -> tuple[Estimate, ...]:

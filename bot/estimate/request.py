@@ -22,6 +22,7 @@ from bot.estimate.kv_cache import KvDtype
 from bot.estimate.models import Architecture, close_matches, find_preset, preset_variant
 from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.options import BOTH_TASKS, Kind, Limit, Option, OptionSpec, Task
+from bot.estimate.savers import Offload, Savers
 from bot.estimate.tensors import CountedModel
 from bot.estimate.weight_formats import WeightFormat
 
@@ -195,6 +196,29 @@ class EstimateRequest(BaseModel):
         bool, Option(kind="boolean", description_key="option.train_vision", packed_key="v")
     ] = False
 
+    # The memory savers (bot.estimate.savers), one block: where the optimizer state and the
+    # activations live, when the optimizer steps, how the loss is computed, micro-batches per step.
+    offload: Annotated[
+        Offload,
+        Option(kind="choice", description_key="saver.option_offload", packed_key="of", choices=Offload),
+    ] = Offload.NONE
+    optimizer_in_backward: Annotated[
+        bool, Option(kind="boolean", description_key="saver.option_optimizer_in_backward", packed_key="ob")
+    ] = False
+    chunked_loss: Annotated[
+        bool, Option(kind="boolean", description_key="saver.option_chunked_loss", packed_key="cl")
+    ] = False
+    grad_accum: Annotated[
+        int,
+        Option(
+            kind="integer",
+            description_key="saver.option_grad_accum",
+            packed_key="ga",
+            limit=Limit(1, 4096),
+            unit_key="saver.unit_grad_accum",
+        ),
+    ] = 1
+
     # Serving (issue 22): what the memory is for, and the served model's weights and KV cache.
     task: Annotated[
         Task,
@@ -253,6 +277,9 @@ class EstimateRequest(BaseModel):
             raise PydanticCustomError("missing_size", "give params or a model preset")
         if self.model is None and (self.batch_size is not None or self.seq_len is not None):
             raise PydanticCustomError("needs_preset", "batch_size and seq_len need a model preset")
+        if self.optimizer_in_backward and self.grad_accum > 1:
+            # Each gradient is stepped and freed as it is made: there is nothing to accumulate into.
+            raise PydanticCustomError("in_backward_accum", "optimizer_in_backward needs grad_accum 1")
         given = {name: getattr(self, name) for name in self.model_fields_set}
         for name in not_for_task(self.task, given):
             raise PydanticCustomError(
@@ -262,6 +289,16 @@ class EstimateRequest(BaseModel):
         if self.task is Task.SERVE and model is not None and not tensor_parallel_fits(model, self.gpus):
             raise PydanticCustomError("tensor_parallel", "gpus do not split the heads", {"gpus": self.gpus})
         return self
+
+    @property
+    def savers(self) -> Savers:
+        """The memory savers switched on, as one value (default: none)."""
+        return Savers(
+            offload=self.offload,
+            optimizer_in_backward=self.optimizer_in_backward,
+            chunked_loss=self.chunked_loss,
+            grad_accum=self.grad_accum,
+        )
 
     @property
     def serving(self) -> bool:
@@ -417,6 +454,7 @@ ProblemCode = Literal[
     "unresolved_repo",  # a Hub repo ID nobody has looked up yet: the runtime looks it up and retries
     "missing_size",  # neither params nor model
     "needs_preset",  # batch_size / seq_len without a model
+    "in_backward_accum",  # optimizer_in_backward with grad_accum above 1
     "not_an_option",  # an option the request does not have
     "not_for_task",  # an option given for a task it does not apply to (``given``: the task)
     "tensor_parallel",  # gpus that cannot split the model's heads for serving (``given``: the gpus)
@@ -457,6 +495,8 @@ def _problem(error: Any) -> Problem:
             return Problem("not_for_task", str(context.get("option")), context.get("task"))
         if kind == "tensor_parallel":
             return Problem("tensor_parallel", "gpus", error.get("ctx", {}).get("gpus"))
+        if kind == "in_backward_accum":
+            return Problem("in_backward_accum")
         return Problem("invalid")
     name = str(location[0])
     if kind == "extra_forbidden":

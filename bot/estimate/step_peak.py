@@ -23,10 +23,13 @@ from bot.estimate.saved_activations import (
     norm_bytes,
     routed_moe_bytes,
 )
+from bot.estimate.savers import NO_SAVERS, Savers, saved_on_card
 from bot.estimate.sharding import WHOLE_MODEL, CardShare
 from bot.estimate.value_type import value_type
 
-OptimizerKind = Literal["adamw", "adamw_fused", "sgd", "adam8bit"]
+OptimizerKind = Literal[
+    "adamw", "adamw_fused", "sgd", "adam8bit", "paged_adam8bit", "adafactor", "lion", "muon"
+]
 
 
 # Model states after a real optimizer step, bytes per trainable parameter, and the optimizer step's
@@ -42,20 +45,44 @@ OptimizerKind = Literal["adamw", "adamw_fused", "sgd", "adam8bit"]
 # - bitsandbytes AdamW8bit: two uint8 states (2) + one fp32 absmax per 256-value block per state
 #   (8/256 = 0.031) + 2 × 256-entry fp32 quantization maps per tensor; tensors under 4096 values keep
 #   32-bit states (``min_8bit_size``): ≈ 2.03 B/param on a large model.
-_STATE_BYTES: dict[tuple[Precision, OptimizerKind], tuple[float, float]] = {
-    # (model-state bytes per parameter, step temporaries per parameter)
-    ("mixed", "adamw"): (16.0, 8.0),
-    ("mixed", "adamw_fused"): (16.0, 4.0),
-    ("mixed", "sgd"): (12.0, 4.0),
-    ("mixed", "adam8bit"): (10.03, 4.0),
-    ("amp", "adamw"): (16.0, 4.0),
-    ("amp", "adamw_fused"): (16.0, 0.0),
-    ("amp", "sgd"): (12.0, 0.0),
-    ("amp", "adam8bit"): (10.03, 0.0),
-    ("bf16", "adamw"): (8.0, 2.0),
-    ("bf16", "adamw_fused"): (8.0, 0.0),
-    ("bf16", "sgd"): (6.0, 0.0),
-    ("bf16", "adam8bit"): (6.03, 0.0),
+# - bitsandbytes PagedAdamW8bit: AdamW8bit's states in paged (unified) memory, which is not the card's
+#   to hold at the peak (``_paged_state_bytes``); the same temporaries.
+# - Adafactor (torch.optim.Adafactor, foreach as on CUDA): the factored second moment, row + column
+#   per 2-D weight (≈ 0 B/param; budgeted 0.01 fp32, 0.005 bf16); the foreach step makes about one
+#   parameter-sized temporary per parameter in the state's dtype (its docs: "~ sizeof(params) more").
+# - Lion (Chen et al. 2023, Program 1, per tensor as the reference runs it): one momentum; the
+#   interpolated sign update is one tensor-sized temporary of the largest tensor only.
+# - Muon (torch.optim.Muon, per 2-D tensor) for the hidden weights, AdamW for the rest
+#   (``_state_bytes``): one momentum everywhere, AdamW's second moment on its share; AdamW's foreach
+#   temporaries on its share are left out (under 1 % of a large model's step), and the Newton-Schulz
+#   working set of the hidden matrix that needs the most (``muon_newton_schulz_bytes``).
+_STATE_BYTES: dict[tuple[Precision, OptimizerKind], tuple[float, float, float]] = {
+    # (model-state bytes per parameter, step temporaries per parameter, step temporaries per entry of
+    # the largest tensor, for an optimizer that steps tensor by tensor)
+    ("mixed", "adamw"): (16.0, 8.0, 0.0),
+    ("mixed", "adamw_fused"): (16.0, 4.0, 0.0),
+    ("mixed", "sgd"): (12.0, 4.0, 0.0),
+    ("mixed", "adam8bit"): (10.03, 4.0, 0.0),
+    ("mixed", "paged_adam8bit"): (10.03, 4.0, 0.0),
+    ("mixed", "adafactor"): (8.01, 8.0, 0.0),
+    ("mixed", "lion"): (12.0, 4.0, 4.0),
+    ("mixed", "muon"): (12.0, 4.0, 0.0),
+    ("amp", "adamw"): (16.0, 4.0, 0.0),
+    ("amp", "adamw_fused"): (16.0, 0.0, 0.0),
+    ("amp", "sgd"): (12.0, 0.0, 0.0),
+    ("amp", "adam8bit"): (10.03, 0.0, 0.0),
+    ("amp", "paged_adam8bit"): (10.03, 0.0, 0.0),
+    ("amp", "adafactor"): (8.01, 4.0, 0.0),
+    ("amp", "lion"): (12.0, 0.0, 4.0),
+    ("amp", "muon"): (12.0, 0.0, 0.0),
+    ("bf16", "adamw"): (8.0, 2.0, 0.0),
+    ("bf16", "adamw_fused"): (8.0, 0.0, 0.0),
+    ("bf16", "sgd"): (6.0, 0.0, 0.0),
+    ("bf16", "adam8bit"): (6.03, 0.0, 0.0),
+    ("bf16", "paged_adam8bit"): (6.03, 0.0, 0.0),
+    ("bf16", "adafactor"): (4.005, 2.0, 0.0),
+    ("bf16", "lion"): (6.0, 0.0, 2.0),
+    ("bf16", "muon"): (6.0, 0.0, 0.0),
 }
 
 
@@ -65,6 +92,65 @@ def model_state_bytes_per_param(precision: Precision, optimizer: OptimizerKind) 
 
 def step_temporary_bytes_per_param(precision: Precision, optimizer: OptimizerKind) -> float:
     return _STATE_BYTES[(precision, optimizer)][1]
+
+
+def step_temporary_bytes_per_largest_entry(precision: Precision, optimizer: OptimizerKind) -> float:
+    return _STATE_BYTES[(precision, optimizer)][2]
+
+
+def muon_adamw_share(arch: Architecture, parameters: int) -> float:
+    """The share of the parameters Muon leaves to AdamW: the embeddings and the LM head (the norms and
+    biases, well under 0.1 %, are left out)."""
+    matrices = arch.vocab_size * arch.hidden_size * (1 if arch.tied_embeddings else 2)
+    return min(1.0, matrices / parameters) if parameters else 0.0
+
+
+def _state_bytes(
+    arch: Architecture, parameters: int, precision: Precision, optimizer: OptimizerKind
+) -> float:
+    """Model-state bytes per parameter; Muon's with the model's own AdamW share (AdamW's second
+    moment on it: 4 B fp32, 2 B bf16)."""
+    states = model_state_bytes_per_param(precision, optimizer)
+    if optimizer == "muon":
+        states += (2 if precision == "bf16" else 4) * muon_adamw_share(arch, parameters)
+    return states
+
+
+def _paged_state_bytes(precision: Precision, optimizer: OptimizerKind) -> float:
+    """Per parameter, the optimizer state kept in paged memory: PagedAdamW8bit's moments (the fp32
+    master copy of mixed precision is not the optimizer's and stays on the card)."""
+    if optimizer != "paged_adam8bit":
+        return 0.0
+    master = 4.0 if precision == "mixed" else 0.0
+    return model_state_bytes_per_param(precision, optimizer) - 2 * weight_bytes_per_param(precision) - master
+
+
+def largest_tensor_params(arch: Architecture) -> int:
+    """The largest single parameter tensor: the embedding or LM head v × h, or one linear layer (a MoE
+    layer's experts are one 3-D tensor per projection in transformers 5)."""
+    candidates = [arch.vocab_size * arch.hidden_size]
+    candidates += [d_in * d_out for _, d_in, d_out, _ in arch.linear_layers()]
+    if arch.is_moe:
+        candidates += [arch.experts * d_in * d_out for _, d_in, d_out in arch.expert_linears()]
+    return max(candidates)
+
+
+def muon_newton_schulz_bytes(arch: Architecture, precision: Precision) -> float:
+    """The most one hidden matrix's Muon step holds at once (torch.optim.Muon, one tensor at a time):
+    its Nesterov update in the state's dtype (u = 2 B in bf16, 4 on fp32 weights), its bf16 copy (none
+    when the update is bf16 already), the iterate X and the next one (bf16), and the two bf16 Gram
+    matrices of the shorter side m (X Xᵀ and b·A + c·A²): (u + 4 + (2 if fp32)) r c + 4 m² bytes for
+    r × c. Measured on a 256 × 688 MLP weight: 1.32 MB in bf16, 2.05 MB on fp32 weights, as here."""
+    per_entry = 6 if precision == "bf16" else 10
+    return float(
+        max(
+            (
+                per_entry * d_in * d_out + 4 * min(d_in, d_out) ** 2
+                for _, d_in, d_out, _ in arch.linear_layers()
+            ),
+            default=0,
+        )
+    )
 
 
 def gradient_bytes_per_param(precision: Precision) -> float:
@@ -181,6 +267,7 @@ def step_peak_bytes(
     optimizer: OptimizerKind = "adamw",
     checkpointing: bool = False,
     traits: FamilyTraits | None = None,
+    savers: Savers = NO_SAVERS,
 ) -> float:
     """The highest live bytes of one steady-state step (see ``step_peak``)."""
     return step_peak(
@@ -193,6 +280,7 @@ def step_peak_bytes(
         optimizer=optimizer,
         checkpointing=checkpointing,
         traits=traits,
+        savers=savers,
     ).peak_bytes
 
 
@@ -208,6 +296,7 @@ def step_peak(
     checkpointing: bool = False,
     traits: FamilyTraits | None = None,
     share: CardShare = WHOLE_MODEL,
+    savers: Savers = NO_SAVERS,
 ) -> StepPeak:
     """The highest live bytes of one steady-state step (gradients freed before it, set_to_none), on
     one card holding ``share`` of the model states.
@@ -230,6 +319,13 @@ def step_peak(
     steps only its own shard, so the temporaries follow the optimizer state's fraction; what backward
     makes of one layer (its working set, eager attention's last-layer gradients) and all activations
     stay whole on every card.
+
+    The savers (:mod:`bot.estimate.savers`) change the moments so: offloaded or paged optimizer state
+    is not on the card (an offloaded step runs on the host, with no temporaries on the card); with
+    the optimizer in backward no moment holds more than one tensor's gradient (the largest, with its
+    step's temporaries) and the optimizer step is that tensor's; offloaded activations and a chunked
+    loss keep less saved and smaller loss transients (``saved_on_card``); with gradient accumulation
+    the accumulated gradients live through the next micro-batch's forward and backward.
     """
     t = traits or traits_for(arch)
     acts = measured_activations(
@@ -241,23 +337,40 @@ def step_peak(
         checkpointing=checkpointing,
         traits=t,
     )
+    acts = saved_on_card(acts, arch, savers)
     sb, h, v = seq_len * batch_size, arch.hidden_size, arch.vocab_size
     n = parameters
     grad_bytes = gradient_bytes_per_param(precision)
     weight_bytes = weight_bytes_per_param(precision)
-    state_bytes = model_state_bytes_per_param(precision, optimizer)
+    state_bytes = _state_bytes(arch, n, precision, optimizer)
     optimizer_bytes = state_bytes - weight_bytes - grad_bytes  # the fp32 master copy and the states
-    whole_states = state_bytes * n
-    # What the other cards hold instead of this one (nothing for the whole model: exactly as measured).
-    elsewhere = (
-        weight_bytes * (1 - share.weights)
-        + grad_bytes * (1 - share.gradients)
-        + optimizer_bytes * (1 - share.optimizer)
+    # What the card holds of them: none offloaded, the paged moments paged out.
+    paged = _paged_state_bytes(precision, optimizer)
+    host_optimizer = optimizer_bytes if savers.optimizer_offloaded else paged
+    held_grad_bytes = 0.0 if savers.optimizer_in_backward else grad_bytes
+    # The card's share (the whole model on one card: exactly as measured).
+    states = (
+        weight_bytes * share.weights
+        + held_grad_bytes * share.gradients
+        + (optimizer_bytes - host_optimizer) * share.optimizer
     ) * n
-    states = whole_states - elsewhere
-    card_grad_bytes = grad_bytes * share.gradients  # per parameter of the model, on this card
+    card_grad_bytes = held_grad_bytes * share.gradients  # per parameter of the model, on this card
     without_grads = states - card_grad_bytes * n
     base = without_grads + acts.saved_bytes + acts.weight_copy_bytes + acts.held_bytes
+    # The gradients that live through forward and backward: accumulated ones from the second
+    # micro-batch on; under the optimizer in backward the one tensor being stepped.
+    in_flight = 0.0
+    largest = largest_tensor_params(arch)
+    temporaries = step_temporary_bytes_per_param(precision, optimizer)
+    largest_temporaries = step_temporary_bytes_per_largest_entry(precision, optimizer) * largest
+    if optimizer == "muon":
+        largest_temporaries = muon_newton_schulz_bytes(arch, precision)
+    if savers.optimizer_offloaded:
+        temporaries = largest_temporaries = 0.0  # the step runs on the host (ZeRO-Offload's CPU Adam)
+    if savers.optimizer_in_backward:
+        in_flight = grad_bytes * largest + temporaries * largest + largest_temporaries
+    elif savers.grad_accum > 1:
+        base += card_grad_bytes * n
     # The first layer's kind (dense under first_k_dense_replace) for the recompute, the last one's for
     # eager attention's backward.
     first_is_moe = first_layer_is_moe(arch)
@@ -273,9 +386,13 @@ def step_peak(
     )
     moments = {
         "loss forward": base + acts.loss_forward_bytes,
-        "loss backward": base + acts.loss_backward_bytes,
-        "optimizer step": states + step_temporary_bytes_per_param(precision, optimizer) * share.optimizer * n,
+        # Under the optimizer in backward the LM head's gradient is made here and stepped at once.
+        "loss backward": base + acts.loss_backward_bytes + in_flight,
+        "optimizer step": states + temporaries * share.optimizer * n + largest_temporaries,
     }
+    if savers.optimizer_in_backward:
+        # No step after backward: each tensor steps as its gradient is made, inside the moments below.
+        moments["optimizer step"] = states + in_flight
     if checkpointing:
         compute_bytes = 4 if precision == "amp" else 2
         # A DeepSeek layer's MLP copies are freed once its MLP's backward has run (measured).
@@ -284,9 +401,12 @@ def step_peak(
             if precision == "amp"
             else 0.0
         )
+        # Every gradient but the embedding's exists by then (all of them when accumulated); under the
+        # optimizer in backward, only the tensor in flight.
+        grads_by_then = card_grad_bytes * (n if savers.grad_accum > 1 else n - v * h)
         moments["recompute"] = (
             without_grads
-            + card_grad_bytes * (n - v * h)
+            + (in_flight if savers.optimizer_in_backward else grads_by_then)
             + compute_bytes * sb * h
             + acts.held_bytes
             + 16 * sb
@@ -296,6 +416,10 @@ def step_peak(
         )
     elif attention == "eager":
         mlp_and_o = _mlp_and_o_params(arch, moe_layer=last_is_moe)
-        freed = sb * (8 * h + 4 * v)  # the final norm's saved tensors and the log-softmax
-        moments["eager attention backward"] = base - freed + grad_bytes * (v * h + mlp_and_o) + working
+        # The final norm's saved tensors and the log-softmax (not saved under a chunked loss).
+        freed = sb * (8 * h + (0 if savers.chunked_loss else 4 * v))
+        grads = in_flight if savers.optimizer_in_backward else grad_bytes * (v * h + mlp_and_o)
+        if savers.grad_accum > 1 and not savers.optimizer_in_backward:
+            grads = 0.0  # already in base: every gradient, accumulated
+        moments["eager attention backward"] = base - freed + grads + working
     return StepPeak(moments=moments, model_states_bytes=states, saved_bytes=acts.saved_bytes)

@@ -1,7 +1,10 @@
-"""The bytes a transformers cache holds after a forward: every tensor it keeps, each storage once.
+"""The bytes a transformers cache holds after a forward: every tensor it keeps, each once.
 
 Its layers' keys and values, and the hybrid layers' conv and recurrent states and the indexers'
-keys, wherever the cache class keeps them (attributes, lists, dicts). The serving benchmark and the
+keys, wherever the cache class keeps them (attributes, lists, dicts). A tensor counts its own
+elements, not its storage's: a sliding-window layer keeps a view of the last window of its prefill,
+whose storage (the whole prefill) transformers lets go at the next token and a serving engine never
+holds. The serving benchmark and the
 hybrid cache test compare the bot's cache bytes with this. Needs torch.
 """
 
@@ -16,7 +19,7 @@ _DEPTH = 5  # how deep the cache's own containers go (cache -> layers -> layer -
 
 
 def cache_bytes(cache: object) -> int:
-    """Every tensor ``cache`` holds, each storage once, bookkeeping left out."""
+    """Every tensor ``cache`` holds, each once, bookkeeping left out."""
     import torch
 
     seen: set[int] = set()
@@ -25,10 +28,10 @@ def cache_bytes(cache: object) -> int:
     def walk(value: Any, depth: int) -> None:
         nonlocal total
         if isinstance(value, torch.Tensor):
-            pointer = value.untyped_storage().data_ptr()
+            pointer = value.data_ptr()
             if pointer not in seen:
                 seen.add(pointer)
-                total += value.untyped_storage().nbytes()
+                total += value.numel() * value.element_size()
             return
         if depth >= _DEPTH:
             return

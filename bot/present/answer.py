@@ -149,8 +149,9 @@ def _title(estimate: Estimate, seen: Glance, wording: _Wording, total: str, size
 def part_sizes(estimate: Estimate) -> list[tuple[str, float]]:
     """The memory by colour of the bar: weights, gradients, optimizer state (a custom B is one part,
     shown in the optimizer's colour, since it has no breakdown), and activations."""
-    sizes: dict[str, float] = {}
     custom = estimate.custom_bytes  # then a frozen tower's weights join its one part too
+    # Every kind keeps its place where a saver moved a part off the card (it shows 0 GB there).
+    sizes: dict[str, float] = {} if custom else {"weights": 0.0, "gradients": 0.0, "optimizer": 0.0}
     for part in estimate.all_parts:  # a frozen tower's weights are weights
         kind = "optimizer" if custom else part.kind
         sizes[kind] = sizes.get(kind, 0.0) + estimate.part_gb(part)

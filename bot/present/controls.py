@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from bot.estimate.optimizers import Optimizer, Precision, bytes_per_param_for
+from bot.estimate.optimizers import Optimizer, Precision, on_card_bytes_per_param_for
 from bot.estimate.request import EstimateRequest
 from bot.estimate.weight_formats import BYTES_PER_WEIGHT, WeightFormat
 from bot.present.custom_ids import (
@@ -48,7 +48,7 @@ def _optimizer_options(
             "value": optimizer.value,
             "description": w(
                 "component.optimizer_option",
-                bytes=bytes_text(bytes_per_param_for(optimizer, precision), w),
+                bytes=bytes_text(on_card_bytes_per_param_for(optimizer, precision), w),
             ),
             "default": optimizer is chosen,
         }

@@ -30,6 +30,7 @@ from bot.present.phrases import (
     tower_text,
     verdict_text,
 )
+from bot.present.savers import savers_text
 from bot.present.words import Words, strategy_name
 
 
@@ -177,6 +178,9 @@ def render_details(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) ->
         {"name": w("field.breakdown"), "value": _breakdown(estimate, w), "inline": False},
         {"name": w("details.activations_name"), "value": _activations(estimate, w), "inline": False},
     ]
+    savers = savers_text(estimate, w)
+    if savers:
+        fields.append({"name": w("saver.field"), "value": savers, "inline": False})
     peak = peak_text(estimate, w)
     if peak:
         fields.append({"name": w("field.peak"), "value": peak, "inline": False})

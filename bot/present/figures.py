@@ -13,6 +13,7 @@ from bot.estimate.core import AdapterHint, ClusterVerdict, Estimate, LargestBatc
 from bot.estimate.models import Architecture
 from bot.estimate.sharding import PerGpu
 from bot.present.command_line import command_line
+from bot.present.savers import savers_json
 
 SCHEMA = "vram-bot/estimate"
 VERSION = 1
@@ -141,4 +142,5 @@ def figures(estimate: Estimate) -> dict[str, Any]:
         "largest_batch": _batch(estimate.largest_batch),
         "lora": _adapter(estimate.lora),
         "qlora": _adapter(estimate.qlora),
+        "savers": savers_json(estimate),
     }

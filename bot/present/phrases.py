@@ -11,7 +11,7 @@ from bot.estimate.family_traits import traits_for
 from bot.estimate.hardware import Gpu
 from bot.estimate.hub import HubModel
 from bot.estimate.models import Architecture
-from bot.estimate.optimizers import Optimizer, Precision
+from bot.estimate.optimizers import Optimizer, Precision, on_card_bytes_per_param_for
 from bot.estimate.tensors import CountedModel
 from bot.present.hub_problems import hub_notes
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
@@ -47,6 +47,10 @@ SHORT_METHOD_KEYS: dict[Optimizer, str] = {
     Optimizer.ADAM: "short.adam",
     Optimizer.ADAM8BIT: "short.adam8bit",
     Optimizer.SGD: "short.sgd",
+    Optimizer.PAGED_ADAM8BIT: "optimizer.short_paged_adam8bit",
+    Optimizer.ADAFACTOR: "optimizer.adafactor",
+    Optimizer.LION: "optimizer.lion",
+    Optimizer.MUON: "optimizer.short_muon",
 }
 # Vendor words dropped from a card's name in the title, where "H100 80 GB" says enough.
 _VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA ", "AMD Instinct ", "AMD ")
@@ -441,7 +445,8 @@ def optimizer_choice_name(optimizer: Optimizer, language: Language = DEFAULT_LAN
         "choice.optimizer",
         key=optimizer.value,
         name=optimizer_name(optimizer, w),
-        bytes=bytes_text(optimizer.bytes_per_param, w),
+        # What the card holds (a paged optimizer's moments page out): a menu, not a sum.
+        bytes=bytes_text(on_card_bytes_per_param_for(optimizer, Precision.MIXED), w),
     )
 
 

@@ -75,6 +75,8 @@ def describe_problem(problem: Problem, language: Language = DEFAULT_LANGUAGE) ->
         return w("problem.missing_size")
     if code == "needs_preset":
         return w("problem.needs_preset")
+    if code == "in_backward_accum":
+        return w("saver.problem_in_backward_accum")
     if code == "not_an_option":
         return w("problem.not_an_option", option=name)
     if code == "not_for_task":

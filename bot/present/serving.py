@@ -10,7 +10,7 @@ the weight precisions side by side. Words come from the catalogue's ``serve.*`` 
 from __future__ import annotations
 
 import math
-from typing import Any, get_args
+from typing import Any
 
 from bot.estimate.kv_cache import LayerCache, LayerKind
 from bot.estimate.serving import (
@@ -215,7 +215,15 @@ def _weights_text(found: ServingEstimate, w: Words) -> str:
     return text
 
 
-_KIND_KEYS = {kind: f"serve.kind_{kind}" for kind in get_args(LayerKind)}
+_KIND_KEYS: dict[LayerKind, str] = {
+    "full": "serve.kind_full",
+    "sliding": "serve.kind_sliding",
+    "mla": "serve.kind_mla",
+    "indexer": "serve.kind_indexer",
+    "linear_attention": "serve.kind_linear_attention",
+    "mamba": "serve.kind_mamba",
+    "conv": "serve.kind_conv",
+}
 
 
 _REPLICATED_KEYS = {"mla": "serve.replicated_mla", "indexer": "serve.replicated_indexer"}

@@ -18,12 +18,20 @@ OPTIMIZER_NAME_KEYS: dict[Optimizer, str] = {
     Optimizer.ADAM: "method.adam",
     Optimizer.ADAM8BIT: "method.adam8bit",
     Optimizer.SGD: "method.sgd",
+    Optimizer.PAGED_ADAM8BIT: "optimizer.paged_adam8bit",
+    Optimizer.ADAFACTOR: "optimizer.adafactor",
+    Optimizer.LION: "optimizer.lion",
+    Optimizer.MUON: "optimizer.muon",
 }
 # Outside the seed's mixed precision, Adam is plain Adam; the setup is named beside it.
 OPTIMIZER_PLAIN_NAME_KEYS: dict[Optimizer, str] = {
     Optimizer.ADAM: "method.adam_plain",
     Optimizer.ADAM8BIT: "method.adam8bit",
     Optimizer.SGD: "method.sgd",
+    Optimizer.PAGED_ADAM8BIT: "optimizer.paged_adam8bit",
+    Optimizer.ADAFACTOR: "optimizer.adafactor",
+    Optimizer.LION: "optimizer.lion",
+    Optimizer.MUON: "optimizer.muon",
 }
 PRECISION_NAME_KEYS: dict[Precision, str] = {
     Precision.MIXED: "precision.mixed",

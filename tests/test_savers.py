@@ -1,0 +1,154 @@
+"""The memory savers and the 2026 optimizers (issue 21, point 2): torchtune's recipe, host RAM, conflicts.
+
+Pure and fast; the CPU measurements behind the figures are benchmarks/accuracy_optimizers.py's.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.cli import main
+from bot.estimate.core import estimate
+from bot.estimate.optimizers import Optimizer, Precision, bytes_per_param_for
+from bot.estimate.request import InvalidRequest, parse_request
+from bot.present.answer import render_embed
+from bot.present.i18n import Language
+from bot.present.problems import problems_message
+from tests.phone_lines import embed_characters, phone_lines, plain, wrapped
+
+GIB = 2**30
+# torchtune's README, "Memory and training speed": Llama 3.1 8B full fine-tune on one RTX 4090, batch 2
+# × 2048 tokens, peak 18.9 GiB; its recipe llama3_1/8B_full_single_device: bf16, PagedAdamW8bit,
+# optimizer_in_bwd, LinearCrossEntropyLoss (chunked), activation checkpointing.
+TORCHTUNE_8B_PEAK_GIB = 18.9
+TORCHTUNE_8B = [
+    "estimate",
+    "--model",
+    "llama-3.1-8b",
+    "--precision",
+    "bf16",
+    "--optimizer",
+    "paged_adam8bit",
+    "--optimizer-in-backward",
+    "--chunked-loss",
+    "--checkpointing",
+    "--batch-size",
+    "2",
+    "--seq-len",
+    "2048",
+    "--gpu",
+    "rtx4090",
+]
+
+
+def test_torchtunes_8b_full_fine_tune_is_expressible_and_within_15_percent(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([*TORCHTUNE_8B, "--format", "json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["savers"]["optimizer_in_backward"] is True
+    assert found["savers"]["chunked_loss"] is True
+    assert [part["paged"] for part in found["savers"]["in_host"]] == [True]  # the 8-bit moments
+    assert found["savers"]["not_held"][0]["key"] == "part.gradients16"
+    request = parse_request(
+        model="llama-3.1-8b",
+        precision="bf16",
+        optimizer="paged_adam8bit",
+        optimizer_in_backward=True,
+        chunked_loss=True,
+        checkpointing=True,
+        batch_size=2,
+        seq_len=2048,
+        gpu="rtx4090",
+    )
+    peak = estimate(request).peak
+    assert peak is not None
+    # Before the savers the bot said 2.55 × this (51.7 GB) and "❌ 3 × RTX 4090".
+    assert peak.peak_gb * 1e9 / GIB == pytest.approx(TORCHTUNE_8B_PEAK_GIB, rel=0.15)
+    assert peak.fits
+    assert main(TORCHTUNE_8B) == 0
+    title = capsys.readouterr().out.splitlines()[0]
+    assert title.startswith("✅ Llama 3.1 8B · Paged 8-bit AdamW")
+
+
+def test_offloaded_optimizer_state_leaves_the_card_and_is_shown_in_host_ram() -> None:
+    seed = estimate(parse_request(params=7))
+    offloaded = estimate(parse_request(params=7, offload="optimizer"))
+    assert (seed.model_states_gb, offloaded.model_states_gb) == (112, 28)  # 16 → 2 + 2 on the card
+    # The fp32 master copy goes with the moments, as under DeepSpeed ZeRO-Offload: 4 + 4 + 4.
+    assert offloaded.host_gb == pytest.approx(84)
+    assert [part.key for part in offloaded.in_host] == [
+        "part.master32",
+        "part.adam_momentum32",
+        "part.adam_variance32",
+    ]
+
+
+def test_each_saver_lowers_the_moment_it_acts_on_and_accumulation_keeps_m() -> None:
+    # SGD in bf16 at 2 × 2048: without checkpointing the loss holds the peak, which a chunked loss and
+    # offloaded activations lower; with it the recompute does (every gradient but the embedding's),
+    # which the optimizer in backward removes.
+    base = {
+        "model": "llama-3.1-8b",
+        "precision": "bf16",
+        "optimizer": "sgd",
+        "batch_size": 2,
+        "seq_len": 2048,
+    }
+    for setup, saver in (
+        ({}, {"chunked_loss": True}),
+        ({}, {"offload": "activations"}),
+        ({"checkpointing": True}, {"optimizer_in_backward": True}),
+    ):
+        plain = estimate(parse_request(**base, **setup)).peak
+        saved = estimate(parse_request(**base, **setup, **saver)).peak
+        assert plain is not None
+        assert saved is not None
+        assert saved.peak_gb < plain.peak_gb - 1, saver
+    plain_request = parse_request(**base)
+    accumulated = estimate(parse_request(**base, grad_accum=8))
+    assert accumulated.model_states_gb == estimate(plain_request).model_states_gb
+    # From the second micro-batch on the accumulated gradients (16 GB) live through forward.
+    assert accumulated.peak is not None
+    assert accumulated.peak.moment == "loss backward"
+
+
+def test_the_seeds_three_keep_their_figures_and_the_new_ones_name_theirs() -> None:
+    mixed = {optimizer: bytes_per_param_for(optimizer, Precision.MIXED) for optimizer in Optimizer}
+    assert (mixed[Optimizer.ADAM], mixed[Optimizer.ADAM8BIT], mixed[Optimizer.SGD]) == (16, 12, 8)
+    assert mixed[Optimizer.LION] == 12  # one fp32 momentum beside the 2 + 2 + 4
+    assert mixed[Optimizer.ADAFACTOR] == pytest.approx(8.01)  # factored: rows + columns
+    assert mixed[Optimizer.PAGED_ADAM8BIT] == 12  # its moments are paged, not gone
+
+
+def test_optimizer_in_backward_with_accumulation_gets_a_clear_answer() -> None:
+    with pytest.raises(InvalidRequest) as raised:
+        parse_request(params=7, optimizer_in_backward=True, grad_accum=4)
+    text = problems_message(raised.value.problems)
+    assert "`grad_accum` to 1" in text
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_the_savers_add_no_line_to_the_short_answer(language: Language) -> None:
+    """Nine options make a long command line (six phone rows); the rest stays within the glance's
+    limits: the verdict and total in the title, at most 900 characters, 14 rows less the command's."""
+    request = parse_request(
+        model="llama-3.1-8b",
+        precision="bf16",
+        optimizer="paged_adam8bit",
+        optimizer_in_backward=True,
+        chunked_loss=True,
+        checkpointing=True,
+        batch_size=2,
+        seq_len=2048,
+        gpu="rtx4090",
+    )
+    embed = render_embed(estimate(request), language)
+    title = str(embed["title"])
+    assert title.startswith("✅")
+    assert "19.7 GB" in title or "19,7 GB" in title  # the step's peak, which the verdict follows
+    assert embed_characters(embed) <= 900
+    command_rows = wrapped(plain(str(embed["description"]).splitlines()[0]))
+    assert phone_lines(embed) - command_rows <= 14 - 1
