@@ -4,7 +4,8 @@ Runs ``bot.measure`` (one real training step on CPU, bytes counted tensor by ten
 family at small shapes, each precision setup, attention implementation and with and without full
 activation checkpointing, measuring two depths and extending them to ``--depth`` layers. It compares
 three figures with the current estimate (``bot.estimate.activations.estimate_activations`` and the
-seed's bytes per parameter) and with the calibrated formulas of ``bot.estimate.saved_activations`` and ``bot.estimate.step_peak``:
+seed's bytes per parameter) and with the calibrated formulas of ``bot.estimate.saved_activations``
+and ``bot.estimate.step_peak``:
 
 - model states after the optimizer step (weights, gradients, master weights, optimizer states),
 - saved activations (what autograd keeps for backward, each storage once),

@@ -16,6 +16,7 @@ from typing import Literal
 
 from bot.estimate.activations import ActivationEstimate
 from bot.estimate.hardware import Gpu
+from bot.estimate.methods import Method, adapter_params, method_states
 from bot.estimate.models import Architecture
 from bot.estimate.optimizers import (
     CUSTOM_PART_KEY,
@@ -29,6 +30,7 @@ from bot.estimate.optimizers import (
 )
 from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
 from bot.estimate.saved_activations import MeasuredActivations, measured_activations
+from bot.estimate.setup import Setup
 from bot.estimate.sharding import (
     WHOLE_MODEL,
     CardShare,
@@ -42,7 +44,7 @@ from bot.estimate.sharding import (
     per_gpu_gb,
     zero_three,
 )
-from bot.estimate.step_peak import OptimizerKind, StepPeak, step_peak
+from bot.estimate.step_peak import StepPeak, step_peak
 from bot.estimate.value_type import value_type
 
 # Usual card sizes, smallest first, for "the smallest card it fits" in the LoRA hint
@@ -99,14 +101,6 @@ class LargestBatch:
 # context with lazy module loading (CUDA 11.7 and later; pytorch/pytorch#107667, where it was over
 # 1 GB before), plus cuBLAS and cuDNN workspaces; rounded up. Not measured here: no GPU.
 CUDA_CONTEXT_GB = 0.5
-
-# The optimizer each choice runs as, for its step's temporaries (torch.optim's AdamW defaults to the
-# foreach implementation; bitsandbytes' AdamW8bit).
-_STEP_OPTIMIZERS: dict[Optimizer, OptimizerKind] = {
-    Optimizer.ADAM: "adamw",
-    Optimizer.ADAM8BIT: "adam8bit",
-    Optimizer.SGD: "sgd",
-}
 
 
 @value_type
@@ -263,7 +257,7 @@ def _adapters(request: EstimateRequest, params_billion: float) -> tuple[int | No
     ``lora_rank``, else the usual fraction of the model (no layers to count, so no rank)."""
     shape = request.architecture
     if shape is not None and request.params is None:
-        return request.lora_rank, shape.lora_adapter_params(request.lora_rank) / 1e9
+        return request.lora_rank, adapter_params(shape, request.lora_rank, request.lora_targets) / 1e9
     return None, params_billion * LORA_TRAINABLE_FRACTION
 
 
@@ -315,18 +309,15 @@ def _states_gb(
     """GB of weights, gradients and optimizer state: every parameter's weights (a frozen one's are
     kept as the trained ones' are), the trained parameters' gradients and optimizer state."""
     weights, gradients, optimizer = _shard_split(request, parts)
-    return (trained + frozen) * weights, trained * gradients, trained * optimizer
+    adapted = method_states(request)  # LoRA's frozen base keeps its own weights (16-bit, NF4)
+    frozen_weights = weights if adapted is None else adapted.frozen.bytes_per_param
+    return trained * weights + frozen * frozen_weights, trained * gradients, trained * optimizer
 
 
 def _saved(request: EstimateRequest, model: Architecture, batch_size: int) -> MeasuredActivations:
     """What autograd keeps for one step, as PyTorch keeps it (the calibrated formulas)."""
     return measured_activations(
-        model,
-        batch_size,
-        request.seq_len or DEFAULT_SEQ_LEN,
-        attention="sdpa" if request.flash_attention else "eager",
-        precision=request.precision.value,
-        checkpointing=request.checkpointing,
+        model, batch_size, request.seq_len or DEFAULT_SEQ_LEN, setup=Setup.of(request)
     )
 
 
@@ -353,17 +344,12 @@ def _step_peak_bytes(
     request: EstimateRequest, model: Architecture, batch_size: int, share: CardShare = WHOLE_MODEL
 ) -> StepPeak:
     """The measured step on one card: holding the whole model, or ``share`` of it on several cards.
-    Its optimizer step's temporaries are the trained parameters' (frozen ones take no step)."""
+    Its optimizer step's temporaries are the trained parameters' (frozen ones take no step); under
+    LoRA or QLoRA it is given the whole base, which it keeps frozen, and counts the adapters itself."""
+    setup = Setup.of(request)
+    parameters = round(request.params_billion * 1e9) - (0 if setup.adapters else request.frozen_params)
     return step_peak(
-        model,
-        round(request.params_billion * 1e9) - request.frozen_params,
-        batch_size,
-        request.seq_len or DEFAULT_SEQ_LEN,
-        attention="sdpa" if request.flash_attention else "eager",
-        precision=request.precision.value,
-        optimizer=_STEP_OPTIMIZERS[request.optimizer],
-        checkpointing=request.checkpointing,
-        share=share,
+        model, parameters, batch_size, request.seq_len or DEFAULT_SEQ_LEN, setup=setup, share=share
     )
 
 
@@ -479,10 +465,11 @@ def _largest_batch(
 def _uses_deepspeed(request: EstimateRequest) -> bool:
     """DeepSpeed runs the seed's mixed precision (16-bit weights, fp32 master); a custom B says
     nothing about how it is kept, and amp / bf16 runs are FSDP's, which follows the paper."""
-    return request.precision is _MIXED and request.bytes_per_param is None
+    return request.precision is _MIXED and request.bytes_per_param is None and request.method is _FULL
 
 
 _MIXED = Precision.MIXED  # read on every estimate that does not fit: a module constant is quicker
+_FULL = Method.FULL
 
 
 def _largest_module_billion(request: EstimateRequest) -> float | None:
@@ -516,12 +503,11 @@ def _cluster(
     return ClusterVerdict(request.gpus, rows, paper, "deepspeed", largest)
 
 
-def estimate(request: EstimateRequest) -> Estimate:
-    """Apply M = N × B and V = M + A, then judge the result against the chosen card(s).
-
-    A multimodal model's frozen towers (``request.frozen_params``) cost their weights only:
-    M = N_trained × B + N_frozen × B_weights. With nothing frozen (a text model, or train_vision)
-    that is the seed's M = N × B exactly."""
+def _full_fine_tune(
+    request: EstimateRequest,
+) -> tuple[float, tuple[Part, ...], Part | None, float, float, float]:
+    """B, its parts, the frozen towers' part, the trained and frozen parameters (billions) and M of
+    the full fine-tune: M = N × B, or with frozen towers N_trained × B + N_frozen × B_weights."""
     n = request.params_billion
     if request.bytes_per_param is not None:
         bytes_per_param = request.bytes_per_param
@@ -532,17 +518,37 @@ def estimate(request: EstimateRequest) -> Estimate:
         bytes_per_param = bytes_per_param_for(request.optimizer, request.precision)
         parts = parts_for(request.optimizer, request.precision)
     frozen_count = request.frozen_params
-    frozen: Part | None = None
-    if frozen_count:
-        frozen = frozen_part(parts)
-        if request.bytes_per_param is not None:  # no breakdown: the weights _shard_split assumes
-            frozen = Part(frozen.key, "weights", _shard_split(request, parts)[0], frozen=True)
-        frozen_billion = frozen_count / 1e9
-        trained = n - frozen_billion
-        model_states = trained * bytes_per_param + frozen_billion * frozen.bytes_per_param
+    if not frozen_count:
+        return bytes_per_param, parts, None, n, 0.0, n * bytes_per_param
+    frozen = frozen_part(parts)
+    if request.bytes_per_param is not None:  # no breakdown: the weights _shard_split assumes
+        frozen = Part(frozen.key, "weights", _shard_split(request, parts)[0], frozen=True)
+    frozen_billion = frozen_count / 1e9
+    trained = n - frozen_billion
+    return (
+        bytes_per_param,
+        parts,
+        frozen,
+        trained,
+        frozen_billion,
+        trained * bytes_per_param + frozen_billion * frozen.bytes_per_param,
+    )
+
+
+def estimate(request: EstimateRequest) -> Estimate:
+    """Apply M = N × B and V = M + A, then judge the result against the chosen card(s).
+
+    A multimodal model's frozen towers (``request.frozen_params``) cost their weights only:
+    M = N_trained × B + N_frozen × B_weights. With nothing frozen (a text model, or train_vision)
+    that is the seed's M = N × B exactly."""
+    n = request.params_billion
+    adapted = method_states(request)  # LoRA / QLoRA: the adapters train, the base is frozen
+    frozen: Part | None
+    if adapted is not None:
+        bytes_per_param, parts, frozen = adapted.bytes_per_param, adapted.parts, adapted.frozen
+        trained, frozen_billion, model_states = adapted.trained_billion, n, adapted.model_states_gb
     else:
-        frozen_billion, trained = 0.0, n
-        model_states = n * bytes_per_param
+        bytes_per_param, parts, frozen, trained, frozen_billion, model_states = _full_fine_tune(request)
 
     activations, activation_estimate = _activations(request)
     total = model_states + activations

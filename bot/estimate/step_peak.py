@@ -9,8 +9,7 @@ starts from are :mod:`bot.estimate.saved_activations`'. Pure Python; nothing her
 
 from __future__ import annotations
 
-from typing import Literal
-
+from bot.estimate import methods
 from bot.estimate.family_traits import FamilyTraits, traits_for
 from bot.estimate.models import Architecture
 from bot.estimate.saved_activations import (
@@ -23,10 +22,11 @@ from bot.estimate.saved_activations import (
     norm_bytes,
     routed_moe_bytes,
 )
+from bot.estimate.setup import FULL_FINE_TUNE, OptimizerKind, Setup
 from bot.estimate.sharding import WHOLE_MODEL, CardShare
 from bot.estimate.value_type import value_type
 
-OptimizerKind = Literal["adamw", "adamw_fused", "sgd", "adam8bit"]
+__all__ = ["OptimizerKind", "StepPeak", "step_peak", "step_peak_bytes"]
 
 
 # Model states after a real optimizer step, bytes per trainable parameter, and the optimizer step's
@@ -176,24 +176,11 @@ def step_peak_bytes(
     batch_size: int,
     seq_len: int,
     *,
-    attention: AttentionImpl = "sdpa",
-    precision: Precision = "mixed",
-    optimizer: OptimizerKind = "adamw",
-    checkpointing: bool = False,
+    setup: Setup = FULL_FINE_TUNE,
     traits: FamilyTraits | None = None,
 ) -> float:
     """The highest live bytes of one steady-state step (see ``step_peak``)."""
-    return step_peak(
-        arch,
-        parameters,
-        batch_size,
-        seq_len,
-        attention=attention,
-        precision=precision,
-        optimizer=optimizer,
-        checkpointing=checkpointing,
-        traits=traits,
-    ).peak_bytes
+    return step_peak(arch, parameters, batch_size, seq_len, setup=setup, traits=traits).peak_bytes
 
 
 def step_peak(
@@ -202,10 +189,7 @@ def step_peak(
     batch_size: int,
     seq_len: int,
     *,
-    attention: AttentionImpl = "sdpa",
-    precision: Precision = "mixed",
-    optimizer: OptimizerKind = "adamw",
-    checkpointing: bool = False,
+    setup: Setup = FULL_FINE_TUNE,
     traits: FamilyTraits | None = None,
     share: CardShare = WHOLE_MODEL,
 ) -> StepPeak:
@@ -230,34 +214,35 @@ def step_peak(
     steps only its own shard, so the temporaries follow the optimizer state's fraction; what backward
     makes of one layer (its working set, eager attention's last-layer gradients) and all activations
     stay whole on every card.
+
+    Under LoRA or QLoRA (``setup.adapters``) ``parameters`` is the frozen base, which holds its
+    weights only (:func:`methods.frozen_base_bytes`); the adapters train, in fp32 without a master
+    copy (peft), so their states are the fp32 (``amp``) figures; no gradient reaches the LM head or
+    a frozen MLP, and QLoRA dequantizes one linear's weight at a time (its workspace).
     """
     t = traits or traits_for(arch)
-    acts = measured_activations(
-        arch,
-        batch_size,
-        seq_len,
-        attention=attention,
-        precision=precision,
-        checkpointing=checkpointing,
-        traits=t,
-    )
+    attention, precision, checkpointing = setup.attention, setup.precision, setup.checkpointing
+    acts = measured_activations(arch, batch_size, seq_len, setup=setup, traits=t)
     sb, h, v = seq_len * batch_size, arch.hidden_size, arch.vocab_size
-    n = parameters
-    grad_bytes = gradient_bytes_per_param(precision)
-    weight_bytes = weight_bytes_per_param(precision)
-    state_bytes = model_state_bytes_per_param(precision, optimizer)
+    trained_precision: Precision = "amp" if setup.adapters else precision  # peft's fp32 adapters
+    n = methods.adapter_params(arch, setup.lora_rank, setup.lora_targets) if setup.adapters else parameters
+    frozen = methods.frozen_base_bytes(arch, parameters, setup) if setup.adapters else 0.0
+    grad_bytes = gradient_bytes_per_param(trained_precision)
+    weight_bytes = weight_bytes_per_param(trained_precision)
+    state_bytes = model_state_bytes_per_param(trained_precision, setup.optimizer)
     optimizer_bytes = state_bytes - weight_bytes - grad_bytes  # the fp32 master copy and the states
-    whole_states = state_bytes * n
+    whole_states = state_bytes * n + frozen
     # What the other cards hold instead of this one (nothing for the whole model: exactly as measured).
     elsewhere = (
         weight_bytes * (1 - share.weights)
         + grad_bytes * (1 - share.gradients)
         + optimizer_bytes * (1 - share.optimizer)
-    ) * n
+    ) * n + frozen * (1 - share.weights)
     states = whole_states - elsewhere
     card_grad_bytes = grad_bytes * share.gradients  # per parameter of the model, on this card
     without_grads = states - card_grad_bytes * n
     base = without_grads + acts.saved_bytes + acts.weight_copy_bytes + acts.held_bytes
+    base += methods.dequantization_bytes(arch, setup)
     # The first layer's kind (dense under first_k_dense_replace) for the recompute, the last one's for
     # eager attention's backward.
     first_is_moe = first_layer_is_moe(arch)
@@ -274,7 +259,8 @@ def step_peak(
     moments = {
         "loss forward": base + acts.loss_forward_bytes,
         "loss backward": base + acts.loss_backward_bytes,
-        "optimizer step": states + step_temporary_bytes_per_param(precision, optimizer) * share.optimizer * n,
+        "optimizer step": states
+        + step_temporary_bytes_per_param(trained_precision, setup.optimizer) * share.optimizer * n,
     }
     if checkpointing:
         compute_bytes = 4 if precision == "amp" else 2
@@ -286,7 +272,7 @@ def step_peak(
         )
         moments["recompute"] = (
             without_grads
-            + card_grad_bytes * (n - v * h)
+            + card_grad_bytes * (n if setup.adapters else n - v * h)
             + compute_bytes * sb * h
             + acts.held_bytes
             + 16 * sb
@@ -297,5 +283,7 @@ def step_peak(
     elif attention == "eager":
         mlp_and_o = _mlp_and_o_params(arch, moe_layer=last_is_moe)
         freed = sb * (8 * h + 4 * v)  # the final norm's saved tensors and the log-softmax
-        moments["eager attention backward"] = base - freed + grad_bytes * (v * h + mlp_and_o) + working
+        # Under LoRA no gradient reaches the LM head or the frozen MLP (the adapters' are small).
+        grads = 0 if setup.adapters else grad_bytes * (v * h + mlp_and_o)
+        moments["eager attention backward"] = base - freed + grads + working
     return StepPeak(moments=moments, model_states_bytes=states, saved_bytes=acts.saved_bytes)
