@@ -16,7 +16,7 @@ from typing import Literal
 
 from bot.estimate.activations import ActivationEstimate
 from bot.estimate.hardware import Gpu
-from bot.estimate.methods import Method, adapter_params, method_states
+from bot.estimate.methods import Method, method_states
 from bot.estimate.models import Architecture
 from bot.estimate.optimizers import (
     CUSTOM_PART_KEY,
@@ -51,17 +51,8 @@ from bot.estimate.value_type import value_type
 # (RTX 4090 / 3090, L40S / RTX 6000 Ada / A6000, H100 / A100 80 GB).
 USUAL_CARDS_GB = (24.0, 48.0, 80.0)
 
-# LoRA trains small adapters; the seed's rule of thumb is that they cover well under 1 % of the
-# parameters, so without a preset to count them the hint budgets the upper end of that: 1 % of N.
-LORA_TRAINABLE_FRACTION = 0.01
 # The largest batch reported is capped at the batch_size option's own maximum.
 MAX_BATCH = 65_536
-
-# Frozen base weights: 16-bit for LoRA; QLoRA keeps them in 4-bit NF4 with double quantization,
-# about 4.127 bits = 0.516 B/param including the quantization constants (Dettmers et al. 2023,
-# "QLoRA: Efficient Finetuning of Quantized LLMs", section 2), rounded to 0.52.
-LORA_BASE_BYTES_PER_PARAM = 2.0
-QLORA_BASE_BYTES_PER_PARAM = 0.52
 
 
 @value_type
@@ -252,35 +243,25 @@ def smallest_card(total_gb: float) -> float | None:
     return None
 
 
-def _adapters(request: EstimateRequest, params_billion: float) -> tuple[int | None, float]:
-    """The LoRA rank and the adapters' parameters in billions: counted from a preset's layers at
-    ``lora_rank``, else the usual fraction of the model (no layers to count, so no rank)."""
-    shape = request.architecture
-    if shape is not None and request.params is None:
-        return request.lora_rank, adapter_params(shape, request.lora_rank, request.lora_targets) / 1e9
-    return None, params_billion * LORA_TRAINABLE_FRACTION
-
-
-def _adapter_hint(
-    method: Literal["LoRA", "QLoRA"],
-    base_bytes: float,
-    adapters: tuple[int | None, float],
-    params_billion: float,
-    bytes_per_param: float,
-    activations_gb: float,
-) -> AdapterHint:
-    rank, adapter_params = adapters
-    base_gb = params_billion * base_bytes
-    adapters_gb = adapter_params * bytes_per_param
-    total = base_gb + adapters_gb + activations_gb
+def _adapter_hint(method: Method, request: EstimateRequest) -> AdapterHint:
+    """LoRA's or QLoRA's total for the same request (the hint beside a full fine-tune, and the
+    figures Compare shows): the method's frozen base, adapters and saved activations."""
+    variant = request if request.method is method else request.model_copy(update={"method": method})
+    states = method_states(variant)
+    if states is None:  # not reached: the variant's method is LoRA or QLoRA
+        raise ValueError("the full fine-tune has no adapters")
+    activations, _ = _activations(variant)
+    base_gb = states.frozen_billion * states.frozen.bytes_per_param
+    adapters_gb = states.trained_billion * states.bytes_per_param
+    total = base_gb + adapters_gb + activations
     return AdapterHint(
-        method=method,
-        base_bytes_per_param=base_bytes,
+        method="QLoRA" if method is Method.QLORA else "LoRA",
+        base_bytes_per_param=states.frozen.bytes_per_param,
         base_gb=base_gb,
-        rank=rank,
-        adapter_params_billion=adapter_params,
+        rank=states.rank,
+        adapter_params_billion=states.trained_billion,
         adapters_gb=adapters_gb,
-        activations_gb=activations_gb,
+        activations_gb=activations,
         total_gb=total,
         smallest_card_gb=smallest_card(total),
     )
@@ -581,7 +562,6 @@ def estimate(request: EstimateRequest) -> Estimate:
         )
         largest_batch = _largest_batch(request, card_states, strategy)
         peak, beyond_context = _peak(request, total, card_states, strategy), _beyond_context(request)
-    adapters = _adapters(request, trained)  # the same for LoRA and QLoRA
     return Estimate(
         request=request,
         params_billion=n,
@@ -599,8 +579,8 @@ def estimate(request: EstimateRequest) -> Estimate:
         largest_batch=largest_batch,
         peak=peak,
         beyond_context=beyond_context,
-        lora=_adapter_hint("LoRA", LORA_BASE_BYTES_PER_PARAM, adapters, n, bytes_per_param, activations),
-        qlora=_adapter_hint("QLoRA", QLORA_BASE_BYTES_PER_PARAM, adapters, n, bytes_per_param, activations),
+        lora=_adapter_hint(Method.LORA, request),
+        qlora=_adapter_hint(Method.QLORA, request),
     )
 
 

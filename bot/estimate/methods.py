@@ -265,6 +265,9 @@ def adapter_weight_copy_bytes(arch: Architecture, precision: str, rank: int, tar
 # Without a preset's layers to count them, the adapters are budgeted at the upper end of the usual
 # "well under 1 % of the parameters" (the seed's rule of thumb).
 LORA_TRAINABLE_FRACTION = 0.01
+# Without layers to tell the linears from the rest, QLoRA's base by the same rule of thumb: NF4 with
+# double quantization, 4.127 bits, rounded up to 0.52 B/param for the 16-bit parts it cannot see.
+QLORA_RULE_OF_THUMB = 0.52
 LORA_BASE_KEY = "part.frozen_base16"
 QLORA_BASE_KEY = "part.frozen_base_nf4"
 
@@ -291,7 +294,11 @@ class MethodStates:
 
 
 def method_states(request: EstimateRequest) -> MethodStates | None:
-    """The model states under the request's method; None for the full fine-tune (the seed's)."""
+    """The model states under the request's method; None for the full fine-tune (the seed's).
+
+    With a preset's layers: peft's adapters counted and trained in fp32, the NF4 linears counted.
+    With a size only (``params``): the rules of thumb, adapters at 1 % of N costing the optimizer's
+    B, and QLoRA's base at 0.52 B/param."""
     if request.method is Method.FULL:
         return None
     arch = request.architecture if request.params is None else None
@@ -303,9 +310,13 @@ def method_states(request: EstimateRequest) -> MethodStates | None:
         rank, adapters = None, base * LORA_TRAINABLE_FRACTION
     if request.bytes_per_param is not None:
         parts: tuple[Part, ...] = (Part(CUSTOM_PART_KEY, "optimizer", request.bytes_per_param),)
+    elif arch is not None:
+        parts = parts_for(request.optimizer, Precision.AMP)  # peft's fp32 adapters, no master copy
     else:
-        parts = parts_for(request.optimizer, Precision.AMP)  # fp32 adapters, no master copy
-    if request.method is Method.QLORA:
+        parts = parts_for(request.optimizer, request.precision)  # the rule of thumb: the seed's B
+    if request.method is Method.QLORA and arch is None:
+        frozen = Part(QLORA_BASE_KEY, "weights", QLORA_RULE_OF_THUMB, frozen=True)
+    elif request.method is Method.QLORA:
         per_param = qlora_base_bytes(arch, round(base * 1e9)) / (base * 1e9)
         frozen = Part(QLORA_BASE_KEY, "weights", per_param, frozen=True)
     else:

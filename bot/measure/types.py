@@ -16,7 +16,7 @@ from bot.estimate.step_peak import step_peak_bytes
 Precision = Literal["mixed", "amp", "bf16"]
 OptimizerName = Literal["adamw", "adamw_fused", "sgd", "adam8bit"]
 Attention = Literal["sdpa", "eager"]
-Method = Literal["full", "lora"]
+Method = Literal["full", "lora", "qlora"]
 LoraTargets = Literal["all-linear", "attention"]
 
 PRECISIONS: tuple[Precision, ...] = ("mixed", "amp", "bf16")
@@ -35,7 +35,8 @@ class Setup:
     batch_size: int = 2
     seq_len: int = 128
     # ``full`` trains every parameter; ``lora`` freezes the base and trains peft's LoRA adapters
-    # (rank ``lora_rank``, ``lora_targets``: peft's "all-linear", or the attention's linears only).
+    # (rank ``lora_rank``, ``lora_targets``: peft's "all-linear", or the attention's linears only);
+    # ``qlora`` first quantizes the base's linear layers to NF4 (bitsandbytes, double quantization).
     method: Method = "full"
     lora_rank: int = 16
     lora_targets: LoraTargets = "all-linear"

@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.estimate.core import USUAL_CARDS_GB, Estimate
 from bot.estimate.hardware import DEFAULT_GPU
+from bot.estimate.methods import Method
 from bot.estimate.models import preset_variant
 from bot.estimate.optimizers import PartKind
 from bot.estimate.sharding import Strategy, card_share
@@ -110,10 +111,10 @@ def _title(estimate: Estimate, seen: Glance, wording: _Wording, total: str, size
     request = estimate.request
     # A preset's name, else the size, which the template words ("7B").
     subject = request.model.name if request.model is not None and request.params is None else None
-    if request.bytes_per_param is None:
+    if request.bytes_per_param is None and request.method is Method.FULL:
         method = wording.short_methods[request.optimizer]
     else:
-        method = short_method_name(estimate, w)  # "Custom 10 B/param"
+        method = short_method_name(estimate, w)  # "Custom 10 B/param", "LoRA · Adam"
     values = {
         "subject": subject,
         "size": size,
@@ -204,12 +205,14 @@ class _Wording:
         self.language = language
         self.words = w
         self.footer = w("glance.footer")
-        # By (custom B, the activations' catalogue key, a frozen tower): the breakdown's parts and wording.
+        # By (custom B, the activations' catalogue key, a frozen tower, the method): the breakdown's
+        # parts and wording.
         self.lines = {
-            (custom, key, frozen): Template(_lines_template(strings, custom, key, frozen))
+            (custom, key, frozen, method): Template(_lines_template(strings, custom, key, frozen, method))
             for custom in (False, True)
             for key in ACTIVATION_KEYS
             for frozen in (False, True)
+            for method in Method
         }
         # The smallest usual card the adapter set-up fits, in the fewest words (None: none of them).
         self.adapter_cards: dict[float | None, str] = {
@@ -242,7 +245,13 @@ def _wording(language: Language) -> _Wording:
     return _Wording(language)
 
 
-def _lines_template(strings: dict[str, str], custom: bool, activations_key: str, frozen: bool) -> str:
+# The hint line under each method: the cheaper methods it does not use yet (QLoRA has none).
+_HINT_KEYS = {Method.FULL: "glance.lora", Method.LORA: "method.glance.qlora", Method.QLORA: None}
+
+
+def _lines_template(
+    strings: dict[str, str], custom: bool, activations_key: str, frozen: bool, method: Method = Method.FULL
+) -> str:
     """M = N × B (with a frozen tower, its weights added) and V = M + A, the breakdown (each part after
     its square, the bar's legend; a custom B is one part, in the optimizer's colour), ``{warnings}``
     and the LoRA line, as one template."""
@@ -253,7 +262,9 @@ def _lines_template(strings: dict[str, str], custom: bool, activations_key: str,
     items.append(_item_template("activations", strings[activations_key]))
     # No separators between the parts: the coloured squares divide them, and every column counts on a phone.
     breakdown = " ".join(items)
-    return f"{model_states}\n{strings['formula.total']}\n{breakdown}{{warnings}}\n{strings['glance.lora']}"
+    hint_key = _HINT_KEYS[method]
+    hint = "" if hint_key is None else f"\n{strings[hint_key]}"
+    return f"{model_states}\n{strings['formula.total']}\n{breakdown}{{warnings}}{hint}"
 
 
 def _item_template(kind: str, template: str) -> str:
@@ -306,7 +317,7 @@ def _lines(
         for warning in (context_warning(estimate, w), peak_warning(estimate, w)):
             if warning:
                 values["warnings"] += f"\n{warning}"
-    key = (estimate.custom_bytes, _activations_key(estimate), frozen is not None)
+    key = (estimate.custom_bytes, _activations_key(estimate), frozen is not None, estimate.request.method)
     return wording.lines[key].fill(values)
 
 
