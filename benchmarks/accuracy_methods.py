@@ -158,7 +158,8 @@ def setups(quick: bool, batch: int, seq: int) -> list[tuple[str, Setup]]:
 def print_table(rows: list[Row]) -> None:
     print(
         f"{'family':11} {'method':6} {'targets':10} {'prec':5} {'attn':5} {'ckpt':4} "
-        f"{'adapters':>8} {'states':>6} {'saved':>6} {'peak':>6} │ {'before':>6}  peak at (measured / estimated)"
+        f"{'adapters':>8} {'states':>6} {'saved':>6} {'peak':>6} │ {'before':>6} "
+        "peak at (measured / estimated)"
     )
     print(f"{'':48} measured ÷ now              │ measured ÷ before")
     for r in rows:
