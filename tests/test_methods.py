@@ -27,14 +27,16 @@ async def test_a_method_answers_with_its_total_peak_and_largest_batch(
     callback = await fake.invoke("vram", model="llama-3.1-8b", method=method, seq_len=2048, gpu="rtx4090")
     embed = callback.embed
     found = estimate(parse_request(model="llama-3.1-8b", method=method, seq_len=2048, gpu="rtx4090"))
-    assert found.peak is not None and found.largest_batch is not None
+    assert found.peak is not None
+    assert found.largest_batch is not None
     assert f"Llama 3.1 8B · {name} · Adam: " in embed["title"]
     assert f"method:{method}" in embed["description"]
     # The frozen base plus the adapters: M = adapters × 16 + N × the base's bytes.
     assert f"M = 0.04194 × 16 + 8.03 × {'2' if method == 'lora' else '0.710101'} = " in embed["description"]
     assert ("💡 QLoRA" in embed["description"]) is (method == "lora")
     assert not embed_limit_problems(embed)
-    assert embed_characters(embed) <= 900 and phone_lines(embed) <= 14
+    assert embed_characters(embed) <= 900
+    assert phone_lines(embed) <= 14
     details = await fake.send_interaction(
         fake.component_interaction(
             callback.message,
@@ -54,7 +56,8 @@ def test_lora_leaves_the_seed_and_the_full_fine_tune_alone() -> None:
     """``method:full`` is the default and the seed's answer; LoRA trains peft's adapters at 16 B/param
     and keeps the base's weights, QLoRA keeps them in NF4 (without layers: the 0.52 rule)."""
     seed = estimate(parse_request(params=7, activations=20))
-    assert seed.request.method is Method.FULL and seed.total_gb == 132.0
+    assert seed.request.method is Method.FULL
+    assert seed.total_gb == 132.0
     lora = estimate(parse_request(params=7, method="lora"))
     assert lora.model_states_gb == pytest.approx(7 * 2 + 0.07 * 16)
     qlora = estimate(parse_request(params=7, method="qlora"))
@@ -66,12 +69,12 @@ def test_lora_leaves_the_seed_and_the_full_fine_tune_alone() -> None:
 def _peft_adapters(config: dict[str, Any], targets: LoraTargets) -> int:
     import peft
 
-    from bot.measure.step import build_model, _with_lora
-    from bot.measure.types import Setup
+    from bot.measure.step import build_model, with_lora
+    from bot.measure.types import Attention, Setup
 
-    attention = "eager" if config["model_type"] in ("gpt_oss", "gemma2") else "sdpa"
+    attention: Attention = "eager" if config["model_type"] in ("gpt_oss", "gemma2") else "sdpa"
     model = build_model(config, 2, Setup(attention=attention))
-    adapted = _with_lora(model, Setup(method="lora", lora_targets=targets.value))
+    adapted = with_lora(model, Setup(method="lora", lora_targets=targets.value))
     assert isinstance(adapted, peft.PeftModel)
     return sum(int(p.numel()) for p in adapted.parameters() if p.requires_grad)
 

@@ -254,7 +254,7 @@ def build_model(config_dict: dict[str, Any], layers: int, setup: Setup) -> Any:
     if setup.method == "qlora":
         _quantize_linears(model)
     if setup.method in ("lora", "qlora"):
-        model = _with_lora(model, setup)
+        model = with_lora(model, setup)
     if setup.checkpointing:
         # Non-reentrant, the default of transformers 5 (``gradient_checkpointing_enable`` before 5.x).
         if hasattr(model, "activation_checkpointing_enable"):
@@ -264,7 +264,7 @@ def build_model(config_dict: dict[str, Any], layers: int, setup: Setup) -> Any:
     return model
 
 
-def _with_lora(model: Any, setup: Setup) -> Any:
+def with_lora(model: Any, setup: Setup) -> Any:
     """The base frozen and peft's LoRA adapters on it, as a team's recipe sets them up: rank
     ``lora_rank``, alpha 2r, no dropout (a dropout p > 0 would save its mask and its output too)."""
     import peft  # the measure extra's; only a LoRA step needs it
