@@ -32,7 +32,7 @@ async def test_a_method_answers_with_its_total_peak_and_largest_batch(
     assert f"Llama 3.1 8B · {name} · Adam: " in embed["title"]
     assert f"method:{method}" in embed["description"]
     # The frozen base plus the adapters: M = adapters × 16 + N × the base's bytes.
-    assert f"M = 0.04194 × 16 + 8.03 × {'2' if method == 'lora' else '0.710101'} = " in embed["description"]
+    assert f"M = 0.04194 × 16 + 8.03 × {'2' if method == 'lora' else '0.71'} = " in embed["description"]
     assert ("💡 QLoRA" in embed["description"]) is (method == "lora")
     assert not embed_limit_problems(embed)
     assert embed_characters(embed) <= 900

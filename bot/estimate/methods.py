@@ -128,9 +128,14 @@ def adapter_params(arch: Architecture, rank: int, targets: LoraTargets = LoraTar
 
 
 def quantized_params(arch: Architecture) -> int:
-    """QLoRA's NF4 part: every linear weight of the blocks, the 3-D experts included (bitsandbytes
-    quantizes the linear layers; the embeddings, LM head, norms and routers stay 16-bit)."""
-    return sum(d_in * d_out * copies for _, d_in, d_out, copies in arch.linear_layers())
+    """QLoRA's NF4 part: the linear layers bitsandbytes replaces (``nn.Linear``: attention, dense
+    MLPs, shared experts); transformers 5's 3-D expert tensors are no linear layers and stay 16-bit,
+    as do the embeddings, LM head, norms and routers (measured: benchmarks/accuracy_methods.py)."""
+    return sum(
+        d_in * d_out * copies
+        for name, d_in, d_out, copies in arch.linear_layers()
+        if not name.startswith("experts.")
+    )
 
 
 def qlora_base_bytes(arch: Architecture | None, params: int, compute_bytes: float = 2.0) -> float:
@@ -206,9 +211,19 @@ def lora_layer_delta(
     elif attention == "eager" or t.rope_cat:
         removed += 2 * arch.o_dim
     converted = moe and _converted_moe(arch)
+    experts_adapted = converted and targets is LoraTargets.ALL_LINEAR
     if not moe:
         removed += 2 * arch.intermediate_size  # down_proj's input, the MLP's product
-    elif arch.shared_experts and converted:  # the frozen shared experts: their input and product
+    elif not experts_adapted and not t.dense_experts:
+        # Frozen grouped experts keep neither what only their weights' gradients need (each routed
+        # token's gathered input, down_proj's input: 2h + 2f, fp32 under amp) nor, when converted
+        # types leave the router frozen too, the router's input (DeepSeek's an fp32 copy).
+        e = 4 if amp else 2
+        removed += arch.experts_per_token * e * (h + arch.expert_intermediate_size)
+        if converted:
+            removed += ((2 if amp else 4) if t.deepseek_moe else 2) * h
+    frozen_shared = converted or targets is LoraTargets.ATTENTION
+    if moe and arch.shared_experts and frozen_shared:  # the frozen shared experts: input, product
         removed += (4 if amp else 2) * h * (1 if t.deepseek_moe else 0) + 2 * arch.shared_intermediate_size
     in_bytes, a_bytes = (2, 2) if amp else (4, 4)
     added, constant = 0, 0
@@ -317,10 +332,19 @@ def method_states(request: EstimateRequest) -> MethodStates | None:
     if request.method is Method.QLORA and arch is None:
         frozen = Part(QLORA_BASE_KEY, "weights", QLORA_RULE_OF_THUMB, frozen=True)
     elif request.method is Method.QLORA:
-        per_param = qlora_base_bytes(arch, round(base * 1e9)) / (base * 1e9)
+        per_param = round(qlora_base_bytes(arch, round(base * 1e9)) / (base * 1e9), 3)  # a readable B
         frozen = Part(QLORA_BASE_KEY, "weights", per_param, frozen=True)
     else:
         frozen = Part(
             LORA_BASE_KEY, "weights", 4.0 if request.precision is Precision.AMP else 2.0, frozen=True
         )
     return MethodStates(rank, adapters, base, parts, frozen)
+
+
+def lora_backward_working_bytes(arch: Architecture, rank: int, targets: LoraTargets) -> int:
+    """Per token, what a LoRA layer's backward holds beyond the full fine-tune's working set: the
+    widest adapted linear's input gradient in fp32 (A's backward, 4·d_in) and its 16-bit cast back
+    to the base's dtype (2·d_in), fitted on the recompute of Qwen3 and Llama at 512 × 2 (measured:
+    benchmarks/accuracy_methods.py)."""
+    widest = max((x.d_in for x in adapted_linears(arch, rank, targets) if x.rank == rank), default=0)
+    return 6 * widest

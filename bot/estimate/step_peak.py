@@ -280,6 +280,10 @@ def step_peak(
             + layer_copies
             + working
         )
+        if setup.adapters:
+            moments["recompute"] += sb * methods.lora_backward_working_bytes(
+                arch, setup.lora_rank, setup.lora_targets
+            )
     elif attention == "eager":
         mlp_and_o = _mlp_and_o_params(arch, moe_layer=last_is_moe)
         freed = sb * (8 * h + 4 * v)  # the final norm's saved tensors and the log-softmax
