@@ -22,6 +22,7 @@ LoraTargets = Literal["all-linear", "attention"]
 PRECISIONS: tuple[Precision, ...] = ("mixed", "amp", "bf16")
 OPTIMIZERS: tuple[OptimizerName, ...] = ("adamw", "adamw_fused", "sgd", "adam8bit")
 ATTENTIONS: tuple[Attention, ...] = ("sdpa", "eager")
+METHODS: tuple[Method, ...] = ("full", "lora", "qlora")
 
 
 @dataclass(frozen=True, slots=True)
