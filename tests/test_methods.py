@@ -112,15 +112,16 @@ def test_a_lora_step_saves_what_the_formula_says_to_the_byte(precision: Any) -> 
         assert full.saved_outside == found.outside_layers_bytes, family
 
 
-@pytest.mark.parametrize("language", list(Language))
-def test_the_answer_reads_at_a_glance_in_both_languages(language: Language) -> None:
+def test_the_answer_reads_at_a_glance_in_both_languages() -> None:
     """A method's answer is no longer than the full fine-tune's, and within the glance limits."""
     from bot.present.answer import render_embed
 
     for options in ({"model": "llama-3.1-8b", "seq_len": 4096}, {"model": "qwen3-32b", "gpus": 8}):
-        full = render_embed(estimate(parse_request(**options)), language)
-        for method in ("lora", "qlora"):
-            embed = render_embed(estimate(parse_request(method=method, **options)), language)
-            assert f"{'QLoRA' if method == 'qlora' else 'LoRA'} · Adam" in str(embed["title"])
-            assert embed_characters(embed) <= 900
-            assert phone_lines(embed) <= min(14, phone_lines(full))
+        found = {method: estimate(parse_request(method=method, **options)) for method in Method}
+        for language in Language:
+            full = render_embed(found[Method.FULL], language)
+            for method, name in ((Method.LORA, "LoRA"), (Method.QLORA, "QLoRA")):
+                embed = render_embed(found[method], language)
+                assert f"{name} · Adam" in str(embed["title"])
+                assert embed_characters(embed) <= 900
+                assert phone_lines(embed) <= min(14, phone_lines(full))
