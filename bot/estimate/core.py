@@ -243,14 +243,14 @@ def smallest_card(total_gb: float) -> float | None:
     return None
 
 
-def _adapter_hint(method: Method, request: EstimateRequest) -> AdapterHint:
+def _adapter_hint(method: Method, request: EstimateRequest, activations: float) -> AdapterHint:
     """LoRA's or QLoRA's total for the same request (the hint beside a full fine-tune, and the
-    figures Compare shows): the method's frozen base, adapters and saved activations."""
+    figures Compare shows): the method's frozen base and adapters, and ``activations``, what the
+    adapted step saves (the same for both: QLoRA's base is frozen as LoRA's)."""
     variant = request if request.method is method else request.model_copy(update={"method": method})
     states = method_states(variant)
     if states is None:  # not reached: the variant's method is LoRA or QLoRA
         raise ValueError("the full fine-tune has no adapters")
-    activations, _ = _activations(variant)
     base_gb = states.frozen_billion * states.frozen.bytes_per_param
     adapters_gb = states.trained_billion * states.bytes_per_param
     total = base_gb + adapters_gb + activations
@@ -532,6 +532,11 @@ def estimate(request: EstimateRequest) -> Estimate:
         bytes_per_param, parts, frozen, trained, frozen_billion, model_states = _full_fine_tune(request)
 
     activations, activation_estimate = _activations(request)
+    adapted_activations = (
+        activations
+        if adapted is not None
+        else _activations(request.model_copy(update={"method": Method.LORA}))[0]
+    )
     total = model_states + activations
     card = request.card
     capacity = card.memory_gb
@@ -579,8 +584,8 @@ def estimate(request: EstimateRequest) -> Estimate:
         largest_batch=largest_batch,
         peak=peak,
         beyond_context=beyond_context,
-        lora=_adapter_hint(Method.LORA, request),
-        qlora=_adapter_hint(Method.QLORA, request),
+        lora=_adapter_hint(Method.LORA, request, adapted_activations),
+        qlora=_adapter_hint(Method.QLORA, request, adapted_activations),
     )
 
 
