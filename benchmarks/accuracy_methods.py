@@ -62,6 +62,7 @@ class Row:
     method: str
     targets: str
     precision: str
+    optimizer: str
     attention: str
     checkpointing: bool
     seq_len: int
@@ -110,6 +111,7 @@ def measure_row(family: str, setup: Setup, depth: int) -> Row:
         method=setup.method,
         targets=setup.lora_targets,
         precision=setup.precision,
+        optimizer=setup.optimizer,
         attention=setup.attention,
         checkpointing=setup.checkpointing,
         seq_len=setup.seq_len,
@@ -157,15 +159,15 @@ def setups(quick: bool, batch: int, seq: int) -> list[tuple[str, Setup]]:
 
 def print_table(rows: list[Row]) -> None:
     print(
-        f"{'family':11} {'method':6} {'targets':10} {'prec':5} {'attn':5} {'ckpt':4} "
+        f"{'family':11} {'method':6} {'targets':10} {'prec':5} {'optim':5} {'attn':5} {'ckpt':4} "
         f"{'adapters':>8} {'states':>6} {'saved':>6} {'peak':>6} │ {'before':>6} "
         "peak at (measured / estimated)"
     )
-    print(f"{'':48} measured ÷ now              │ measured ÷ before")
+    print(f"{'':54} measured ÷ now              │ measured ÷ before")
     for r in rows:
         q = r.ratios()
         print(
-            f"{r.family:11} {r.method:6} {r.targets:10} {r.precision:5} {r.attention:5} "
+            f"{r.family:11} {r.method:6} {r.targets:10} {r.precision:5} {r.optimizer:5} {r.attention:5} "
             f"{'yes' if r.checkpointing else 'no':4} {q['adapters']:8.3f} {q['model_states']:6.3f} "
             f"{q['saved']:6.3f} {q['peak']:6.3f} │ {r.peak / r.peak_before:6.3f}  "
             f"{r.peak_phase} / {r.peak_moment}"
@@ -174,16 +176,16 @@ def print_table(rows: list[Row]) -> None:
 
 def markdown_table(rows: list[Row]) -> str:
     lines = [
-        "| family | method | targets | precision | attention | ckpt | adapters | states | saved | peak "
-        "| peak ÷ before |",
-        "|" + " --- |" * 11,
+        "| family | method | targets | precision | optimizer | attention | ckpt | s×b | adapters | states "
+        "| saved | peak | peak ÷ before |",
+        "|" + " --- |" * 13,
     ]
     for r in rows:
         q = r.ratios()
         lines.append(
-            f"| {r.family} | {r.method} | {r.targets} | {r.precision} | {r.attention} | "
-            f"{'yes' if r.checkpointing else 'no'} | {q['adapters']:.3f} | {q['model_states']:.3f} | "
-            f"{q['saved']:.3f} | {q['peak']:.3f} | {r.peak / r.peak_before:.3f} |"
+            f"| {r.family} | {r.method} | {r.targets} | {r.precision} | {r.optimizer} | {r.attention} | "
+            f"{'yes' if r.checkpointing else 'no'} | {r.seq_len}×{r.batch_size} | {q['adapters']:.3f} | "
+            f"{q['model_states']:.3f} | {q['saved']:.3f} | {q['peak']:.3f} | {r.peak / r.peak_before:.3f} |"
         )
     return "\n".join(lines) + "\n"
 
