@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.estimate.savers import LOSS_CHUNKS, NO_SAVERS, Savers
+from bot.estimate.setup import Setup as StepSetup
 from bot.estimate.step_peak import (
     OptimizerKind,
     largest_tensor_params,
@@ -223,7 +224,9 @@ def measure(family: str, precision: str, optimizer: OptimizerKind, savers: Saver
         estimated_states += (2 if precision == "bf16" else 4) * muon_adamw_share(arch, n) * n
     if savers.optimizer_in_backward:  # no gradients are left after the step
         estimated_states -= (2 if precision == "bf16" else 4) * n
-    found = step_peak(arch, n, BATCH, SEQ, precision=kind, optimizer=optimizer, savers=savers)
+    found = step_peak(
+        arch, n, BATCH, SEQ, setup=StepSetup(precision=kind, optimizer=optimizer, savers=savers)
+    )
     # The optimizer step's own temporaries (none after backward when each tensor stepped inside it).
     estimated_temporaries = (
         0.0

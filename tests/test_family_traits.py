@@ -15,6 +15,7 @@ from bot.estimate.family_traits import FamilyTraits, traits_for
 from bot.estimate.hub import ConfigProblem, architecture_from_config
 from bot.estimate.models import Architecture, presets
 from bot.estimate.saved_activations import measured_activations
+from bot.estimate.setup import Setup
 from bot.estimate.step_peak import step_peak
 from tests.hub_configs import CONFIGS
 
@@ -140,10 +141,10 @@ PINNED: dict[str, tuple[int, int, int, int, int]] = {
 def _figures(arch: Architecture) -> tuple[int, int, int, int, int]:
     saved = []
     for precision, attention in (("mixed", "sdpa"), ("mixed", "eager"), ("amp", "sdpa")):
-        acts = measured_activations(arch, 1, 4096, attention=attention, precision=precision)  # type: ignore[arg-type]
+        acts = measured_activations(arch, 1, 4096, setup=Setup(attention=attention, precision=precision))  # type: ignore[arg-type]
         saved.append(int(acts.saved_bytes + acts.weight_copy_bytes))
-    sdpa = step_peak(arch, arch.parameter_count, 1, 4096, attention="sdpa")
-    eager = step_peak(arch, arch.parameter_count, 1, 4096, attention="eager")
+    sdpa = step_peak(arch, arch.parameter_count, 1, 4096, setup=Setup(attention="sdpa"))
+    eager = step_peak(arch, arch.parameter_count, 1, 4096, setup=Setup(attention="eager"))
     return (*saved, int(sdpa.peak_bytes), int(eager.moments["eager attention backward"]))  # type: ignore[return-value]
 
 
@@ -169,8 +170,8 @@ def test_a_hub_config_gets_the_traits_and_figures_of_the_preset_of_its_shape(key
     for precision in ("mixed", "amp"):
         for attention in ("sdpa", "eager"):
             assert measured_activations(
-                hub, 1, 4096, attention=attention, precision=precision
-            ) == measured_activations(preset, 1, 4096, attention=attention, precision=precision)
+                hub, 1, 4096, setup=Setup(attention=attention, precision=precision)
+            ) == measured_activations(preset, 1, 4096, setup=Setup(attention=attention, precision=precision))
 
 
 def test_a_gemma3_hub_config_has_gemmas_norms_qk_norm_and_two_rope_tables() -> None:
@@ -195,7 +196,9 @@ def test_an_all_moe_models_eager_peak_does_not_depend_on_the_dense_width(key: st
     wider = arch.model_copy(update={"intermediate_size": 4 * arch.intermediate_size})
     for checkpointing in (False, True):
         peaks = [
-            step_peak(a, arch.parameter_count, 1, 4096, attention="eager", checkpointing=checkpointing)
+            step_peak(
+                a, arch.parameter_count, 1, 4096, setup=Setup(attention="eager", checkpointing=checkpointing)
+            )
             for a in (arch, wider)
         ]
         assert peaks[0].moments == peaks[1].moments
@@ -205,7 +208,7 @@ def test_qwen3_30b_a3b_eager_peak_holds_the_experts_gradients() -> None:
     # 128 experts of 3 × 2048 × 768, the router 2048 × 128 and o_proj 4096 × 2048, in bf16: 1.23 GB
     # (with the dense 6144 it was 9.68 GB).
     arch = presets()["qwen3-30b-a3b"]
-    moments = step_peak(arch, arch.parameter_count, 1, 4096, attention="eager").moments
+    moments = step_peak(arch, arch.parameter_count, 1, 4096, setup=Setup(attention="eager")).moments
     gradients = 2 * (128 * 3 * 2048 * 768 + 2048 * 128 + 4096 * 2048)
     assert gradients == pytest.approx(1.23e9, rel=0.01)
     assert moments["eager attention backward"] == PINNED["qwen3-30b-a3b"][4]
@@ -220,7 +223,7 @@ def test_llama4_runs_every_token_through_every_expert() -> None:
     assert traits_for(scout).dense_experts
     h, f, e = scout.hidden_size, scout.expert_intermediate_size, scout.experts
     per_token = [
-        measured_activations(arch, 1, 1, attention="sdpa").per_layer_bytes
+        measured_activations(arch, 1, 1, setup=Setup(attention="sdpa")).per_layer_bytes
         for arch in (
             scout,
             scout.model_copy(update={"experts": 2 * e}),
@@ -250,8 +253,8 @@ def test_gemma_2_keeps_the_tanh_of_its_capped_scores_and_logits() -> None:
     uncapped = dataclasses.replace(traits, softcapping=False)
     s, a, v = 4096, gemma2.attention_heads, gemma2.vocab_size
     for attention, scores in (("eager", 2 * a * s), ("sdpa", 0)):
-        capped = measured_activations(gemma2, 1, s, attention=attention)  # type: ignore[arg-type]
-        plain = measured_activations(gemma2, 1, s, attention=attention, traits=uncapped)  # type: ignore[arg-type]
+        capped = measured_activations(gemma2, 1, s, setup=Setup(attention=attention))  # type: ignore[arg-type]
+        plain = measured_activations(gemma2, 1, s, traits=uncapped, setup=Setup(attention=attention))  # type: ignore[arg-type]
         assert capped.per_layer_bytes - plain.per_layer_bytes == s * scores
         assert capped.outside_layers_bytes - plain.outside_layers_bytes == s * 2 * v + 2  # + the cap
 
@@ -270,7 +273,8 @@ def test_phi_3_keeps_its_fused_projections_as_one() -> None:
     def per_token(
         arch: Architecture, attention: str, precision: str, traits: FamilyTraits | None = None
     ) -> float:
-        found = measured_activations(arch, 1, 1, attention=attention, precision=precision, traits=traits)  # type: ignore[arg-type]
+        setup = Setup(attention=attention, precision=precision)  # type: ignore[arg-type]
+        found = measured_activations(arch, 1, 1, traits=traits, setup=setup)
         return found.per_layer_bytes
 
     assert (

@@ -23,6 +23,7 @@ from bot.estimate.saved_activations import (
     outside_saved_bytes,
     rope_bytes,
 )
+from bot.estimate.setup import Setup as TrainingSetup
 from bot.estimate.step_peak import step_peak, step_peak_bytes
 from bot.measure import extrapolate, measure_step
 from bot.measure.configs import config_for
@@ -172,7 +173,9 @@ def _assert_a_layer_matches_its_formulas(
     kw: dict[str, Any] = {"attention": attention, "precision": precision}
     assert full.saved_per_layer == layer_saved_bytes(arch, 2, 32, **kw)
     assert full.saved_outside == outside_saved_bytes(arch, 2, 32, **kw)
-    assert two.saved_weight_copies == measured_activations(arch, 2, 32, **kw).weight_copy_bytes
+    assert (
+        two.saved_weight_copies == measured_activations(arch, 2, 32, setup=setup.training).weight_copy_bytes
+    )
 
 
 LLAMA4_SHRINK = {
@@ -210,7 +213,10 @@ def test_glm_4_5_layers_match_their_formula_to_the_byte(precision: Any, attentio
     tables = rope_bytes(arch, 32, precision=precision)
     assert measured.saved_per_layer == [dense + tables, moe]
     assert measured.saved_outside == outside_saved_bytes(arch, 2, 32, **kw) - tables
-    assert measured.saved_weight_copies == measured_activations(arch, 2, 32, **kw).weight_copy_bytes
+    assert (
+        measured.saved_weight_copies
+        == measured_activations(arch, 2, 32, setup=setup.training).weight_copy_bytes
+    )
 
 
 def test_vram_bot_measure_runs_one_step_of_a_small_family(capsys: pytest.CaptureFixture[str]) -> None:
@@ -402,10 +408,10 @@ def test_deepseek_dense_first_layers_match_their_formula(precision: Any) -> None
     dense, moe = (layer_saved_bytes(arch, 2, 32, moe_layer=m, **kw) for m in (False, True))
     # The first layer also saves RoPE's cos/sin, which every layer shares.
     assert measured.saved_per_layer == [dense + rope_bytes(arch, 32, precision=precision), moe]
-    proposed = measured_activations(arch, 2, 32, **kw)
+    proposed = measured_activations(arch, 2, 32, setup=TrainingSetup(**kw))
     assert measured.saved_bytes == proposed.saved_bytes
     assert measured.saved_weight_copies == proposed.weight_copy_bytes
-    peak = step_peak_bytes(arch, measured.parameters, 2, 32, **kw)
+    peak = step_peak_bytes(arch, measured.parameters, 2, 32, setup=TrainingSetup(**kw))
     assert measured.peak_bytes == pytest.approx(peak, rel=0.10)
 
 
@@ -442,6 +448,8 @@ def test_a_moe_layers_eager_peak_follows_the_experts_width(checkpointing: bool) 
     arch = architecture_from_config("acme/Tiny-Qwen3-MoE", config)
     assert arch.intermediate_size == 4096
     assert arch.expert_intermediate_size == 344
-    peak = step_peak(arch, full.parameters, 2, 1024, attention="eager", checkpointing=checkpointing)
+    peak = step_peak(
+        arch, full.parameters, 2, 1024, setup=TrainingSetup(attention="eager", checkpointing=checkpointing)
+    )
     assert peak.moment == ("recompute" if checkpointing else "eager attention backward")
     assert full.peak_bytes == pytest.approx(peak.peak_bytes, rel=0.02)

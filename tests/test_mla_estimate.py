@@ -10,6 +10,7 @@ from bot.estimate.family_traits import traits_for
 from bot.estimate.models import presets
 from bot.estimate.request import parse_request
 from bot.estimate.saved_activations import layer_saved_bytes, measured_activations
+from bot.estimate.setup import Setup
 
 # DeepSeek-V3's config.json: h, q/kv LoRA ranks, heads, qk_nope + qk_rope, v_head_dim, routed
 # experts, active experts, expert and dense MLP widths, vocabulary, layers, dense-first layers.
@@ -91,5 +92,5 @@ def test_amp_copies_the_shared_experts_and_the_dense_layers_weights() -> None:
     attention = H * R_Q + R_Q * A * D_QK + H * (R_KV + 64) + R_KV * A * (128 + D_V) + A * D_V * H
     moe_copies = 2 * (attention + H * E + 3 * H * F)
     dense_copies = 2 * (attention + 3 * H * F_DENSE)
-    found = measured_activations(arch, 1, 4096, precision="amp")
+    found = measured_activations(arch, 1, 4096, setup=Setup(precision="amp"))
     assert found.weight_copy_bytes == 2 * V * H + 3 * dense_copies + 58 * moe_copies

@@ -13,6 +13,7 @@ from bot.estimate.hardware import Gpu
 from bot.estimate.models import Architecture, close_matches, find_preset, presets, search_presets
 from bot.estimate.request import InvalidRequest, parse_request
 from bot.estimate.saved_activations import AttentionImpl, Precision
+from bot.estimate.setup import Setup
 from bot.estimate.sharding import STRATEGIES, card_share, per_gpu_gb
 from bot.estimate.step_peak import OptimizerKind, step_peak
 from bot.present.answer import render_embed
@@ -347,9 +348,10 @@ def test_a_higher_zero_stage_never_holds_more_at_any_moment(
         "optimizer": optimizer,
         "checkpointing": checkpointing,
     }
-    whole = step_peak(arch, n, 2, 1024, **options)
+    whole = step_peak(arch, n, 2, 1024, setup=Setup(**options))
     steps = [
-        step_peak(arch, n, 2, 1024, share=card_share(strategy, gpus), **options) for strategy in STRATEGIES
+        step_peak(arch, n, 2, 1024, share=card_share(strategy, gpus), setup=Setup(**options))
+        for strategy in STRATEGIES
     ]
     assert steps[0].moments == whole.moments  # data parallel: the measured step itself
     for larger, smaller in itertools.pairwise(steps):

@@ -16,6 +16,7 @@ from typing import Literal
 
 from bot.estimate.activations import ActivationEstimate
 from bot.estimate.hardware import Gpu
+from bot.estimate.methods import Method, method_states
 from bot.estimate.models import Architecture
 from bot.estimate.optimizers import (
     CUSTOM_PART_KEY,
@@ -31,6 +32,7 @@ from bot.estimate.optimizers import (
 from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
 from bot.estimate.saved_activations import MeasuredActivations, measured_activations
 from bot.estimate.savers import offloaded_activation_bytes, place_parts, saved_on_card
+from bot.estimate.setup import Setup
 from bot.estimate.sharding import (
     STRATEGIES,
     WHOLE_MODEL,
@@ -46,24 +48,15 @@ from bot.estimate.sharding import (
     per_gpu_gb,
     zero_three,
 )
-from bot.estimate.step_peak import OptimizerKind, StepPeak, muon_adamw_share, step_peak
+from bot.estimate.step_peak import StepPeak, muon_adamw_share, step_peak
 from bot.estimate.value_type import value_type
 
 # Usual card sizes, smallest first, for "the smallest card it fits" in the LoRA hint
 # (RTX 4090 / 3090, L40S / RTX 6000 Ada / A6000, H100 / A100 80 GB).
 USUAL_CARDS_GB = (24.0, 48.0, 80.0)
 
-# LoRA trains small adapters; the seed's rule of thumb is that they cover well under 1 % of the
-# parameters, so without a preset to count them the hint budgets the upper end of that: 1 % of N.
-LORA_TRAINABLE_FRACTION = 0.01
 # The largest batch reported is capped at the batch_size option's own maximum.
 MAX_BATCH = 65_536
-
-# Frozen base weights: 16-bit for LoRA; QLoRA keeps them in 4-bit NF4 with double quantization,
-# about 4.127 bits = 0.516 B/param including the quantization constants (Dettmers et al. 2023,
-# "QLoRA: Efficient Finetuning of Quantized LLMs", section 2), rounded to 0.52.
-LORA_BASE_BYTES_PER_PARAM = 2.0
-QLORA_BASE_BYTES_PER_PARAM = 0.52
 
 
 @value_type
@@ -105,18 +98,6 @@ class LargestBatch:
 # context with lazy module loading (CUDA 11.7 and later; pytorch/pytorch#107667, where it was over
 # 1 GB before), plus cuBLAS and cuDNN workspaces; rounded up. Not measured here: no GPU.
 CUDA_CONTEXT_GB = 0.5
-
-# The optimizer each choice runs as, for its step's temporaries (torch.optim's AdamW defaults to the
-# foreach implementation; bitsandbytes' AdamW8bit).
-_STEP_OPTIMIZERS: dict[Optimizer, OptimizerKind] = {
-    Optimizer.ADAM: "adamw",
-    Optimizer.ADAM8BIT: "adam8bit",
-    Optimizer.SGD: "sgd",
-    Optimizer.PAGED_ADAM8BIT: "paged_adam8bit",
-    Optimizer.ADAFACTOR: "adafactor",
-    Optimizer.LION: "lion",
-    Optimizer.MUON: "muon",
-}
 
 
 @value_type
@@ -340,35 +321,25 @@ def smallest_card(total_gb: float) -> float | None:
     return None
 
 
-def _adapters(request: EstimateRequest, params_billion: float) -> tuple[int | None, float]:
-    """The LoRA rank and the adapters' parameters in billions: counted from a preset's layers at
-    ``lora_rank``, else the usual fraction of the model (no layers to count, so no rank)."""
-    shape = request.architecture
-    if shape is not None and request.params is None:
-        return request.lora_rank, shape.lora_adapter_params(request.lora_rank) / 1e9
-    return None, params_billion * LORA_TRAINABLE_FRACTION
-
-
-def _adapter_hint(
-    method: Literal["LoRA", "QLoRA"],
-    base_bytes: float,
-    adapters: tuple[int | None, float],
-    params_billion: float,
-    bytes_per_param: float,
-    activations_gb: float,
-) -> AdapterHint:
-    rank, adapter_params = adapters
-    base_gb = params_billion * base_bytes
-    adapters_gb = adapter_params * bytes_per_param
-    total = base_gb + adapters_gb + activations_gb
+def _adapter_hint(method: Method, request: EstimateRequest, activations: float) -> AdapterHint:
+    """LoRA's or QLoRA's total for the same request (the hint beside a full fine-tune, and the
+    figures Compare shows): the method's frozen base and adapters, and ``activations``, what the
+    adapted step saves (the same for both: QLoRA's base is frozen as LoRA's)."""
+    variant = request if request.method is method else request.model_copy(update={"method": method})
+    states = method_states(variant)
+    if states is None:  # not reached: the variant's method is LoRA or QLoRA
+        raise ValueError("the full fine-tune has no adapters")
+    base_gb = states.frozen_billion * states.frozen.bytes_per_param
+    adapters_gb = states.trained_billion * states.bytes_per_param
+    total = base_gb + adapters_gb + activations
     return AdapterHint(
-        method=method,
-        base_bytes_per_param=base_bytes,
+        method="QLoRA" if method is Method.QLORA else "LoRA",
+        base_bytes_per_param=states.frozen.bytes_per_param,
         base_gb=base_gb,
-        rank=rank,
-        adapter_params_billion=adapter_params,
+        rank=states.rank,
+        adapter_params_billion=states.trained_billion,
         adapters_gb=adapters_gb,
-        activations_gb=activations_gb,
+        activations_gb=activations,
         total_gb=total,
         smallest_card_gb=smallest_card(total),
     )
@@ -397,7 +368,9 @@ def _states_gb(
     """GB of weights, gradients and optimizer state: every parameter's weights (a frozen one's are
     kept as the trained ones' are), the trained parameters' gradients and optimizer state."""
     weights, gradients, optimizer = _shard_split(request, parts)
-    return (trained + frozen) * weights, trained * gradients, trained * optimizer
+    adapted = method_states(request)  # LoRA's frozen base keeps its own weights (16-bit, NF4)
+    frozen_weights = weights if adapted is None else adapted.frozen.bytes_per_param
+    return trained * weights + frozen * frozen_weights, trained * gradients, trained * optimizer
 
 
 def _saved(request: EstimateRequest, model: Architecture, batch_size: int) -> MeasuredActivations:
@@ -408,12 +381,7 @@ def _saved(request: EstimateRequest, model: Architecture, batch_size: int) -> Me
 
 def _all_saved(request: EstimateRequest, model: Architecture, batch_size: int) -> MeasuredActivations:
     return measured_activations(
-        model,
-        batch_size,
-        request.seq_len or DEFAULT_SEQ_LEN,
-        attention="sdpa" if request.flash_attention else "eager",
-        precision=request.precision.value,
-        checkpointing=request.checkpointing,
+        model, batch_size, request.seq_len or DEFAULT_SEQ_LEN, setup=Setup.of(request)
     )
 
 
@@ -440,18 +408,12 @@ def _step_peak_bytes(
     request: EstimateRequest, model: Architecture, batch_size: int, share: CardShare = WHOLE_MODEL
 ) -> StepPeak:
     """The measured step on one card: holding the whole model, or ``share`` of it on several cards.
-    Its optimizer step's temporaries are the trained parameters' (frozen ones take no step)."""
+    Its optimizer step's temporaries are the trained parameters' (frozen ones take no step); under
+    LoRA or QLoRA it is given the whole base, which it keeps frozen, and counts the adapters itself."""
+    setup = Setup.of(request)
+    parameters = round(request.params_billion * 1e9) - (0 if setup.adapters else request.frozen_params)
     return step_peak(
-        model,
-        round(request.params_billion * 1e9) - request.frozen_params,
-        batch_size,
-        request.seq_len or DEFAULT_SEQ_LEN,
-        attention="sdpa" if request.flash_attention else "eager",
-        precision=request.precision.value,
-        optimizer=_STEP_OPTIMIZERS[request.optimizer],
-        checkpointing=request.checkpointing,
-        share=share,
-        savers=request.savers,
+        model, parameters, batch_size, request.seq_len or DEFAULT_SEQ_LEN, setup=setup, share=share
     )
 
 
@@ -729,10 +691,11 @@ def _changes(
 def _uses_deepspeed(request: EstimateRequest) -> bool:
     """DeepSpeed runs the seed's mixed precision (16-bit weights, fp32 master); a custom B says
     nothing about how it is kept, and amp / bf16 runs are FSDP's, which follows the paper."""
-    return request.precision is _MIXED and request.bytes_per_param is None
+    return request.precision is _MIXED and request.bytes_per_param is None and request.method is _FULL
 
 
 _MIXED = Precision.MIXED  # read on every estimate that does not fit: a module constant is quicker
+_FULL = Method.FULL
 
 
 def _largest_module_billion(request: EstimateRequest) -> float | None:
@@ -760,12 +723,24 @@ def _cluster(
     return ClusterVerdict(request.gpus, rows, paper, "deepspeed", largest, judged)
 
 
-def estimate(request: EstimateRequest) -> Estimate:
-    """Apply M = N × B and V = M + A, then judge the result against the chosen card(s).
+@value_type
+class _ModelStates:
+    """What the trained and frozen parameters hold: B and its parts on the card, the frozen part,
+    the parameters (billions), M, and the parts the savers moved off the card."""
 
-    A multimodal model's frozen towers (``request.frozen_params``) cost their weights only:
-    M = N_trained × B + N_frozen × B_weights. With nothing frozen (a text model, or train_vision)
-    that is the seed's M = N × B exactly."""
+    bytes_per_param: float
+    parts: tuple[Part, ...]
+    frozen: Part | None
+    trained: float
+    frozen_billion: float
+    model_states_gb: float
+    in_host: tuple[Part, ...] = ()  # offloaded or paged out to host RAM
+    not_held: tuple[Part, ...] = ()  # gradients under the optimizer in backward
+
+
+def _full_fine_tune(request: EstimateRequest) -> _ModelStates:
+    """The full fine-tune's model states: M = N × B, or with frozen towers
+    N_trained × B + N_frozen × B_weights; B counts what the card holds under the savers."""
     n = request.params_billion
     in_host: tuple[Part, ...] = ()
     not_held: tuple[Part, ...] = ()
@@ -787,19 +762,47 @@ def estimate(request: EstimateRequest) -> Estimate:
             else bytes_per_param_for(request.optimizer, request.precision)
         )
     frozen_count = request.frozen_params
-    frozen: Part | None = None
-    if frozen_count:
-        frozen = frozen_part(parts)
-        if request.bytes_per_param is not None:  # no breakdown: the weights _shard_split assumes
-            frozen = Part(frozen.key, "weights", _shard_split(request, parts)[0], frozen=True)
-        frozen_billion = frozen_count / 1e9
-        trained = n - frozen_billion
-        model_states = trained * bytes_per_param + frozen_billion * frozen.bytes_per_param
+    if not frozen_count:
+        return _ModelStates(bytes_per_param, parts, None, n, 0.0, n * bytes_per_param, in_host, not_held)
+    frozen = frozen_part(parts)
+    if request.bytes_per_param is not None:  # no breakdown: the weights _shard_split assumes
+        frozen = Part(frozen.key, "weights", _shard_split(request, parts)[0], frozen=True)
+    frozen_billion = frozen_count / 1e9
+    trained = n - frozen_billion
+    model_states = trained * bytes_per_param + frozen_billion * frozen.bytes_per_param
+    return _ModelStates(
+        bytes_per_param, parts, frozen, trained, frozen_billion, model_states, in_host, not_held
+    )
+
+
+def estimate(request: EstimateRequest) -> Estimate:
+    """Apply M = N × B and V = M + A, then judge the result against the chosen card(s).
+
+    A multimodal model's frozen towers (``request.frozen_params``) cost their weights only:
+    M = N_trained × B + N_frozen × B_weights. With nothing frozen (a text model, or train_vision)
+    that is the seed's M = N × B exactly."""
+    n = request.params_billion
+    adapted = method_states(request)  # LoRA / QLoRA: the adapters train, the base is frozen
+    if adapted is not None:
+        states = _ModelStates(
+            adapted.bytes_per_param,
+            adapted.parts,
+            adapted.frozen,
+            adapted.trained_billion,
+            n,
+            adapted.model_states_gb,
+        )
     else:
-        frozen_billion, trained = 0.0, n
-        model_states = n * bytes_per_param
+        states = _full_fine_tune(request)
+    bytes_per_param, parts, frozen = states.bytes_per_param, states.parts, states.frozen
+    trained, frozen_billion, model_states = states.trained, states.frozen_billion, states.model_states_gb
 
     activations, activation_estimate = _activations(request)
+    adapted_activations = (
+        activations
+        if adapted is not None
+        else _activations(request.model_copy(update={"method": Method.LORA}))[0]
+    )
     total = model_states + activations
     card = request.card
     capacity = card.memory_gb
@@ -813,9 +816,8 @@ def estimate(request: EstimateRequest) -> Estimate:
     judged = card_total if card_peak is None else max(card_total, card_peak)
     one_judged = judged if strategy is None else judge.judged_gb(None, 1)
     cards_needed = judge.cards_needed()
-    adapters = _adapters(request, trained)  # the same for LoRA and QLoRA
-    lora = _adapter_hint("LoRA", LORA_BASE_BYTES_PER_PARAM, adapters, n, bytes_per_param, activations)
-    qlora = _adapter_hint("QLoRA", QLORA_BASE_BYTES_PER_PARAM, adapters, n, bytes_per_param, activations)
+    lora = _adapter_hint(Method.LORA, request, adapted_activations)
+    qlora = _adapter_hint(Method.QLORA, request, adapted_activations)
     fits = judged <= capacity
     verdict = Verdict(
         basis="peak" if card_peak is not None and card_peak >= card_total else "total",
@@ -862,8 +864,8 @@ def estimate(request: EstimateRequest) -> Estimate:
         beyond_context=beyond_context,
         lora=lora,
         qlora=qlora,
-        in_host=in_host,
-        not_held=not_held,
+        in_host=states.in_host,
+        not_held=states.not_held,
         host_activations_gb=_host_activations_gb(request),
     )
 

@@ -19,6 +19,7 @@ from pydantic_core import PydanticCustomError
 from bot.estimate.hardware import DEFAULT_GPU, Gpu
 from bot.estimate.hub import HubModel, is_repo_id, looks_like_repo_id, registered
 from bot.estimate.kv_cache import KvDtype
+from bot.estimate.methods import LoraTargets, Method
 from bot.estimate.models import Architecture, close_matches, find_preset, preset_variant
 from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.options import BOTH_TASKS, Kind, Limit, Option, OptionSpec, Task
@@ -138,6 +139,11 @@ class EstimateRequest(BaseModel):
             tasks=BOTH_TASKS,
         ),
     ] = 1
+    # Full fine-tuning (the seed's rules), or LoRA / QLoRA adapters on a frozen base.
+    method: Annotated[
+        Method,
+        Option(kind="choice", description_key="option.method", packed_key="mt", choices=Method),
+    ] = Method.FULL
     lora_rank: Annotated[
         int,
         Option(
@@ -148,6 +154,10 @@ class EstimateRequest(BaseModel):
             unit_key="unit.lora_rank",
         ),
     ] = 16
+    lora_targets: Annotated[
+        LoraTargets,
+        Option(kind="choice", description_key="option.lora_targets", packed_key="lt", choices=LoraTargets),
+    ] = LoraTargets.ALL_LINEAR
     batch_size: (
         Annotated[
             int,

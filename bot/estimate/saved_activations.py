@@ -41,14 +41,14 @@ LM head's bf16 input copy 2h more), the fp32 log-softmax of the loss 4v, int64 t
 
 from __future__ import annotations
 
-from typing import Literal
-
+from bot.estimate import methods
 from bot.estimate.family_traits import FamilyTraits, NormStyle, traits_for
 from bot.estimate.models import Architecture
+from bot.estimate.setup import FULL_FINE_TUNE, AttentionName, PrecisionName, Setup
 from bot.estimate.value_type import value_type
 
-AttentionImpl = Literal["sdpa", "eager"]
-Precision = Literal["mixed", "amp", "bf16"]
+AttentionImpl = AttentionName
+Precision = PrecisionName
 
 
 @value_type
@@ -318,12 +318,12 @@ def measured_activations(
     batch_size: int,
     seq_len: int,
     *,
-    attention: AttentionImpl = "sdpa",
-    precision: Precision = "mixed",
-    checkpointing: bool = False,
+    setup: Setup = FULL_FINE_TUNE,
     traits: FamilyTraits | None = None,
 ) -> MeasuredActivations:
-    """The same inputs as ``estimate_activations`` plus the attention implementation and precision."""
+    """What one step of ``setup`` saves: the full fine-tune's tensors, or LoRA's (the method's terms,
+    :mod:`bot.estimate.methods`)."""
+    attention, precision, checkpointing = setup.attention, setup.precision, setup.checkpointing
     sb, h, v = seq_len * batch_size, arch.hidden_size, arch.vocab_size
 
     # One figure per kind of layer the model has: dense layers (before or between the MoE layers)
@@ -335,6 +335,12 @@ def measured_activations(
         for count, moe in ((arch.dense_layers, False), (arch.moe_layers, True))
         if count
     }
+    if setup.adapters:
+        for moe in layers:
+            per_token, constant = methods.lora_layer_delta(
+                arch, precision, attention, setup.lora_rank, setup.lora_targets, moe=moe
+            )
+            layers[moe] += sb * per_token + constant
     in_layers = arch.dense_layers * layers.get(False, 0.0) + arch.moe_layers * layers.get(True, 0.0)
     # Under checkpointing the first layer is rebuilt last, for the backward's end.
     full_layer = layers[first_layer_is_moe(arch)]
@@ -349,6 +355,9 @@ def measured_activations(
         checkpointing=checkpointing,
         traits=traits,
     )
+    if setup.adapters:
+        outside += sb * methods.lora_outside_delta(arch, precision, checkpointing)
+        outside += methods.lora_outside_constant(arch, checkpointing)
     lm_head = v * h
     weight_copies = 0.0
     if precision == "amp":
@@ -361,6 +370,10 @@ def measured_activations(
         else:
             in_layers_copies = arch.layers * autocast_weight_copy_bytes(arch, traits=t)
         weight_copies = float(2 * lm_head + (0 if checkpointing else in_layers_copies))
+    if setup.adapters and not checkpointing:
+        weight_copies += methods.adapter_weight_copy_bytes(
+            arch, precision, setup.lora_rank, setup.lora_targets
+        )
     return MeasuredActivations(
         batch_size=batch_size,
         seq_len=seq_len,

@@ -21,11 +21,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from bot.estimate.models import Architecture
 from bot.estimate.optimizers import Part
-from bot.estimate.saved_activations import MeasuredActivations
 from bot.estimate.value_type import value_type
+
+if TYPE_CHECKING:  # saved_activations reads the Setup, which holds the savers
+    from bot.estimate.saved_activations import MeasuredActivations
 
 
 class Offload(StrEnum):

@@ -9,8 +9,7 @@ starts from are :mod:`bot.estimate.saved_activations`'. Pure Python; nothing her
 
 from __future__ import annotations
 
-from typing import Literal
-
+from bot.estimate import methods
 from bot.estimate.family_traits import FamilyTraits, traits_for
 from bot.estimate.models import Architecture
 from bot.estimate.saved_activations import (
@@ -23,13 +22,12 @@ from bot.estimate.saved_activations import (
     norm_bytes,
     routed_moe_bytes,
 )
-from bot.estimate.savers import NO_SAVERS, Savers, saved_on_card
+from bot.estimate.savers import saved_on_card
+from bot.estimate.setup import FULL_FINE_TUNE, OptimizerKind, Setup
 from bot.estimate.sharding import WHOLE_MODEL, CardShare
 from bot.estimate.value_type import value_type
 
-OptimizerKind = Literal[
-    "adamw", "adamw_fused", "sgd", "adam8bit", "paged_adam8bit", "adafactor", "lion", "muon"
-]
+__all__ = ["OptimizerKind", "StepPeak", "step_peak", "step_peak_bytes"]
 
 
 # Model states after a real optimizer step, bytes per trainable parameter, and the optimizer step's
@@ -262,26 +260,11 @@ def step_peak_bytes(
     batch_size: int,
     seq_len: int,
     *,
-    attention: AttentionImpl = "sdpa",
-    precision: Precision = "mixed",
-    optimizer: OptimizerKind = "adamw",
-    checkpointing: bool = False,
+    setup: Setup = FULL_FINE_TUNE,
     traits: FamilyTraits | None = None,
-    savers: Savers = NO_SAVERS,
 ) -> float:
     """The highest live bytes of one steady-state step (see ``step_peak``)."""
-    return step_peak(
-        arch,
-        parameters,
-        batch_size,
-        seq_len,
-        attention=attention,
-        precision=precision,
-        optimizer=optimizer,
-        checkpointing=checkpointing,
-        traits=traits,
-        savers=savers,
-    ).peak_bytes
+    return step_peak(arch, parameters, batch_size, seq_len, setup=setup, traits=traits).peak_bytes
 
 
 def step_peak(
@@ -290,13 +273,9 @@ def step_peak(
     batch_size: int,
     seq_len: int,
     *,
-    attention: AttentionImpl = "sdpa",
-    precision: Precision = "mixed",
-    optimizer: OptimizerKind = "adamw",
-    checkpointing: bool = False,
+    setup: Setup = FULL_FINE_TUNE,
     traits: FamilyTraits | None = None,
     share: CardShare = WHOLE_MODEL,
-    savers: Savers = NO_SAVERS,
 ) -> StepPeak:
     """The highest live bytes of one steady-state step (gradients freed before it, set_to_none), on
     one card holding ``share`` of the model states.
@@ -326,44 +305,54 @@ def step_peak(
     step's temporaries) and the optimizer step is that tensor's; offloaded activations and a chunked
     loss keep less saved and smaller loss transients (``saved_on_card``); with gradient accumulation
     the accumulated gradients live through the next micro-batch's forward and backward.
+
+    Under LoRA or QLoRA (``setup.adapters``) ``parameters`` is the frozen base, which holds its
+    weights only (:func:`methods.frozen_base_bytes`); the adapters train, in fp32 without a master
+    copy (peft), so their states are the fp32 (``amp``) figures; no gradient reaches the LM head or
+    a frozen MLP, and QLoRA dequantizes one linear's weight at a time (its workspace).
     """
     t = traits or traits_for(arch)
-    acts = measured_activations(
-        arch,
-        batch_size,
-        seq_len,
-        attention=attention,
-        precision=precision,
-        checkpointing=checkpointing,
-        traits=t,
-    )
+    savers = setup.savers
+    attention, precision, checkpointing = setup.attention, setup.precision, setup.checkpointing
+    optimizer = setup.optimizer
+    acts = measured_activations(arch, batch_size, seq_len, setup=setup, traits=t)
     acts = saved_on_card(acts, arch, savers)
     sb, h, v = seq_len * batch_size, arch.hidden_size, arch.vocab_size
-    n = parameters
-    grad_bytes = gradient_bytes_per_param(precision)
-    weight_bytes = weight_bytes_per_param(precision)
-    state_bytes = _state_bytes(arch, n, precision, optimizer)
+    trained_precision: Precision = "amp" if setup.adapters else precision  # peft's fp32 adapters
+    n = methods.adapter_params(arch, setup.lora_rank, setup.lora_targets) if setup.adapters else parameters
+    frozen = methods.frozen_base_bytes(arch, parameters, setup) if setup.adapters else 0.0
+    grad_bytes = gradient_bytes_per_param(trained_precision)
+    weight_bytes = weight_bytes_per_param(trained_precision)
+    # Muon's AdamW share is the embeddings' and the head's: a full fine-tune's (adapters are 2-D).
+    state_bytes = (
+        model_state_bytes_per_param(trained_precision, optimizer)
+        if setup.adapters
+        else _state_bytes(arch, n, precision, optimizer)
+    )
     optimizer_bytes = state_bytes - weight_bytes - grad_bytes  # the fp32 master copy and the states
     # What the card holds of them: none offloaded, the paged moments paged out.
-    paged = _paged_state_bytes(precision, optimizer)
+    paged = _paged_state_bytes(trained_precision, optimizer)
     host_optimizer = optimizer_bytes if savers.optimizer_offloaded else paged
     held_grad_bytes = 0.0 if savers.optimizer_in_backward else grad_bytes
-    # The card's share (the whole model on one card: exactly as measured).
+    # The card's share (the whole model on one card: exactly as measured); a frozen base is
+    # sharded as weights.
     states = (
         weight_bytes * share.weights
         + held_grad_bytes * share.gradients
         + (optimizer_bytes - host_optimizer) * share.optimizer
-    ) * n
+    ) * n + frozen * share.weights
     card_grad_bytes = held_grad_bytes * share.gradients  # per parameter of the model, on this card
     without_grads = states - card_grad_bytes * n
     base = without_grads + acts.saved_bytes + acts.weight_copy_bytes + acts.held_bytes
+    base += methods.dequantization_bytes(arch, setup)
     # The gradients that live through forward and backward: accumulated ones from the second
-    # micro-batch on; under the optimizer in backward the one tensor being stepped.
+    # micro-batch on; under the optimizer in backward the one tensor being stepped (under LoRA, at
+    # most all of the adapters, which are small).
     in_flight = 0.0
-    largest = largest_tensor_params(arch)
-    temporaries = step_temporary_bytes_per_param(precision, optimizer)
-    largest_temporaries = step_temporary_bytes_per_largest_entry(precision, optimizer) * largest
-    if optimizer == "muon":
+    largest = n if setup.adapters else largest_tensor_params(arch)
+    temporaries = step_temporary_bytes_per_param(trained_precision, optimizer)
+    largest_temporaries = step_temporary_bytes_per_largest_entry(trained_precision, optimizer) * largest
+    if optimizer == "muon" and not setup.adapters:
         largest_temporaries = muon_newton_schulz_bytes(arch, precision)
     if savers.optimizer_offloaded:
         temporaries = largest_temporaries = 0.0  # the step runs on the host (ZeRO-Offload's CPU Adam)
@@ -403,7 +392,7 @@ def step_peak(
         )
         # Every gradient but the embedding's exists by then (all of them when accumulated); under the
         # optimizer in backward, only the tensor in flight.
-        grads_by_then = card_grad_bytes * (n if savers.grad_accum > 1 else n - v * h)
+        grads_by_then = card_grad_bytes * (n if savers.grad_accum > 1 or setup.adapters else n - v * h)
         moments["recompute"] = (
             without_grads
             + (in_flight if savers.optimizer_in_backward else grads_by_then)
@@ -414,11 +403,18 @@ def step_peak(
             + layer_copies
             + working
         )
+        if setup.adapters:
+            moments["recompute"] += sb * methods.lora_backward_working_bytes(
+                arch, setup.lora_rank, setup.lora_targets
+            )
     elif attention == "eager":
         mlp_and_o = _mlp_and_o_params(arch, moe_layer=last_is_moe)
         # The final norm's saved tensors and the log-softmax (not saved under a chunked loss).
         freed = sb * (8 * h + (0 if savers.chunked_loss else 4 * v))
+        # Under LoRA no gradient reaches the LM head or the frozen MLP (the adapters' are small).
         grads = in_flight if savers.optimizer_in_backward else grad_bytes * (v * h + mlp_and_o)
+        if setup.adapters and not savers.optimizer_in_backward:
+            grads = 0.0
         if savers.grad_accum > 1 and not savers.optimizer_in_backward:
             grads = 0.0  # already in base: every gradient, accumulated
         moments["eager attention backward"] = base - freed + grads + working

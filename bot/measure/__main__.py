@@ -18,7 +18,7 @@ from typing import Any
 
 from bot.estimate.hub import HubFailure, is_repo_id, looks_like_repo_id
 from bot.estimate.models import Architecture, find_preset, search_presets
-from bot.estimate.step_peak import model_state_bytes_per_param
+from bot.estimate.step_peak import step_peak
 from bot.measure import extrapolate, measure_step, torch_available
 from bot.measure.configs import (
     MeasureError,
@@ -30,7 +30,7 @@ from bot.measure.configs import (
     transformers_refuses,
 )
 from bot.measure.families import ALL_FAMILIES, architecture
-from bot.measure.types import ATTENTIONS, OPTIMIZERS, PRECISIONS, Setup
+from bot.measure.types import ATTENTIONS, METHODS, OPTIMIZERS, PRECISIONS, Setup
 
 __all__ = ["MeasureError", "main", "needed_bytes", "resolve", "run"]
 
@@ -150,17 +150,19 @@ def run(target: Target, setup: Setup) -> dict[str, float]:
     depth = full_arch.layers
     check_memory(target, setup)
     full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), depth)
+    # Under LoRA the step is given the whole base, which it keeps frozen (the adapters are counted).
+    base = full.parameters if setup.method == "full" else full_arch.parameter_count
+    found = step_peak(full_arch, base, setup.batch_size, setup.seq_len, setup=setup.training)
     return {
         "layers": depth,
         "parameters": full.parameters,
         "model_states_measured": full.model_state_bytes,
-        "model_states_proposed": model_state_bytes_per_param(setup.precision, setup.optimizer)
-        * full.parameters,
+        "model_states_proposed": found.model_states_bytes,
         "saved_measured": full.saved_bytes,
         "saved_current": setup.current_saved_bytes(full_arch),
-        "saved_proposed": setup.proposed(full_arch).saved_bytes,
+        "saved_proposed": found.saved_bytes,
         "peak_measured": full.peak_bytes,
-        "peak_proposed": setup.proposed_peak_bytes(full_arch, full.parameters),
+        "peak_proposed": found.peak_bytes,
     }
 
 
@@ -189,6 +191,13 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw", help="default: %(default)s")
     parser.add_argument("--attention", choices=ATTENTIONS, default="sdpa", help="default: %(default)s")
     parser.add_argument("--checkpointing", action="store_true", help="full activation checkpointing")
+    parser.add_argument(
+        "--method",
+        choices=METHODS,
+        default="full",
+        help="lora: peft's adapters (r 16, all-linear) on a frozen base; qlora: on an NF4 base "
+        "(bitsandbytes); default: %(default)s",
+    )
     # The same flag names as `vram-bot estimate` for the same inputs. The older --batch and --seq stay
     # as hidden aliases for now (not in --help), so that scripts written for them keep working.
     parser.add_argument("--batch-size", type=int, default=1, help="sequences per step (default: %(default)s)")
@@ -223,7 +232,13 @@ def target_of(args: argparse.Namespace) -> Target:
 def main(argv: list[str] | None = None, prog: str = "python -m bot.measure") -> int:
     args = parse_args(argv, prog)
     setup = Setup(
-        args.precision, args.optimizer, args.attention, args.checkpointing, args.batch_size, args.seq_len
+        args.precision,
+        args.optimizer,
+        args.attention,
+        args.checkpointing,
+        args.batch_size,
+        args.seq_len,
+        args.method,
     )
     try:
         target = target_of(args)

@@ -251,6 +251,10 @@ def build_model(config_dict: dict[str, Any], layers: int, setup: Setup) -> Any:
         # this model) is the user's input: one line that says so, not a traceback.
         raise MeasureError(_build_refusal(model_type, setup.attention, error)) from None
     model.train()
+    if setup.method == "qlora":
+        _quantize_linears(model)
+    if setup.method in ("lora", "qlora"):
+        model = with_lora(model, setup)
     if setup.checkpointing:
         # Non-reentrant, the default of transformers 5 (``gradient_checkpointing_enable`` before 5.x).
         if hasattr(model, "activation_checkpointing_enable"):
@@ -258,6 +262,61 @@ def build_model(config_dict: dict[str, Any], layers: int, setup: Setup) -> Any:
         else:
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     return model
+
+
+def with_lora(model: Any, setup: Setup) -> Any:
+    """The base frozen and peft's LoRA adapters on it, as a team's recipe sets them up: rank
+    ``lora_rank``, alpha 2r, no dropout (a dropout p > 0 would save its mask and its output too)."""
+    import peft  # the measure extra's; only a LoRA step needs it
+
+    targets: Any = "all-linear"
+    if setup.lora_targets == "attention":
+        targets = ["q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "q_a_proj", "q_b_proj"]
+        targets += ["kv_a_proj_with_mqa", "kv_b_proj"]
+    config = peft.LoraConfig(
+        r=setup.lora_rank, lora_alpha=2 * setup.lora_rank, lora_dropout=0.0, target_modules=targets
+    )
+    return peft.get_peft_model(model, config)
+
+
+def _quantize_linears(model: Any) -> None:
+    """QLoRA's base (Dettmers et al. 2023): every linear layer but the LM head as a bitsandbytes NF4
+    ``Linear4bit`` with double quantization and bf16 compute, its random weights quantized in place;
+    the embeddings, LM head and norms stay as they were (16-bit)."""
+    import bitsandbytes  # optional: QLoRA's step needs it (it runs NF4 on CPU since 0.46)
+
+    head = model.get_output_embeddings()
+    for module in list(model.modules()):
+        for child_name, child in list(module.named_children()):
+            if not isinstance(child, torch.nn.Linear) or child is head:
+                continue
+            quantized = bitsandbytes.nn.Linear4bit(
+                child.in_features,
+                child.out_features,
+                bias=child.bias is not None,
+                compute_dtype=torch.bfloat16,
+                compress_statistics=True,
+                quant_type="nf4",
+            )
+            quantized.weight = bitsandbytes.nn.Params4bit(
+                child.weight.data.to(torch.bfloat16),
+                requires_grad=False,
+                compress_statistics=True,
+                quant_type="nf4",
+            )
+            if child.bias is not None:
+                quantized.bias = torch.nn.Parameter(child.bias.data, requires_grad=False)
+            setattr(module, child_name, quantized.to("cpu"))  # .to quantizes
+
+
+def _quant_state_tensors(model: Any) -> Iterator[Any]:
+    """The NF4 weights' quantization constants (absmax, and the second level's), which are no
+    parameters but are kept with them."""
+    for parameter in model.parameters():
+        state = getattr(parameter, "quant_state", None)
+        while state is not None:
+            yield from (t for t in (state.absmax, state.code) if isinstance(t, torch.Tensor))
+            state = getattr(state, "state2", None)
 
 
 def _build_refusal(model_type: str, attention: str, error: Exception) -> str:
@@ -303,7 +362,8 @@ class _Trainer:
         self.model = model
         self.setup = setup
         self.params = [p for p in model.parameters() if p.requires_grad]
-        if setup.precision == "mixed":
+        # peft keeps its adapters in fp32 whatever the base's dtype: no master copy to keep.
+        if setup.precision == "mixed" and setup.method == "full":
             self.master = [torch.nn.Parameter(p.detach().float().clone()) for p in self.params]
             self.optimizer = _optimizer(setup, self.master)
         else:
@@ -344,7 +404,8 @@ class _Trainer:
 
 
 def _layers_of(model: Any) -> list[Any]:
-    return list(model.model.layers)
+    inner = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft's wrapper
+    return list(inner.model.layers)
 
 
 def measure_step(config_dict: dict[str, Any], layers: int, setup: Setup) -> Measurement:
@@ -383,6 +444,7 @@ def measure_step(config_dict: dict[str, Any], layers: int, setup: Setup) -> Meas
         # What exists before the step: weights, master weights, optimizer state, the batch.
         for tensor in [
             *model.parameters(),
+            *_quant_state_tensors(model),
             *model.buffers(),
             *trainer.master,
             *trainer.state_tensors(),
@@ -411,6 +473,8 @@ def measure_step(config_dict: dict[str, Any], layers: int, setup: Setup) -> Meas
         grad_bytes = _unique_bytes((p.grad for p in trainer.params), seen)
         master_bytes = _unique_bytes(iter(trainer.master), seen)
         state_bytes = _unique_bytes(trainer.state_tensors(), seen)
+        frozen_bytes = _unique_bytes((p for p in model.parameters() if not p.requires_grad), seen)
+        frozen_bytes += _unique_bytes(_quant_state_tensors(model), seen)
         peaks = dict(tracker.peak)
         trainer.zero_grad()
 
@@ -438,4 +502,5 @@ def measure_step(config_dict: dict[str, Any], layers: int, setup: Setup) -> Meas
         peak_step=peaks.get("step", 0),
         peak_parts={phase: tracker.composition(phase, grad_ptrs) for phase in tracker.peak},
         seconds=time.perf_counter() - started,
+        frozen_bytes=frozen_bytes,
     )

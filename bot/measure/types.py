@@ -6,17 +6,23 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.estimate.activations import estimate_activations
+from bot.estimate.methods import LoraTargets as TargetsChoice
+from bot.estimate.methods import Method as MethodChoice
 from bot.estimate.models import Architecture
 from bot.estimate.saved_activations import MeasuredActivations, measured_activations
+from bot.estimate.setup import Setup as TrainingSetup
 from bot.estimate.step_peak import step_peak_bytes
 
 Precision = Literal["mixed", "amp", "bf16"]
 OptimizerName = Literal["adamw", "adamw_fused", "sgd", "adam8bit"]
 Attention = Literal["sdpa", "eager"]
+Method = Literal["full", "lora", "qlora"]
+LoraTargets = Literal["all-linear", "attention"]
 
 PRECISIONS: tuple[Precision, ...] = ("mixed", "amp", "bf16")
 OPTIMIZERS: tuple[OptimizerName, ...] = ("adamw", "adamw_fused", "sgd", "adam8bit")
 ATTENTIONS: tuple[Attention, ...] = ("sdpa", "eager")
+METHODS: tuple[Method, ...] = ("full", "lora", "qlora")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +35,25 @@ class Setup:
     checkpointing: bool = False
     batch_size: int = 2
     seq_len: int = 128
+    # ``full`` trains every parameter; ``lora`` freezes the base and trains peft's LoRA adapters
+    # (rank ``lora_rank``, ``lora_targets``: peft's "all-linear", or the attention's linears only);
+    # ``qlora`` first quantizes the base's linear layers to NF4 (bitsandbytes, double quantization).
+    method: Method = "full"
+    lora_rank: int = 16
+    lora_targets: LoraTargets = "all-linear"
+
+    @property
+    def training(self) -> TrainingSetup:
+        """The estimate's view of this setup (everything but the shape)."""
+        return TrainingSetup(
+            method=MethodChoice(self.method),
+            precision=self.precision,
+            optimizer=self.optimizer,
+            attention=self.attention,
+            checkpointing=self.checkpointing,
+            lora_rank=self.lora_rank,
+            lora_targets=TargetsChoice(self.lora_targets),
+        )
 
     def current_saved_bytes(self, arch: Architecture) -> float:
         """The estimate before calibration (Korthikanti et al.'s formula) for this setup."""
@@ -47,9 +72,7 @@ class Setup:
             arch,
             self.batch_size,
             self.seq_len,
-            attention=self.attention,
-            precision=self.precision,
-            checkpointing=self.checkpointing,
+            setup=self.training,
         )
 
     def proposed_peak_bytes(self, arch: Architecture, parameters: int) -> float:
@@ -59,10 +82,7 @@ class Setup:
             parameters,
             self.batch_size,
             self.seq_len,
-            attention=self.attention,
-            precision=self.precision,
-            optimizer=self.optimizer,
-            checkpointing=self.checkpointing,
+            setup=self.training,
         )
 
 
@@ -96,10 +116,13 @@ class Measurement:
     # Each phase's peak split into states, activations, weight copies, gradients and temporaries.
     peak_parts: dict[str, dict[str, int]]
     seconds: float
+    # The weights of the parameters not trained (a LoRA step's base), each storage once.
+    frozen_bytes: int = 0
 
     @property
     def model_state_bytes(self) -> int:
-        return self.param_bytes + self.grad_bytes + self.master_bytes + self.optimizer_bytes
+        trained = self.param_bytes + self.grad_bytes + self.master_bytes + self.optimizer_bytes
+        return trained + self.frozen_bytes
 
     @property
     def saved_bytes(self) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.estimate.core import USUAL_CARDS_GB, Estimate
 from bot.estimate.hardware import DEFAULT_GPU
+from bot.estimate.methods import Method
 from bot.estimate.models import preset_variant
 from bot.estimate.optimizers import PartKind
 from bot.estimate.sharding import Strategy, card_share
@@ -118,10 +119,10 @@ def _title(estimate: Estimate, seen: Glance, wording: _Wording, total: str, size
     request = estimate.request
     # A preset's name, else the size, which the template words ("7B").
     subject = request.model.name if request.model is not None and request.params is None else None
-    if request.bytes_per_param is None:
+    if request.bytes_per_param is None and request.method is Method.FULL:
         method = wording.short_methods[request.optimizer]
     else:
-        method = short_method_name(estimate, w)  # "Custom 10 B/param"
+        method = short_method_name(estimate, w)  # "Custom 10 B/param", "LoRA · Adam"
     verdict = estimate.verdict
     # The judged figure, V where it decides ("total": the seed's V, as the formula shows it).
     judged = total if verdict.basis == "total" and seen.strategy is None else w.gb(seen.per_card_gb)
@@ -227,13 +228,17 @@ class _Wording:
         self.words = w
         self.footer = w("glance.footer")
         self.peak_figure = Template(strings["answer.peak_figure"])  # "82.2 GB peak"
-        # By (custom B, the activations' catalogue key, a frozen tower): the breakdown's parts and wording.
-        # And by whether the answer advises what would fit, which takes the LoRA line's place.
+        # By (custom B, the activations' catalogue key, a frozen tower, the method): the breakdown's
+        # parts and wording. And by whether the answer advises what would fit, which takes the hint
+        # line's place.
         self.lines = {
-            (custom, key, frozen, advised): Template(_lines_template(strings, custom, key, frozen, advised))
+            (custom, key, frozen, method, advised): Template(
+                _lines_template(strings, custom, key, frozen, method, advised)
+            )
             for custom in (False, True)
             for key in ACTIVATION_KEYS
             for frozen in (False, True)
+            for method in Method
             for advised in (False, True)
         }
         # The smallest usual card the adapter set-up fits, in the fewest words (None: none of them).
@@ -267,8 +272,17 @@ def _wording(language: Language) -> _Wording:
     return _Wording(language)
 
 
+# The hint line under each method: the cheaper methods it does not use yet (QLoRA has none).
+_HINT_KEYS = {Method.FULL: "glance.lora", Method.LORA: "method.glance.qlora", Method.QLORA: None}
+
+
 def _lines_template(
-    strings: dict[str, str], custom: bool, activations_key: str, frozen: bool, advised: bool
+    strings: dict[str, str],
+    custom: bool,
+    activations_key: str,
+    frozen: bool,
+    method: Method = Method.FULL,
+    advised: bool = False,
 ) -> str:
     """M = N × B (with a frozen tower, its weights added) and V = M + A, the breakdown (each part after
     its square, the bar's legend; a custom B is one part, in the optimizer's colour), ``{warnings}``
@@ -283,8 +297,12 @@ def _lines_template(
     # parts are one card's, as the title's figure and the bar are).
     breakdown = " ".join(items) + "{extra}"
     # An answer that does not fit says what would, LoRA and QLoRA among it where they fit: that line
-    # takes the LoRA line's place, so the answer stays as short as one that fits.
-    tail = "{warnings}\n{advice}" if advised else f"{{warnings}}\n{strings['glance.lora']}"
+    # takes the hint line's place, so the answer stays as short as one that fits.
+    hint_key = _HINT_KEYS[method]
+    if advised:
+        tail = "{warnings}\n{advice}"
+    else:
+        tail = "{warnings}" + ("" if hint_key is None else f"\n{strings[hint_key]}")
     return f"{model_states}\n{strings['formula.total']}\n{breakdown}{tail}"
 
 
@@ -349,7 +367,13 @@ def _lines(
     advice = advice_line(estimate, w)  # what would make it fit, when it does not
     if advice:
         values["advice"] = advice
-    key = (estimate.custom_bytes, _activations_key(estimate), frozen is not None, advice is not None)
+    key = (
+        estimate.custom_bytes,
+        _activations_key(estimate),
+        frozen is not None,
+        estimate.request.method,
+        advice is not None,
+    )
     return wording.lines[key].fill(values)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.estimate.core import Estimate
+from bot.estimate.methods import Method
 from bot.estimate.tensors import CountedModel
 from bot.present.answer import colour
 from bot.present.command_line import command_line
@@ -19,6 +20,7 @@ from bot.present.phrases import (
     EmbedField,
     activation_assumptions,
     adapter_fit,
+    adapters_text,
     architecture_notes,
     architecture_shape,
     card_name,
@@ -81,6 +83,35 @@ def _lora(estimate: Estimate, w: Words) -> str:
             ),
         ]
     )
+
+
+# Each method's Details field: its name and its text.
+_METHOD_KEYS = {
+    Method.LORA: ("method.details.name_lora", "method.details.lora"),
+    Method.QLORA: ("method.details.name_qlora", "method.details.qlora"),
+}
+
+
+def _method(estimate: Estimate, w: Words) -> EmbedField:
+    """What LoRA or QLoRA changed: the frozen base's bytes, the adapters' and what the step saves."""
+    keys = _METHOD_KEYS[estimate.request.method]
+    base = estimate.frozen
+    base_bytes = base.bytes_per_param if base is not None else 0.0
+    workspace = 0.0
+    if estimate.request.architecture is not None:
+        linears = estimate.request.architecture.linear_layers()
+        workspace = 2.0 * max((d_in * d_out for _, d_in, d_out, _ in linears), default=0) / 1e9
+    value = w(
+        keys[1],
+        base=w.count(estimate.frozen_params_billion * 1e9),
+        w=w.num(base_bytes, ".3g"),
+        base_gb=w.gb(estimate.frozen_params_billion * base_bytes),
+        adapters=adapters_text(estimate, w),
+        bytes=w.num(estimate.bytes_per_param),
+        adapter_gb=w.gb(estimate.trained_params_billion * estimate.bytes_per_param),
+        workspace=w.gb(workspace),
+    )
+    return {"name": w(keys[0]), "value": value, "inline": False}
 
 
 def _breakdown(estimate: Estimate, w: Words) -> str:
@@ -191,7 +222,10 @@ def render_details(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) ->
     cluster = _cluster(estimate, w)
     if cluster:
         fields.append(cluster)
-    fields.append({"name": w("details.lora_name"), "value": _lora(estimate, w), "inline": False})
+    if estimate.request.method is Method.FULL:
+        fields.append({"name": w("details.lora_name"), "value": _lora(estimate, w), "inline": False})
+    else:
+        fields.append(_method(estimate, w))
     return {
         "title": w("details.title", subject=subject(estimate, w)),
         "description": f"`{command_line(estimate.request)}`",

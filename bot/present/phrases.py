@@ -10,6 +10,7 @@ from bot.estimate.families import LayerKind
 from bot.estimate.family_traits import traits_for
 from bot.estimate.hardware import Gpu
 from bot.estimate.hub import HubModel
+from bot.estimate.methods import Method, adapted_linears
 from bot.estimate.models import Architecture
 from bot.estimate.optimizers import Optimizer, Precision, on_card_bytes_per_param_for
 from bot.estimate.tensors import CountedModel
@@ -56,11 +57,17 @@ SHORT_METHOD_KEYS: dict[Optimizer, str] = {
 _VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA ", "AMD Instinct ", "AMD ")
 
 
+_SHORT_METHOD_OF = {Method.LORA: "method.short.lora", Method.QLORA: "method.short.qlora"}
+
+
 def short_method_name(estimate: Estimate, w: Words) -> str:
     """ "Adam", "8-bit Adam", "SGD" or "10 B/param": the method in a title that has to fit a phone."""
     if estimate.request.bytes_per_param is not None:
-        return method_name(estimate, w)  # "Custom 10 B/param" is short already
-    return w(SHORT_METHOD_KEYS[estimate.request.optimizer])
+        name = method_name(estimate, w)  # "Custom 10 B/param" is short already
+    else:
+        name = w(SHORT_METHOD_KEYS[estimate.request.optimizer])
+    method = estimate.request.method
+    return name if method is Method.FULL else w(_SHORT_METHOD_OF[method], optimizer=name)
 
 
 def short_card_name(gpu: Gpu) -> str:
@@ -187,7 +194,9 @@ def adapters_text(estimate: Estimate, w: Words) -> str:
     return w(
         "lora.rank",
         rank=w.plain(lora.rank),
-        modules=", ".join(model.lora_target_modules),
+        modules=", ".join(
+            linear.name for linear in adapted_linears(model, lora.rank, estimate.request.lora_targets)
+        ),
         count=w.count(lora.adapter_params_billion * 1e9),
         share=w.num(share, ".2g"),
     )

@@ -1,0 +1,350 @@
+"""How a model is trained: every parameter (the seed's full fine-tune), LoRA or QLoRA, and what each
+method stores and saves that the full fine-tune does not.
+
+- Adapters, as peft 0.21 creates them on a transformers 5 model (``LoraConfig(target_modules=
+  "all-linear")``; counted against peft on the benchmark's small configs, tests/test_methods.py):
+  every ``nn.Linear`` but the LM head gets A (r × d_in) and B (d_out × r) (Hu et al. 2021, "LoRA").
+  transformers 5 fuses a MoE layer's experts into 3-D ``gate_up_proj`` and ``down_proj`` tensors;
+  for the model types transformers converts from their v4 layout, peft adapts those tensors
+  (``target_parameters``) with one A and B over every expert, at rank 2r for the fused gate and up,
+  and the router's weight, and no longer targets the modules named like the v4 experts (the dense
+  MLPs' and the shared experts' gate/up/down). Other MoE families keep their 3-D experts un-adapted.
+- The adapters are fp32 whatever the base's dtype (peft's ``autocast_adapter_dtype``), trained
+  without a master copy: fp32 weights and gradients plus the optimizer's fp32 state.
+- The base is frozen: its weights only, 16-bit (fp32 under amp) for LoRA; for QLoRA the linear
+  layers in NF4 with double quantization, 4.127 bits per parameter (Dettmers et al. 2023, "QLoRA",
+  section 2: 4 bits + 32/64 bits of first-level absmax per 64-value block quantized to 8 bits, + 32
+  bits per 256 of those), and the embeddings, LM head, norms and routers left in 16-bit.
+
+Pure Python; nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from bot.estimate.family_traits import FamilyTraits, traits_for
+from bot.estimate.models import Architecture
+from bot.estimate.optimizers import CUSTOM_PART_KEY, Part, Precision, parts_for
+from bot.estimate.value_type import value_type
+
+if TYPE_CHECKING:
+    from bot.estimate.request import EstimateRequest
+    from bot.estimate.setup import Setup
+
+
+class Method(StrEnum):
+    """What a step trains: every parameter, LoRA adapters on a 16-bit base, or on an NF4 base."""
+
+    FULL = "full"
+    LORA = "lora"
+    QLORA = "qlora"
+
+
+class LoraTargets(StrEnum):
+    """Which layers get adapters: peft's ``all-linear`` (every linear but the LM head, and a MoE
+    layer's experts and router as peft adapts them), or the attention's projections only."""
+
+    ALL_LINEAR = "all-linear"
+    ATTENTION = "attention"
+
+
+# NF4 with double quantization: 4 + 8/64 + 32/(64 × 256) bits per parameter (QLoRA, section 2).
+NF4_BYTES_PER_PARAM = (4 + 8 / 64 + 32 / (64 * 256)) / 8
+# The model types whose MoE experts transformers 5 converts from their v4 layout, and peft with them
+# (transformers ``conversion_mapping._MODEL_TO_CONVERSION_PATTERN`` and its two bases, the families
+# the bot declares; Kimi K2 is built as DeepSeek-V3).
+PEFT_CONVERTED_MOE = frozenset(
+    {
+        "mixtral",
+        "minimax",
+        "qwen2_moe",
+        "qwen3_moe",
+        "qwen3_next",
+        "deepseek_v2",
+        "deepseek_v3",
+        "kimi_k2",
+        "glm4_moe",
+        "olmoe",
+        "ernie4_5_moe",
+        "hunyuan_v1_moe",
+        "dots1",
+    }
+)
+
+
+@value_type
+class AdaptedLinear:
+    """One kind of adapted weight: A is ``rank`` × ``d_in``, B ``d_out`` × ``rank``, ``copies`` in the
+    model (a 3-D expert tensor is one copy per MoE layer, its rank r × experts)."""
+
+    name: str
+    d_in: int
+    d_out: int
+    rank: int
+    copies: int
+
+    @property
+    def params(self) -> int:
+        return self.rank * (self.d_in + self.d_out) * self.copies
+
+
+def _converted_moe(arch: Architecture) -> bool:
+    return arch.is_moe and arch.family in PEFT_CONVERTED_MOE
+
+
+def adapted_linears(
+    arch: Architecture, rank: int, targets: LoraTargets = LoraTargets.ALL_LINEAR
+) -> tuple[AdaptedLinear, ...]:
+    """The weights peft adapts (see the module's docstring), in the model's order."""
+    found = [AdaptedLinear(n, i, o, rank, arch.layers) for n, i, o in arch.attention_linears()]
+    if targets is LoraTargets.ATTENTION:
+        return tuple(found)
+    t = traits_for(arch)
+    converted = _converted_moe(arch)
+    h = arch.hidden_size
+    if arch.dense_layers and not converted:
+        found += [AdaptedLinear(n, i, o, rank, arch.dense_layers) for n, i, o in arch.dense_mlp_linears()]
+    if arch.moe_layers:
+        moe = arch.moe_layers
+        if converted:
+            e, f = arch.experts, arch.expert_intermediate_size
+            found += [
+                AdaptedLinear("experts.gate_up_proj", h, 2 * f, 2 * rank * e, moe),
+                AdaptedLinear("experts.down_proj", f, h, rank * e, moe),
+                AdaptedLinear("gate", h, e, rank, moe),
+            ]
+        else:
+            found += [AdaptedLinear(n, i, o, rank, moe) for n, i, o in arch.shared_expert_linears()]
+            if t.dense_experts:  # Llama 4's router is an nn.Linear; gpt-oss's is not
+                found.append(AdaptedLinear("router", h, arch.experts, rank, moe))
+    return tuple(found)
+
+
+def adapter_params(arch: Architecture, rank: int, targets: LoraTargets = LoraTargets.ALL_LINEAR) -> int:
+    """The LoRA adapters' parameters: r × (d_in + d_out) per adapted weight."""
+    return sum(linear.params for linear in adapted_linears(arch, rank, targets))
+
+
+def quantized_params(arch: Architecture) -> int:
+    """QLoRA's NF4 part: the linear layers bitsandbytes replaces (``nn.Linear``: attention, dense
+    MLPs, shared experts); transformers 5's 3-D expert tensors are no linear layers and stay 16-bit,
+    as do the embeddings, LM head, norms and routers (measured: benchmarks/accuracy_methods.py)."""
+    return sum(
+        d_in * d_out * copies
+        for name, d_in, d_out, copies in arch.linear_layers()
+        if not name.startswith("experts.")
+    )
+
+
+def qlora_base_bytes(arch: Architecture | None, params: int, compute_bytes: float = 2.0) -> float:
+    """The frozen base under QLoRA: NF4 linears plus the rest in 16-bit (without a shape to tell
+    them apart, all of it NF4)."""
+    if arch is None:
+        return params * NF4_BYTES_PER_PARAM
+    quantized = min(params, quantized_params(arch))
+    return quantized * NF4_BYTES_PER_PARAM + (params - quantized) * compute_bytes
+
+
+def frozen_base_bytes(arch: Architecture | None, params: int, setup: Setup) -> float:
+    """The frozen base's weights: 16-bit for LoRA (fp32 under amp), NF4 linears for QLoRA."""
+    if setup.method is Method.QLORA:
+        return qlora_base_bytes(arch, params)
+    return params * (4.0 if setup.precision == "amp" else 2.0)
+
+
+def dequantization_bytes(arch: Architecture, setup: Setup) -> float:
+    """QLoRA's workspace: bitsandbytes dequantizes one NF4 weight to bf16 for its matmul (in forward,
+    and again in backward) and frees it after: the largest linear's weight, 2 bytes per parameter."""
+    if setup.method is not Method.QLORA:
+        return 0.0
+    return 2.0 * max((d_in * d_out for _, d_in, d_out, _ in arch.linear_layers()), default=0)
+
+
+# --- what a LoRA step saves beside the full fine-tune's activations --------------------------------
+# Measured against peft 0.21 on CPU (benchmarks/accuracy_methods.py; ACCURACY.md, "Methods"). With the
+# base frozen, autograd no longer saves what only a base weight's gradient needs: each linear's 16-bit
+# input, a norm's normalized tensor (its weight's gradient), down_proj's input (the MLP's product),
+# o_proj's input where attention does not keep it itself (eager, or a contiguous copy), and the first
+# layer's input norm, whose input and weight both need no gradient. Each adapted linear saves what its
+# A and B need: peft casts the input to the adapters' fp32 (4·d_in; under autocast A's bf16 copy,
+# 2·d_in) and A's output (4r; 2r). A MoE layer's 3-D experts and router (peft's ParamWrapper) run on
+# the merged weight W + BA, which grouped_mm saves: one copy of every expert's weight per layer, in
+# the base's dtype, and bf16 copies of the expert adapters (live from forward to backward).
+
+
+def _normalized_bytes(width: int, precision: str, norm_style: str) -> int:
+    """The normalized tensor a norm saves for its weight's gradient: Llama's 16-bit one, else fp32."""
+    return 2 * width if norm_style == "llama" and precision != "amp" else 4 * width
+
+
+def _linear_input_saves(arch: Architecture, precision: str, moe: bool, traits: FamilyTraits) -> int:
+    """How many 16-bit linear inputs of width h a full fine-tune's layer saves (saved_activations'
+    ``attention_inputs`` + ``mlp_inputs``), and which a frozen base no longer needs."""
+    amp = precision == "amp"
+    attention = (1 if arch.fused_qkv else 3) if amp else 1
+    if arch.is_mla:
+        attention = 2 if amp else 1
+    if moe and _converted_moe(arch):
+        return attention  # the router and the experts run on their merged, trained weights
+    mlp = (1 if moe or arch.fused_gate_up else 2) if amp else 1
+    if moe and traits.deepseek_moe:
+        mlp = 0
+    return attention + mlp
+
+
+def lora_layer_delta(
+    arch: Architecture, precision: str, attention: str, rank: int, targets: LoraTargets, *, moe: bool
+) -> tuple[int, int]:
+    """What one decoder layer saves under LoRA beyond (or short of) the full fine-tune's layer:
+    (bytes per token, bytes per layer independent of the tokens)."""
+    t = traits_for(arch)
+    h, amp = arch.hidden_size, precision == "amp"
+    removed = 2 * h * _linear_input_saves(arch, precision, moe, t)
+    removed += arch.norms_per_layer * _normalized_bytes(h, precision, t.norm_style)
+    if t.qk_norm:
+        removed += _normalized_bytes(arch.q_dim, "mixed", t.norm_style)
+        removed += _normalized_bytes(arch.kv_dim, "mixed", t.norm_style)
+    if arch.is_mla:
+        removed += 2 * arch.attention_heads * (arch.v_head_dim or arch.qk_head_dim)  # o_proj's copy
+    elif attention == "eager" or t.rope_cat:
+        removed += 2 * arch.o_dim
+    converted = moe and _converted_moe(arch)
+    experts_adapted = converted and targets is LoraTargets.ALL_LINEAR
+    if not moe:
+        removed += 2 * arch.intermediate_size  # down_proj's input, the MLP's product
+    elif not experts_adapted and not t.dense_experts:
+        # Frozen grouped experts keep neither what only their weights' gradients need (each routed
+        # token's gathered input, down_proj's input: 2h + 2f, fp32 under amp) nor, when converted
+        # types leave the router frozen too, the router's input (DeepSeek's an fp32 copy).
+        e = 4 if amp else 2
+        removed += arch.experts_per_token * e * (h + arch.expert_intermediate_size)
+        if converted:
+            removed += ((2 if amp else 4) if t.deepseek_moe else 2) * h
+    frozen_shared = converted or targets is LoraTargets.ATTENTION
+    if moe and arch.shared_experts and frozen_shared:  # the frozen shared experts: input, product
+        removed += (4 if amp else 2) * h * (1 if t.deepseek_moe else 0) + 2 * arch.shared_intermediate_size
+    in_bytes, a_bytes = (2, 2) if amp else (4, 4)
+    added, constant = 0, 0
+    attention_names = {name for name, _, _ in arch.attention_linears()}
+    for linear in adapted_linears(arch, rank, targets):
+        if linear.name in attention_names:
+            pass
+        elif _moe_side(linear.name) != moe:
+            continue  # a linear of the other kind of layer
+        if converted and linear.name.startswith(("experts.", "gate")):
+            # The merged weight, in the base's dtype, saved by grouped_mm (or the router's F.linear).
+            width = linear.d_in * linear.d_out * (arch.experts if linear.name.startswith("experts.") else 1)
+            constant += (4 if amp else 2) * width
+            continue
+        added += in_bytes * linear.d_in + a_bytes * linear.rank
+    return added - removed, constant
+
+
+def _moe_side(name: str) -> bool:
+    """A MoE layer's adapted weight (experts, shared experts, router), not a dense MLP's."""
+    return name.startswith(("experts.", "shared_experts.")) or name in ("gate", "router")
+
+
+def lora_outside_delta(arch: Architecture, precision: str, checkpointing: bool) -> int:
+    """Outside the layers under LoRA, bytes per token: the final norm's normalized tensor, the LM
+    head's 16-bit input and the embedding's token ids are no longer saved, nor (without
+    checkpointing) the rest of the first layer's input norm (its fp32 input and rsqrt, 4h + 4; its
+    normalized tensor is in :func:`lora_layer_delta`)."""
+    t = traits_for(arch)
+    h = arch.hidden_size
+    removed = _normalized_bytes(h, precision, t.norm_style) + 2 * h + 8
+    if not checkpointing:
+        removed += 4 * h + 4
+    return -removed
+
+
+def lora_outside_constant(arch: Architecture, checkpointing: bool) -> int:
+    """Gemma's first input norm no longer keeps its fp32 ``1 + weight`` (no gradient reaches it)."""
+    return -4 * arch.hidden_size if traits_for(arch).norm_style == "gemma" and not checkpointing else 0
+
+
+def adapter_weight_copy_bytes(arch: Architecture, precision: str, rank: int, targets: LoraTargets) -> float:
+    """peft's bf16 copies of a converted MoE layer's expert adapters, cast to the base's dtype to
+    build the merged weight, alive from forward to backward (16-bit bases; under amp the fp32 base
+    takes the fp32 adapters as they are)."""
+    if precision == "amp" or not _converted_moe(arch) or targets is LoraTargets.ATTENTION:
+        return 0.0
+    experts = sum(x.params for x in adapted_linears(arch, rank, targets) if x.name.startswith("experts."))
+    return 2.0 * experts
+
+
+# --- the model states of a method ------------------------------------------------------------------
+
+# Without a preset's layers to count them, the adapters are budgeted at the upper end of the usual
+# "well under 1 % of the parameters" (the seed's rule of thumb).
+LORA_TRAINABLE_FRACTION = 0.01
+# Without layers to tell the linears from the rest, QLoRA's base by the same rule of thumb: NF4 with
+# double quantization, 4.127 bits, rounded up to 0.52 B/param for the 16-bit parts it cannot see.
+QLORA_RULE_OF_THUMB = 0.52
+LORA_BASE_KEY = "part.frozen_base16"
+QLORA_BASE_KEY = "part.frozen_base_nf4"
+
+
+@value_type
+class MethodStates:
+    """What LoRA or QLoRA trains and keeps frozen: the adapters (``trained_billion``, each storing
+    ``parts``: fp32 weights and gradients and the optimizer's fp32 state, as peft trains them) and
+    the base (``frozen_billion``, each storing ``frozen``: its weights only)."""
+
+    rank: int | None  # None: no layers to count, the 1 % rule
+    trained_billion: float
+    frozen_billion: float
+    parts: tuple[Part, ...]
+    frozen: Part
+
+    @property
+    def bytes_per_param(self) -> float:
+        return sum(part.bytes_per_param for part in self.parts)
+
+    @property
+    def model_states_gb(self) -> float:
+        return self.trained_billion * self.bytes_per_param + self.frozen_billion * self.frozen.bytes_per_param
+
+
+def method_states(request: EstimateRequest) -> MethodStates | None:
+    """The model states under the request's method; None for the full fine-tune (the seed's).
+
+    With a preset's layers: peft's adapters counted and trained in fp32, the NF4 linears counted.
+    With a size only (``params``): the rules of thumb, adapters at 1 % of N costing the optimizer's
+    B, and QLoRA's base at 0.52 B/param."""
+    if request.method is Method.FULL:
+        return None
+    arch = request.architecture if request.params is None else None
+    base = request.params_billion
+    if arch is not None:
+        rank: int | None = request.lora_rank
+        adapters = adapter_params(arch, request.lora_rank, request.lora_targets) / 1e9
+    else:
+        rank, adapters = None, base * LORA_TRAINABLE_FRACTION
+    if request.bytes_per_param is not None:
+        parts: tuple[Part, ...] = (Part(CUSTOM_PART_KEY, "optimizer", request.bytes_per_param),)
+    elif arch is not None:
+        parts = parts_for(request.optimizer, Precision.AMP)  # peft's fp32 adapters, no master copy
+    else:
+        parts = parts_for(request.optimizer, request.precision)  # the rule of thumb: the seed's B
+    if request.method is Method.QLORA and arch is None:
+        frozen = Part(QLORA_BASE_KEY, "weights", QLORA_RULE_OF_THUMB, frozen=True)
+    elif request.method is Method.QLORA:
+        per_param = round(qlora_base_bytes(arch, round(base * 1e9)) / (base * 1e9), 3)  # a readable B
+        frozen = Part(QLORA_BASE_KEY, "weights", per_param, frozen=True)
+    else:
+        frozen = Part(
+            LORA_BASE_KEY, "weights", 4.0 if request.precision is Precision.AMP else 2.0, frozen=True
+        )
+    return MethodStates(rank, adapters, base, parts, frozen)
+
+
+def lora_backward_working_bytes(arch: Architecture, rank: int, targets: LoraTargets) -> int:
+    """Per token, what a LoRA layer's backward holds beyond the full fine-tune's working set: the
+    widest adapted linear's input gradient in fp32 (A's backward, 4·d_in) and its 16-bit cast back
+    to the base's dtype (2·d_in), fitted on the recompute of Qwen3 and Llama at 512 × 2 (measured:
+    benchmarks/accuracy_methods.py)."""
+    widest = max((x.d_in for x in adapted_linears(arch, rank, targets) if x.rank == rank), default=0)
+    return 6 * widest

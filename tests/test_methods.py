@@ -1,0 +1,130 @@
+"""``method:lora`` and ``method:qlora`` end to end: the real bot on the fake Discord answers with the
+method's total, its step's peak and largest batch, within the glance limits; and the method's figures
+against peft and bitsandbytes (``-m accuracy``: peft and torch build the small configs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.estimate.core import estimate
+from bot.estimate.methods import LoraTargets, Method, adapter_params
+from bot.estimate.request import parse_request
+from bot.present.custom_ids import DETAILS
+from bot.present.i18n import Language
+from bot.runtime.runner import VramBot
+from tests.embed_limits import embed_limit_problems
+from tests.fake_discord import FakeDiscord, custom_ids
+from tests.phone_lines import embed_characters, phone_lines
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize(("method", "name"), [("lora", "LoRA"), ("qlora", "QLoRA")])
+async def test_a_method_answers_with_its_total_peak_and_largest_batch(
+    fake: FakeDiscord, bot: VramBot, method: str, name: str
+) -> None:
+    callback = await fake.invoke("vram", model="llama-3.1-8b", method=method, seq_len=2048, gpu="rtx4090")
+    embed = callback.embed
+    found = estimate(parse_request(model="llama-3.1-8b", method=method, seq_len=2048, gpu="rtx4090"))
+    assert found.peak is not None
+    assert found.largest_batch is not None
+    assert f"Llama 3.1 8B · {name} · Adam: " in embed["title"]
+    assert f"method:{method}" in embed["description"]
+    # The frozen base plus the adapters: M = adapters × 16 + N × the base's bytes.
+    assert f"M = 0.04194 × 16 + 8.03 × {'2' if method == 'lora' else '0.71'} = " in embed["description"]
+    # What would fit, cheapest first; never the method that is on (nor LoRA under QLoRA, which costs more).
+    advice = next(line for line in embed["description"].split("\n") if line.startswith("💡"))
+    assert f"💡 {name}" not in advice
+    assert "LoRA" not in advice.replace("QLoRA", "") or method == "full"
+    assert not embed_limit_problems(embed)
+    assert embed_characters(embed) <= 900
+    assert phone_lines(embed) <= 14
+    details = await fake.send_interaction(
+        fake.component_interaction(
+            callback.message,
+            next(c for c in custom_ids(callback.message) if c.startswith(f"vram:{DETAILS}:")),
+        )
+    )
+    fields = {f["name"]: f["value"] for f in details.embed["fields"]}
+    assert f"What {name} changes" in fields
+    assert "Why LoRA changes the picture" not in fields
+    assert "41.9M adapter parameters" in fields[f"What {name} changes"]
+    assert fields["Peak of one step"].startswith("≈ ")
+    batch = found.largest_batch.checkpointed_batch
+    assert f"with full activation checkpointing up to **{batch}**" in fields["Largest batch"]
+
+
+def test_lora_leaves_the_seed_and_the_full_fine_tune_alone() -> None:
+    """``method:full`` is the default and the seed's answer; LoRA trains peft's adapters at 16 B/param
+    and keeps the base's weights, QLoRA keeps them in NF4 (without layers: the 0.52 rule)."""
+    seed = estimate(parse_request(params=7, activations=20))
+    assert seed.request.method is Method.FULL
+    assert seed.total_gb == 132.0
+    lora = estimate(parse_request(params=7, method="lora"))
+    assert lora.model_states_gb == pytest.approx(7 * 2 + 0.07 * 16)
+    qlora = estimate(parse_request(params=7, method="qlora"))
+    assert qlora.model_states_gb == pytest.approx(7 * 0.52 + 0.07 * 16)
+    llama = estimate(parse_request(model="llama-3.1-8b", method="lora", lora_targets="attention"))
+    assert llama.trained_params_billion * 1e9 == 16 * 32 * (2 * 4096 + 2 * (4096 + 1024) + 2 * 4096)
+
+
+def _peft_adapters(config: dict[str, Any], targets: LoraTargets) -> int:
+    import peft
+
+    from bot.measure.step import build_model, with_lora
+    from bot.measure.types import Attention, Setup
+
+    attention: Attention = "eager" if config["model_type"] in ("gpt_oss", "gemma2") else "sdpa"
+    model = build_model(config, 2, Setup(attention=attention))
+    adapted = with_lora(model, Setup(method="lora", lora_targets=targets.value))
+    assert isinstance(adapted, peft.PeftModel)
+    return sum(int(p.numel()) for p in adapted.parameters() if p.requires_grad)
+
+
+@pytest.mark.accuracy
+@pytest.mark.parametrize("targets", list(LoraTargets))
+def test_the_adapters_are_peft_s_to_the_parameter(targets: LoraTargets) -> None:
+    """Every family of the accuracy benchmark: the adapters peft 0.21 creates on the transformers 5
+    model (3-D experts and routers included) are the ones counted."""
+    pytest.importorskip("peft")
+    from bot.measure.families import ALL_FAMILIES, architecture
+
+    for family, config in ALL_FAMILIES.items():
+        arch = architecture(family, config, 2)
+        assert adapter_params(arch, 16, targets) == _peft_adapters(config, targets), family
+
+
+@pytest.mark.accuracy
+@pytest.mark.parametrize("precision", ["bf16", "amp"])
+def test_a_lora_step_saves_what_the_formula_says_to_the_byte(precision: Any) -> None:
+    """A real peft step (Llama-like, Mixtral-like): one layer's saved bytes and what is outside the
+    layers equal the method's terms."""
+    pytest.importorskip("peft")
+    from bot.estimate.saved_activations import measured_activations
+    from bot.measure import extrapolate, measure_step
+    from bot.measure.families import ALL_FAMILIES, architecture
+    from bot.measure.types import Setup
+
+    for family in ("llama", "mixtral") if precision == "bf16" else ("llama",):
+        setup = Setup(precision=precision, batch_size=2, seq_len=32, method="lora")
+        config = ALL_FAMILIES[family]
+        full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), 2)
+        found = measured_activations(architecture(family, config, 2), 2, 32, setup=setup.training)
+        assert full.saved_per_layer == found.per_layer_bytes, family
+        assert full.saved_outside == found.outside_layers_bytes, family
+
+
+def test_the_answer_reads_at_a_glance_in_both_languages() -> None:
+    """A method's answer is no longer than the full fine-tune's, and within the glance limits."""
+    from bot.present.answer import render_embed
+
+    for options in ({"model": "llama-3.1-8b", "seq_len": 4096}, {"model": "qwen3-32b", "gpus": 8}):
+        found = {method: estimate(parse_request(method=method, **options)) for method in Method}
+        for language in Language:
+            full = render_embed(found[Method.FULL], language)
+            for method, name in ((Method.LORA, "LoRA"), (Method.QLORA, "QLoRA")):
+                embed = render_embed(found[method], language)
+                assert f"{name} · Adam" in str(embed["title"])
+                assert embed_characters(embed) <= 900
+                assert phone_lines(embed) <= min(14, phone_lines(full))
