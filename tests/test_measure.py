@@ -409,7 +409,7 @@ def test_deepseek_dense_first_layers_match_their_formula(precision: Any) -> None
     assert measured.peak_bytes == pytest.approx(peak, rel=0.10)
 
 
-# --- a Hub repo's family traits, and a MoE layer's eager peak (bot.estimate.saved_activations and step_peak) -----
+# --- a Hub repo's family traits, and a MoE layer's eager peak (bot.estimate.saved_activations, step_peak) ---
 
 
 @pytest.mark.parametrize(("precision", "attention"), [("mixed", "sdpa"), ("amp", "eager")])

@@ -333,9 +333,9 @@ def _saved(request: EstimateRequest, model: Architecture, batch_size: int) -> Me
 def _activations(request: EstimateRequest) -> tuple[float, ActivationEstimate | None]:
     if request.activations is not None:
         return request.activations, None  # an entered figure always wins
-    if request.architecture is not None and request.wants_activation_estimate:
+    if request.activation_shape is not None and request.wants_activation_estimate:
         batch_size = request.batch_size or DEFAULT_BATCH_SIZE
-        saved = _saved(request, request.architecture, batch_size)
+        saved = _saved(request, request.activation_shape, batch_size)
         found = ActivationEstimate(
             batch_size=batch_size,
             seq_len=saved.seq_len,
@@ -411,7 +411,7 @@ def _peak(
     """V plus what one step holds beyond it, when the bot estimated the activations itself (an entered
     figure is taken as measured: it gets nothing added) and the optimizer's step is known; under ZeRO
     also one card's peak (``card_states_gb``: its model states under ``strategy``)."""
-    model = request.architecture
+    model = request.activation_shape  # None where the family's activations were not measured
     if model is None or not request.wants_activation_estimate or request.bytes_per_param is not None:
         return None
     batch_size = request.batch_size or DEFAULT_BATCH_SIZE
@@ -450,7 +450,9 @@ def _largest_batch(
     """The largest micro-batch whose step fits the card: its peak where the setup is known (the
     card's model states, ``card_states_gb``, plus the step's transients and the CUDA context), else
     the states plus the activations. Under ZeRO (``strategy``), the card's share of the step."""
-    model = request.architecture  # a repo known by its tensors only has no step to grow with b
+    # A repo known by its tensors only, or of a family whose activations were not measured, has no
+    # step to grow with b.
+    model = request.activation_shape
     if model is None or request.activations is not None:
         return None  # an entered figure was measured at one batch, which we do not know
     capacity = request.card.memory_gb

@@ -99,6 +99,10 @@ class Family:
     # The preset keys (bot/data/models.toml) of this family, by prefix; a preset with experts of a
     # dense family's prefix is "<model_type>_moe" (Qwen3 -> Qwen3-MoE; see preset_family).
     preset_prefixes: tuple[str, ...] = ()
+    # Whether the activation formulas (bot.estimate.saved_activations, step_peak) were checked against
+    # this family's real steps (benchmarks/accuracy.py: saved within 5 %, the peak within 10 %). A
+    # family without it gets no activation estimate: its answers ask for `activations`.
+    activations_measured: bool = False
     # What the forward keeps (bot.estimate.family_traits.FamilyTraits), where measured.
     norm_style: Literal["llama", "gemma", "fp32"] = "llama"
     router_weight_bytes: int = 4  # Qwen3-MoE and gpt-oss cast the routing weights to 16 bits
@@ -150,19 +154,30 @@ _DEEPSEEK_EXPERTS = Experts(
 )
 
 FAMILIES: tuple[Family, ...] = (
-    Family("llama", preset_prefixes=("llama",)),
-    Family("mistral", qkv_bias=False, o_bias=False, takes_sliding_window=True, preset_prefixes=("mistral",)),
+    Family("llama", activations_measured=True, preset_prefixes=("llama",)),
+    Family(
+        "mistral",
+        activations_measured=True,
+        qkv_bias=False,
+        o_bias=False,
+        takes_sliding_window=True,
+        preset_prefixes=("mistral",),
+    ),
     Family(
         "qwen2",
+        activations_measured=True,
         qkv_bias=True,
         o_bias=False,
         sliding_window_switch="use_sliding_window",
         takes_sliding_window=True,
         preset_prefixes=("qwen2.5",),
     ),
-    Family("qwen3", qk_norm=True, router_weight_bytes=2, preset_prefixes=("qwen3",)),
+    Family(
+        "qwen3", activations_measured=True, qk_norm=True, router_weight_bytes=2, preset_prefixes=("qwen3",)
+    ),
     Family(
         "qwen3_moe",
+        activations_measured=True,
         qk_norm=True,
         experts=Experts(
             count=("num_experts", "num_local_experts"),
@@ -174,6 +189,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "mixtral",
+        activations_measured=True,
         qkv_bias=False,
         o_bias=False,
         experts=Experts(count=("num_local_experts",), width=None),
@@ -182,6 +198,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("gemma", tied_by_default=True, norm_style="gemma"),
     Family(
         "gemma2",
+        activations_measured=True,
         tied_by_default=True,
         norms_per_layer=4,
         norm_style="gemma",
@@ -192,6 +209,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "gemma3_text",
+        activations_measured=True,
         tied_by_default=True,
         norms_per_layer=4,
         qk_norm=True,
@@ -203,6 +221,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "phi3",
+        activations_measured=True,
         qkv_bias=False,
         o_bias=False,
         fused_qkv=True,
@@ -212,6 +231,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "deepseek_v3",
+        activations_measured=True,
         also=("kimi_k2",),
         mla=True,
         experts=_DEEPSEEK_EXPERTS,
@@ -220,6 +240,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "gpt_oss",
+        activations_measured=True,
         defaults=MappingProxyType({"attention_bias": True}),
         attention_sinks=True,
         experts=Experts(
@@ -236,6 +257,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "glm4_moe",
+        activations_measured=True,
         o_bias=False,
         qk_norm="use_qk_norm",
         experts=Experts(
@@ -252,6 +274,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "llama4_text",
+        activations_measured=True,
         qkv_bias=False,
         o_bias=False,
         names=MappingProxyType({"intermediate_size": ("intermediate_size_mlp",)}),
@@ -275,6 +298,7 @@ FAMILIES: tuple[Family, ...] = (
 # ERNIE 4.5: use_bias puts biases on q/k/v/o, the MLP and the LM head.
 _ERNIE = Family(
     "ernie4_5",
+    activations_measured=True,
     tied_by_default=True,
     qkv_bias="use_bias",
     o_bias="use_bias",
@@ -286,6 +310,7 @@ FAMILIES += (
     replace(
         _ERNIE,
         model_type="ernie4_5_moe",
+        activations_measured=False,  # saves 1.38x the estimate (benchmarks/ACCURACY.md)
         experts=Experts(
             count=("moe_num_experts", "num_experts"),
             active="moe_k",
@@ -326,19 +351,33 @@ FAMILIES += (
         takes_layer_types=True,
     ),
     Family("olmo", norm_parameters="none"),  # LayerNorm without weights
-    Family("olmo2", qk_norm=True, qk_norm_scope="projection"),
-    Family("olmo3", qk_norm=True, qk_norm_scope="projection", takes_layer_types=True),
+    Family("olmo2", preset_prefixes=("olmo-2",), qk_norm=True, qk_norm_scope="projection"),
+    Family(
+        "olmo3", preset_prefixes=("olmo-3",), qk_norm=True, qk_norm_scope="projection", takes_layer_types=True
+    ),
     Family(
         "olmoe",
+        activations_measured=True,
         qk_norm=True,
         qk_norm_scope="projection",
         experts=Experts(count=("num_experts", "num_local_experts"), width=None, fused_gate_up=True),
     ),
-    Family("smollm3", tied_by_default=True, mlp_bias="mlp_bias", preset_prefixes=("smollm3",)),
-    Family("granite", mlp_bias="mlp_bias"),
-    Family("granitemoe", experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True)),
+    Family(
+        "smollm3",
+        activations_measured=True,
+        tied_by_default=True,
+        mlp_bias="mlp_bias",
+        preset_prefixes=("smollm3",),
+    ),
+    Family("granite", activations_measured=True, mlp_bias="mlp_bias"),
+    Family(
+        "granitemoe",
+        activations_measured=True,
+        experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True),
+    ),
     Family(
         "granitemoeshared",
+        activations_measured=True,
         experts=Experts(
             count=("num_local_experts",),
             width=None,
@@ -399,7 +438,7 @@ FAMILIES += (
         defaults=MappingProxyType({"attention_bias": True}),
     ),
     Family("helium", mlp_bias="mlp_bias"),
-    Family("internlm3", mlp_bias="mlp_bias"),
+    Family("internlm3", activations_measured=True, mlp_bias="mlp_bias"),
     Family("glm", o_bias=False, fused_gate_up=True, defaults=MappingProxyType({"attention_bias": True})),
     Family(
         "glm4",
@@ -414,16 +453,25 @@ FAMILIES += (
         mlp_bias="mlp_bias",
         defaults=MappingProxyType({"attention_bias": True}),
     ),
-    Family("exaone4", qkv_bias=False, o_bias=False, qk_norm=True, takes_layer_types=True),
-    Family("ministral3", qkv_bias=False, o_bias=False),
+    Family(
+        "exaone4",
+        activations_measured=True,
+        qkv_bias=False,
+        o_bias=False,
+        qk_norm=True,
+        takes_layer_types=True,
+    ),
+    Family("ministral3", activations_measured=True, qkv_bias=False, o_bias=False),
     Family(
         "hyperclovax",
+        activations_measured=True,
         mlp_bias="mlp_bias",
         post_norms="use_post_norm",
         defaults=MappingProxyType({"use_post_norm": True}),
     ),
     Family(
         "mellum",
+        activations_measured=True,
         qk_norm=True,
         experts=Experts(count=("num_local_experts",), kinds=("mlp_layer_types", "dense"), fused_gate_up=True),
         takes_layer_types=True,
@@ -437,6 +485,9 @@ FAMILIES += (
     ),
     Family(
         "minimax_m2",
+        preset_prefixes=("minimax-m2",),
+        activations_measured=True,
+        active_embeddings="none",  # MiniMax counts "10B active" without the embeddings
         qkv_bias=False,
         o_bias=False,
         qk_norm=True,
@@ -447,11 +498,18 @@ FAMILIES += (
 
 _LIKE = {f.model_type: f for f in FAMILIES}
 FAMILIES += (
-    Family("iquestcoder", mlp_bias="mlp_bias"),  # built as Llama
-    Family("cwm", qkv_bias=False, o_bias=False, mlp_bias="mlp_bias", takes_layer_types=True),
+    Family("iquestcoder", activations_measured=True, mlp_bias="mlp_bias"),  # built as Llama
+    Family(
+        "cwm",
+        activations_measured=True,
+        qkv_bias=False,
+        o_bias=False,
+        mlp_bias="mlp_bias",
+        takes_layer_types=True,
+    ),
     # Sarvam's MLA model is DeepSeek-V3's classes, its MoE model GLM-4.5's, under configs of their own.
     replace(_LIKE["deepseek_v3"], model_type="sarvam_mla", also=(), preset_prefixes=()),
-    replace(_LIKE["glm4_moe"], model_type="sarvam_moe", preset_prefixes=()),
+    replace(_LIKE["glm4_moe"], model_type="sarvam_moe", preset_prefixes=(), activations_measured=False),
     # Granite's sliding-window variants: one learned sink logit per head.
     Family(
         "granite_swa", tied_by_default=True, attention_sinks=True, mlp_bias="mlp_bias", takes_layer_types=True
@@ -473,7 +531,9 @@ FAMILIES += (
         names=MappingProxyType({"intermediate_size": ("intermediate_size", "moe_intermediate_size")}),
         experts=Experts(count=("n_routed_experts",), shared="n_shared_experts", fused_gate_up=True),
     ),
-    Family("youtu", tied_by_default=True, qkv_bias=False, o_bias=False, mla=True),  # dense MLA
+    Family(
+        "youtu", activations_measured=True, tied_by_default=True, qkv_bias=False, o_bias=False, mla=True
+    ),  # dense MLA
     Family(
         "glm4_moe_lite",
         qkv_bias=False,

@@ -81,3 +81,12 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         compute_dtype_softmax=declared.compute_dtype_softmax,
         complex_rope=declared.complex_rope,
     )
+
+
+def offers_activations(arch: Architecture) -> bool:
+    """Whether the calibrated formulas hold for the architecture's family: its declaration says they
+    were measured (``Family.activations_measured``, benchmarks/accuracy.py). A family declared for its
+    counts only gets no activation estimate (its answers ask for ``activations``), rather than a
+    figure off by more than the benchmark's tolerance. A shape of no listed family keeps Llama's."""
+    declared = family(arch.family)
+    return declared is None or declared.activations_measured
