@@ -325,7 +325,7 @@ FAMILIES += (
     ),
     # Apertus: a plain up/down MLP under xIELU, whose alpha_p and alpha_n are learned; QK-norm.
     Family("apertus", gated_mlp=False, activation_params=2, qk_norm=True),
-    Family("arcee", gated_mlp=False, mlp_bias="mlp_bias"),  # ReLU² up/down
+    Family("arcee", activations_measured=True, gated_mlp=False, mlp_bias="mlp_bias"),  # ReLU² up/down
     Family("nanochat", gated_mlp=False, norm_parameters="none"),  # weightless RMSNorm, ReLU² MLP
     # Cohere: one LayerNorm (no bias) per layer before parallel attention and MLP; QK-norm of every
     # head's own weights.
@@ -351,9 +351,22 @@ FAMILIES += (
         takes_layer_types=True,
     ),
     Family("olmo", norm_parameters="none"),  # LayerNorm without weights
-    Family("olmo2", preset_prefixes=("olmo-2",), qk_norm=True, qk_norm_scope="projection"),
     Family(
-        "olmo3", preset_prefixes=("olmo-3",), qk_norm=True, qk_norm_scope="projection", takes_layer_types=True
+        "olmo2",
+        activations_measured=True,
+        norm_style="fp32",
+        preset_prefixes=("olmo-2",),
+        qk_norm=True,
+        qk_norm_scope="projection",
+    ),
+    Family(
+        "olmo3",
+        activations_measured=True,
+        norm_style="fp32",
+        preset_prefixes=("olmo-3",),
+        qk_norm=True,
+        qk_norm_scope="projection",
+        takes_layer_types=True,
     ),
     Family(
         "olmoe",
@@ -402,6 +415,7 @@ FAMILIES += (
     ),
     Family(
         "starcoder2",
+        activations_measured=True,
         tied_by_default=True,
         gated_mlp=False,
         qkv_bias="use_bias",
@@ -574,7 +588,7 @@ FAMILIES += (
 )
 
 FAMILIES += (
-    Family("exaone", mlp_bias="mlp_bias"),  # built as Llama
+    Family("exaone", activations_measured=True, mlp_bias="mlp_bias"),  # built as Llama
     Family(
         "exaone_moe",
         qkv_bias=False,

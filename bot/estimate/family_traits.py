@@ -13,7 +13,7 @@ from bot.estimate.families import Family, family
 from bot.estimate.models import Architecture
 from bot.estimate.value_type import value_type
 
-NormStyle = Literal["llama", "gemma", "fp32"]
+NormStyle = Literal["llama", "gemma", "fp32", "layernorm"]
 
 
 @value_type
@@ -64,7 +64,8 @@ def traits_for(arch: Architecture) -> FamilyTraits:
     repo gets its family's as the preset of the same shape."""
     declared = family(arch.family) or _LLAMA_LIKE
     return FamilyTraits(
-        norm_style=declared.norm_style,
+        # A LayerNorm with weight and bias is torch's native_layer_norm (bot.estimate.saved_activations).
+        norm_style="layernorm" if declared.norm_parameters == "weight_bias" else declared.norm_style,
         qk_norm=arch.qk_norm or declared.qk_norm is True,
         router_weight_bytes=declared.router_weight_bytes,
         rope_tables=declared.rope_tables,
