@@ -580,6 +580,7 @@ FAMILIES += (
     ),
     Family(
         "jais2",
+        activations_measured=True,
         gated_mlp=False,
         mlp_bias="mlp_bias",
         norm_parameters="weight_bias",

@@ -21,6 +21,9 @@ E experts; s²·b·a terms are written ``a·s`` per token. Bytes per token of on
   head, the fp32 softmax and its bf16 copy, the output's contiguous copy: 8q + 6·a·s.
 - QK-norm (Qwen3, Gemma 3): a norm over each head's d, on Q (q wide, a rows) and K (kv wide, g rows).
 - Gated MLP (SiLU or GELU): gate, up, act(gate), act·up: 8f. No dropout mask is saved at p = 0.
+  A plain up/down MLP (StarCoder 2, Arcee's ReLU², Jais 2): the activation's input and down's, 4f.
+- Norms other than Llama's: OLMo 2/3 multiply the weight in fp32 (8w + 4, as gpt-oss); torch's
+  LayerNorm with bias saves its input and the fp32 mean and rstd (2w + 8; 4w + 8 under autocast).
 - MoE (transformers 5 grouped experts): router softmax fp32 4E, its top-k sum 4, top-k and sort
   indices 32k (int64), top-k weights 4k, routing weights (fp32 4k for Mixtral, bf16 2k for
   Qwen3-MoE), the gathered input 2hk, gate_up, act, product 8fk, the experts' output 2hk (+ 4·E bytes
