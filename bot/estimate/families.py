@@ -506,7 +506,8 @@ FAMILIES += (
         o_bias=False,
         qk_norm=True,
         qk_norm_scope="projection",
-        experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True),
+        # e_score_correction_bias: a persistent buffer of one value per expert (the checkpoint holds it).
+        experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True, correction_bias=True),
     ),
 )
 

@@ -74,7 +74,10 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         rope_half_width=declared.rope_half_width,
         # The noaux_tc router with its per-expert correction bias: DeepSeek-V3/R1, Kimi K2 (transformers
         # maps kimi_k2 to deepseek_v3) and GLM-4.5, whose MoE layer is DeepSeek-V3's code (measured).
-        deepseek_moe=arch.router_correction_bias,
+        # MiniMax-M2 has the correction bias but no shared experts: its layer is a routed MoE (measured).
+        deepseek_moe=arch.router_correction_bias
+        and declared.experts is not None
+        and declared.experts.shared != 0,
         rope_cat=declared.rope_cat,
         partial_rope=declared.partial_rope,
         softcapping=declared.softcapping,
