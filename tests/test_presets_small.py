@@ -92,6 +92,38 @@ PUBLISHED_CONFIGS: dict[str, dict[str, Any]] = {
         "num_key_value_heads": 4, "intermediate_size": 11008, "vocab_size": 128256,
         "tie_word_embeddings": True, "max_position_embeddings": 65536,
     },
+    # Issue 20's OLMo 2/3 and MiniMax-M2 (the repos' config.json; bot/data/models.toml names them).
+    "olmo-2-7b": {
+        "model_type": "olmo2", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+        "num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 100352,
+        "tie_word_embeddings": False, "max_position_embeddings": 4096,
+    },
+    "olmo-2-13b": {
+        "model_type": "olmo2", "hidden_size": 5120, "num_hidden_layers": 40, "num_attention_heads": 40,
+        "num_key_value_heads": 40, "intermediate_size": 13824, "vocab_size": 100352,
+        "tie_word_embeddings": False, "max_position_embeddings": 4096,
+    },
+    "olmo-2-32b": {
+        "model_type": "olmo2", "hidden_size": 5120, "num_hidden_layers": 64, "num_attention_heads": 40,
+        "num_key_value_heads": 8, "intermediate_size": 27648, "vocab_size": 100352,
+        "tie_word_embeddings": False, "max_position_embeddings": 4096,
+    },
+    "olmo-3-7b": {
+        "model_type": "olmo3", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+        "num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 100278,
+        "tie_word_embeddings": False, "max_position_embeddings": 65536, "sliding_window": 4096,
+    },
+    "olmo-3-32b": {
+        "model_type": "olmo3", "hidden_size": 5120, "num_hidden_layers": 64, "num_attention_heads": 40,
+        "num_key_value_heads": 8, "intermediate_size": 27648, "vocab_size": 100278,
+        "tie_word_embeddings": False, "max_position_embeddings": 65536, "sliding_window": 4096,
+    },
+    "minimax-m2": {
+        "model_type": "minimax_m2", "hidden_size": 3072, "num_hidden_layers": 62, "num_attention_heads": 48,
+        "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 1536, "vocab_size": 200064,
+        "tie_word_embeddings": False, "max_position_embeddings": 196608, "num_local_experts": 256,
+        "num_experts_per_tok": 8,
+    },
 }  # fmt: skip
 
 TRUNCATED, ROUNDED = "truncated", "rounded"  # how the vendor printed the figure, to its last digit
@@ -112,6 +144,14 @@ SMALL: dict[str, tuple[int, int, str, int]] = {
     "gemma-3-270m": (268_098_176, 270_000_000, ROUNDED, 10**7),
     "gemma-3-1b": (999_885_952, 1_000_000_000, ROUNDED, 10**8),
     "smollm3-3b": (3_075_098_624, 3_080_000_000, ROUNDED, 10**7),
+    # Ai2's model cards (OLMo 2: "7.30B", "13.7B", "32.2B"; OLMo 3: "7B", "32B"); MiniMax's "230
+    # billion total parameters" (the Hub page: "229B").
+    "olmo-2-7b": (7_298_617_344, 7_300_000_000, ROUNDED, 10**7),
+    "olmo-2-13b": (13_716_198_400, 13_700_000_000, ROUNDED, 10**8),
+    "olmo-2-32b": (32_234_279_936, 32_200_000_000, ROUNDED, 10**8),
+    "olmo-3-7b": (7_298_011_136, 7_000_000_000, ROUNDED, 10**9),
+    "olmo-3-32b": (32_233_522_176, 32_000_000_000, ROUNDED, 10**9),
+    "minimax-m2": (228_689_764_864, 230_000_000_000, ROUNDED, 10**10),  # with its correction-bias buffer
 }
 
 # The non-embedding figures the vendors print beside the total (Qwen's model cards; the Gemma 3
@@ -175,6 +215,8 @@ def test_transformers_builds_each_published_config_with_the_presets_count(key: s
     with torch.device("meta"):  # shapes only: no memory, no weights
         model = transformers.AutoModelForCausalLM.from_config(config)
     built = sum(int(p.numel()) for p in model.parameters())  # tied weights once
+    kept = set(model.state_dict())  # + persistent buffers the checkpoint holds (MiniMax-M2's correction bias)
+    built += sum(int(b.numel()) for name, b in model.named_buffers() if name in kept)
     assert built == presets()[key].parameter_count == SMALL[key][0]
 
 
@@ -211,6 +253,20 @@ MULTIMODAL: dict[str, tuple[dict[str, Any], int, int]] = {
         8_190_735_360,
         8_767_123_696,
     ),
+    "qwen3-vl-30b-a3b": (
+        {
+            "model_type": "qwen3_vl_moe", "tie_word_embeddings": False,
+            "text_config": {
+                "hidden_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 32,
+                "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 6144,
+                "moe_intermediate_size": 768, "num_experts": 128, "num_experts_per_tok": 8,
+                "vocab_size": 151936, "tie_word_embeddings": False, "max_position_embeddings": 262144,
+            },
+            "vision_config": {"depth": 27, "hidden_size": 1152, "out_hidden_size": 2048},
+        },
+        30_532_122_624,
+        31_070_754_032,
+    ),
 }  # fmt: skip
 
 
@@ -225,7 +281,8 @@ def test_a_vl_preset_is_its_text_model_and_the_tower_makes_the_published_total(k
     assert model.text_only_of_multimodal
     assert model.parameter_count == text
     assert model.parameter_count + model.non_text_params == whole
-    assert _printed(whole, model.published_params, ROUNDED, 10**7)
+    # The Hub prints three significant digits ("8.29B", "31.1B").
+    assert _printed(whole, model.published_params, ROUNDED, 10 ** (len(str(model.published_params)) - 3))
 
 
 @pytest.mark.accuracy
@@ -340,8 +397,8 @@ def test_a_variant_of_a_presets_repo_is_the_preset_and_says_so(repo: str, key: s
     english = render_embed(estimate(request), Language.EN)["description"]
     german = render_embed(estimate(request), Language.DE)["description"]
     name = presets()[key].name
-    assert f"\nCounted as the preset {name}: same architecture.\n" in english
-    assert f"\nAls Preset {name} gerechnet: gleiche Architektur.\n" in german
+    assert f"\nCounted as the preset {name}: same architecture" in english  # (and a -2507 its context)
+    assert f"\nAls Preset {name} gerechnet: gleiche Architektur" in german
     assert command_line(request).startswith(f"/vram model:{repo} ")
 
 
@@ -384,3 +441,23 @@ def test_the_readme_lists_every_preset() -> None:
         assert re.split(r"[\s-]", model.name)[0] in listed, model.name  # the family: Qwen2.5, Gemma…
         for size in _SIZE.finditer(model.name.lower()):  # and every size its name writes: 0.6B, 270M
             assert model.name[size.start() : size.end()] in listed, model.name
+
+
+@pytest.mark.parametrize(
+    ("repo", "key"),
+    [
+        ("Qwen/Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b"),
+        ("Qwen/Qwen3-235B-A22B-Thinking-2507", "qwen3-235b-a22b"),
+        ("Qwen/Qwen3-4B-Instruct-2507", "qwen3-4b"),
+    ],
+)
+def test_a_qwen3_2507_release_answers_offline_with_its_longer_context(repo: str, key: str) -> None:
+    # Before, the -2507 releases took the preset's 40,960 and warned at any seq_len above it.
+    found = find_preset(repo)
+    assert found is not None
+    assert (found.key, found.hub_id, found.context_length) == (key, repo, 262_144)
+    assert presets()[key].context_length == 40_960
+    long = estimate(parse_request(model=repo, seq_len=100_000))
+    assert long.beyond_context is None
+    assert "262,144-token context" in render_embed(long)["description"]
+    assert estimate(parse_request(model=key, seq_len=100_000)).beyond_context == 40_960

@@ -388,9 +388,9 @@ def _all_saved(request: EstimateRequest, model: Architecture, batch_size: int) -
 def _activations(request: EstimateRequest) -> tuple[float, ActivationEstimate | None]:
     if request.activations is not None:
         return request.activations, None  # an entered figure always wins
-    if request.architecture is not None and request.wants_activation_estimate:
+    if request.activation_shape is not None and request.wants_activation_estimate:
         batch_size = request.batch_size or DEFAULT_BATCH_SIZE
-        saved = _saved(request, request.architecture, batch_size)
+        saved = _saved(request, request.activation_shape, batch_size)
         found = ActivationEstimate(
             batch_size=batch_size,
             seq_len=saved.seq_len,
@@ -641,8 +641,11 @@ def _largest_fitting(need: Callable[[int], float], capacity: float) -> int | Non
 def _largest_batch(judge: _Judge, strategy: Strategy | None) -> LargestBatch | None:
     """The largest micro-batch whose judged figure fits the card (the larger of V and the step's
     peak where the setup is known, else V), under the verdict's ``strategy`` on several cards."""
-    request, model = judge.request, judge.architecture  # a repo known by its tensors only has no step
-    if model is None or request.activations is not None or model.is_hybrid:  # hybrid: not modelled
+    request = judge.request
+    # A repo known by its tensors only, or of a family whose activations were not measured (hybrid
+    # layers among them), has no step to grow with b.
+    model = request.activation_shape
+    if model is None or request.activations is not None:
         return None  # an entered figure was measured at one batch, which we do not know
     capacity = request.card.memory_gb
     n = request.gpus

@@ -182,6 +182,10 @@ class Family:
     # The preset keys (bot/data/models.toml) of this family, by prefix; a preset with experts of a
     # dense family's prefix is "<model_type>_moe" (Qwen3 -> Qwen3-MoE; see preset_family).
     preset_prefixes: tuple[str, ...] = ()
+    # Whether the activation formulas (bot.estimate.saved_activations, step_peak) were checked against
+    # this family's real steps (benchmarks/accuracy.py: saved within 5 %, the peak within 10 %). A
+    # family without it gets no activation estimate: its answers ask for `activations`.
+    activations_measured: bool = False
     # What the forward keeps (bot.estimate.family_traits.FamilyTraits), where measured.
     norm_style: Literal["llama", "gemma", "fp32"] = "llama"
     router_weight_bytes: int = 4  # Qwen3-MoE and gpt-oss cast the routing weights to 16 bits
@@ -243,19 +247,30 @@ _DEEPSEEK_EXPERTS = Experts(
 )
 
 FAMILIES: tuple[Family, ...] = (
-    Family("llama", preset_prefixes=("llama",)),
-    Family("mistral", qkv_bias=False, o_bias=False, takes_sliding_window=True, preset_prefixes=("mistral",)),
+    Family("llama", activations_measured=True, preset_prefixes=("llama",)),
+    Family(
+        "mistral",
+        activations_measured=True,
+        qkv_bias=False,
+        o_bias=False,
+        takes_sliding_window=True,
+        preset_prefixes=("mistral",),
+    ),
     Family(
         "qwen2",
+        activations_measured=True,
         qkv_bias=True,
         o_bias=False,
         sliding_window_switch="use_sliding_window",
         takes_sliding_window=True,
         preset_prefixes=("qwen2.5",),
     ),
-    Family("qwen3", qk_norm=True, router_weight_bytes=2, preset_prefixes=("qwen3",)),
+    Family(
+        "qwen3", activations_measured=True, qk_norm=True, router_weight_bytes=2, preset_prefixes=("qwen3",)
+    ),
     Family(
         "qwen3_moe",
+        activations_measured=True,
         qk_norm=True,
         experts=Experts(
             count=("num_experts", "num_local_experts"),
@@ -267,6 +282,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "mixtral",
+        activations_measured=True,
         qkv_bias=False,
         o_bias=False,
         experts=Experts(count=("num_local_experts",), width=None),
@@ -275,6 +291,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("gemma", tied_by_default=True, norm_style="gemma"),
     Family(
         "gemma2",
+        activations_measured=True,
         tied_by_default=True,
         norms_per_layer=4,
         norm_style="gemma",
@@ -285,6 +302,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "gemma3_text",
+        activations_measured=True,
         tied_by_default=True,
         norms_per_layer=4,
         qk_norm=True,
@@ -296,6 +314,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "phi3",
+        activations_measured=True,
         qkv_bias=False,
         o_bias=False,
         fused_qkv=True,
@@ -305,6 +324,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "deepseek_v3",
+        activations_measured=True,
         also=("kimi_k2",),
         mla=True,
         experts=_DEEPSEEK_EXPERTS,
@@ -313,6 +333,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "gpt_oss",
+        activations_measured=True,
         defaults=MappingProxyType({"attention_bias": True}),
         attention_sinks=True,
         experts=Experts(
@@ -329,6 +350,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "glm4_moe",
+        activations_measured=True,
         o_bias=False,
         qk_norm="use_qk_norm",
         experts=Experts(
@@ -345,6 +367,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "llama4_text",
+        activations_measured=True,
         qkv_bias=False,
         o_bias=False,
         names=MappingProxyType({"intermediate_size": ("intermediate_size_mlp",)}),
@@ -368,6 +391,7 @@ FAMILIES: tuple[Family, ...] = (
 # ERNIE 4.5: use_bias puts biases on q/k/v/o, the MLP and the LM head.
 _ERNIE = Family(
     "ernie4_5",
+    activations_measured=True,
     tied_by_default=True,
     qkv_bias="use_bias",
     o_bias="use_bias",
@@ -379,6 +403,7 @@ FAMILIES += (
     replace(
         _ERNIE,
         model_type="ernie4_5_moe",
+        activations_measured=False,  # saves 1.38x the estimate (benchmarks/ACCURACY.md)
         experts=Experts(
             count=("moe_num_experts", "num_experts"),
             active="moe_k",
@@ -393,7 +418,7 @@ FAMILIES += (
     ),
     # Apertus: a plain up/down MLP under xIELU, whose alpha_p and alpha_n are learned; QK-norm.
     Family("apertus", gated_mlp=False, activation_params=2, qk_norm=True),
-    Family("arcee", gated_mlp=False, mlp_bias="mlp_bias"),  # ReLU² up/down
+    Family("arcee", activations_measured=True, gated_mlp=False, mlp_bias="mlp_bias"),  # ReLU² up/down
     Family("nanochat", gated_mlp=False, norm_parameters="none"),  # weightless RMSNorm, ReLU² MLP
     # Cohere: one LayerNorm (no bias) per layer before parallel attention and MLP; QK-norm of every
     # head's own weights.
@@ -419,19 +444,46 @@ FAMILIES += (
         takes_layer_types=True,
     ),
     Family("olmo", norm_parameters="none"),  # LayerNorm without weights
-    Family("olmo2", qk_norm=True, qk_norm_scope="projection"),
-    Family("olmo3", qk_norm=True, qk_norm_scope="projection", takes_layer_types=True),
+    Family(
+        "olmo2",
+        activations_measured=True,
+        norm_style="fp32",
+        preset_prefixes=("olmo-2",),
+        qk_norm=True,
+        qk_norm_scope="projection",
+    ),
+    Family(
+        "olmo3",
+        activations_measured=True,
+        norm_style="fp32",
+        preset_prefixes=("olmo-3",),
+        qk_norm=True,
+        qk_norm_scope="projection",
+        takes_layer_types=True,
+    ),
     Family(
         "olmoe",
+        activations_measured=True,
         qk_norm=True,
         qk_norm_scope="projection",
         experts=Experts(count=("num_experts", "num_local_experts"), width=None, fused_gate_up=True),
     ),
-    Family("smollm3", tied_by_default=True, mlp_bias="mlp_bias", preset_prefixes=("smollm3",)),
-    Family("granite", mlp_bias="mlp_bias"),
-    Family("granitemoe", experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True)),
+    Family(
+        "smollm3",
+        activations_measured=True,
+        tied_by_default=True,
+        mlp_bias="mlp_bias",
+        preset_prefixes=("smollm3",),
+    ),
+    Family("granite", activations_measured=True, mlp_bias="mlp_bias"),
+    Family(
+        "granitemoe",
+        activations_measured=True,
+        experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True),
+    ),
     Family(
         "granitemoeshared",
+        activations_measured=True,
         experts=Experts(
             count=("num_local_experts",),
             width=None,
@@ -456,6 +508,7 @@ FAMILIES += (
     ),
     Family(
         "starcoder2",
+        activations_measured=True,
         tied_by_default=True,
         gated_mlp=False,
         qkv_bias="use_bias",
@@ -492,7 +545,7 @@ FAMILIES += (
         defaults=MappingProxyType({"attention_bias": True}),
     ),
     Family("helium", mlp_bias="mlp_bias"),
-    Family("internlm3", mlp_bias="mlp_bias"),
+    Family("internlm3", activations_measured=True, mlp_bias="mlp_bias"),
     Family("glm", o_bias=False, fused_gate_up=True, defaults=MappingProxyType({"attention_bias": True})),
     Family(
         "glm4",
@@ -507,16 +560,25 @@ FAMILIES += (
         mlp_bias="mlp_bias",
         defaults=MappingProxyType({"attention_bias": True}),
     ),
-    Family("exaone4", qkv_bias=False, o_bias=False, qk_norm=True, takes_layer_types=True),
-    Family("ministral3", qkv_bias=False, o_bias=False),
+    Family(
+        "exaone4",
+        activations_measured=True,
+        qkv_bias=False,
+        o_bias=False,
+        qk_norm=True,
+        takes_layer_types=True,
+    ),
+    Family("ministral3", activations_measured=True, qkv_bias=False, o_bias=False),
     Family(
         "hyperclovax",
+        activations_measured=True,
         mlp_bias="mlp_bias",
         post_norms="use_post_norm",
         defaults=MappingProxyType({"use_post_norm": True}),
     ),
     Family(
         "mellum",
+        activations_measured=True,
         qk_norm=True,
         experts=Experts(count=("num_local_experts",), kinds=("mlp_layer_types", "dense"), fused_gate_up=True),
         takes_layer_types=True,
@@ -530,21 +592,32 @@ FAMILIES += (
     ),
     Family(
         "minimax_m2",
+        preset_prefixes=("minimax-m2",),
+        activations_measured=True,
+        active_embeddings="none",  # MiniMax counts "10B active" without the embeddings
         qkv_bias=False,
         o_bias=False,
         qk_norm=True,
         qk_norm_scope="projection",
-        experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True),
+        # e_score_correction_bias: a persistent buffer of one value per expert (the checkpoint holds it).
+        experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True, correction_bias=True),
     ),
 )
 
 _LIKE = {f.model_type: f for f in FAMILIES}
 FAMILIES += (
-    Family("iquestcoder", mlp_bias="mlp_bias"),  # built as Llama
-    Family("cwm", qkv_bias=False, o_bias=False, mlp_bias="mlp_bias", takes_layer_types=True),
+    Family("iquestcoder", activations_measured=True, mlp_bias="mlp_bias"),  # built as Llama
+    Family(
+        "cwm",
+        activations_measured=True,
+        qkv_bias=False,
+        o_bias=False,
+        mlp_bias="mlp_bias",
+        takes_layer_types=True,
+    ),
     # Sarvam's MLA model is DeepSeek-V3's classes, its MoE model GLM-4.5's, under configs of their own.
     replace(_LIKE["deepseek_v3"], model_type="sarvam_mla", also=(), preset_prefixes=()),
-    replace(_LIKE["glm4_moe"], model_type="sarvam_moe", preset_prefixes=()),
+    replace(_LIKE["glm4_moe"], model_type="sarvam_moe", preset_prefixes=(), activations_measured=False),
     # Granite's sliding-window variants: one learned sink logit per head.
     Family(
         "granite_swa", tied_by_default=True, attention_sinks=True, mlp_bias="mlp_bias", takes_layer_types=True
@@ -566,7 +639,9 @@ FAMILIES += (
         names=MappingProxyType({"intermediate_size": ("intermediate_size", "moe_intermediate_size")}),
         experts=Experts(count=("n_routed_experts",), shared="n_shared_experts", fused_gate_up=True),
     ),
-    Family("youtu", tied_by_default=True, qkv_bias=False, o_bias=False, mla=True),  # dense MLA
+    Family(
+        "youtu", activations_measured=True, tied_by_default=True, qkv_bias=False, o_bias=False, mla=True
+    ),  # dense MLA
     Family(
         "glm4_moe_lite",
         qkv_bias=False,
@@ -599,6 +674,7 @@ FAMILIES += (
     ),
     Family(
         "jais2",
+        activations_measured=True,
         gated_mlp=False,
         mlp_bias="mlp_bias",
         norm_parameters="weight_bias",
@@ -607,7 +683,7 @@ FAMILIES += (
 )
 
 FAMILIES += (
-    Family("exaone", mlp_bias="mlp_bias"),  # built as Llama
+    Family("exaone", activations_measured=True, mlp_bias="mlp_bias"),  # built as Llama
     Family(
         "exaone_moe",
         qkv_bias=False,

@@ -13,7 +13,7 @@ from bot.estimate.families import Family, family
 from bot.estimate.models import Architecture
 from bot.estimate.value_type import value_type
 
-NormStyle = Literal["llama", "gemma", "fp32"]
+NormStyle = Literal["llama", "gemma", "fp32", "layernorm"]
 
 
 @value_type
@@ -64,7 +64,8 @@ def traits_for(arch: Architecture) -> FamilyTraits:
     repo gets its family's as the preset of the same shape."""
     declared = family(arch.family) or _LLAMA_LIKE
     return FamilyTraits(
-        norm_style=declared.norm_style,
+        # A LayerNorm with weight and bias is torch's native_layer_norm (bot.estimate.saved_activations).
+        norm_style="layernorm" if declared.norm_parameters == "weight_bias" else declared.norm_style,
         qk_norm=arch.qk_norm or declared.qk_norm is True,
         router_weight_bytes=declared.router_weight_bytes,
         rope_tables=declared.rope_tables,
@@ -73,7 +74,10 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         rope_half_width=declared.rope_half_width,
         # The noaux_tc router with its per-expert correction bias: DeepSeek-V3/R1, Kimi K2 (transformers
         # maps kimi_k2 to deepseek_v3) and GLM-4.5, whose MoE layer is DeepSeek-V3's code (measured).
-        deepseek_moe=arch.router_correction_bias,
+        # MiniMax-M2 has the correction bias but no shared experts: its layer is a routed MoE (measured).
+        deepseek_moe=arch.router_correction_bias
+        and declared.experts is not None
+        and declared.experts.shared != 0,
         rope_cat=declared.rope_cat,
         partial_rope=declared.partial_rope,
         softcapping=declared.softcapping,
@@ -81,3 +85,12 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         compute_dtype_softmax=declared.compute_dtype_softmax,
         complex_rope=declared.complex_rope,
     )
+
+
+def offers_activations(arch: Architecture) -> bool:
+    """Whether the calibrated formulas hold for the architecture's family: its declaration says they
+    were measured (``Family.activations_measured``, benchmarks/accuracy.py). A family declared for its
+    counts only gets no activation estimate (its answers ask for ``activations``), rather than a
+    figure off by more than the benchmark's tolerance. A shape of no listed family keeps Llama's."""
+    declared = family(arch.family)
+    return declared is None or declared.activations_measured

@@ -144,6 +144,9 @@ class Architecture(BaseModel):
     # The longest sequence the model was trained for (config.json's max_position_embeddings); None
     # where no second source confirmed it. A longer seq_len is still estimated, with a warning.
     context_length: int | None = Field(default=None, gt=0)
+    # Releases of the preset's repo that differ from it only in the context they were trained for, by
+    # the end of their repo name: Qwen3's "-2507" variants, 262,144 where the originals have 40,960.
+    variant_contexts: tuple[tuple[str, int], ...] = ()
     published_params: int = Field(gt=0)
     published_active_params: int | None = Field(default=None, gt=0)
     note: str = ""
@@ -882,8 +885,17 @@ def find_preset(name: str) -> Architecture | None:
     if found is None or found.key not in _keys_fitting(_sizes(name), None):
         return None
     if _REPO_FORM.fullmatch(name) and name.lower() != (found.hub_id or "").lower():
-        return found.model_copy(update={"hub_id": name})
+        context = next((c for end, c in found.variant_contexts if name.lower().endswith(end)), None)
+        return found.model_copy(update={"hub_id": name, "context_length": context or found.context_length})
     return found
+
+
+def variant_context(model: Architecture) -> int | None:
+    """The context of a preset's variant where it is not the preset's own (Qwen3's -2507 releases)."""
+    own = presets().get(model.key)
+    if preset_variant(model) is None or own is None or model.context_length == own.context_length:
+        return None
+    return model.context_length
 
 
 @cache

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from bot.estimate.family_traits import offers_activations
 from bot.estimate.hardware import DEFAULT_GPU, Gpu
 from bot.estimate.hub import HubModel, is_repo_id, looks_like_repo_id, registered
 from bot.estimate.kv_cache import KvDtype
@@ -334,6 +335,14 @@ class EstimateRequest(BaseModel):
         return self.model if isinstance(self.model, Architecture) else None
 
     @property
+    def activation_shape(self) -> Architecture | None:
+        """The architecture whose activations the bot estimates: ``architecture`` where its family's
+        formulas were measured (``family_traits.offers_activations``), else None (as for a repo known
+        by its tensors only: activations need ``activations``)."""
+        shape = self.architecture
+        return shape if shape is not None and offers_activations(shape) else None
+
+    @property
     def tower_params(self) -> int:
         """The model's vision and audio towers (0 for a text model, or when ``params`` replaced the
         model's count)."""
@@ -349,12 +358,9 @@ class EstimateRequest(BaseModel):
     @property
     def wants_activation_estimate(self) -> bool:
         return (
-            self.architecture is not None
+            self.activation_shape is not None
             and self.activations is None
             and (self.batch_size is not None or self.seq_len is not None)
-            # Hybrid layers (Mamba-2, Gated DeltaNet, short conv, DSA's indexer) are counted exactly,
-            # but their saved activations are not modelled: they need `activations`.
-            and not self.architecture.is_hybrid
         )
 
     def given(self) -> dict[str, object]:

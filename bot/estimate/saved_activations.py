@@ -21,6 +21,9 @@ E experts; s²·b·a terms are written ``a·s`` per token. Bytes per token of on
   head, the fp32 softmax and its bf16 copy, the output's contiguous copy: 8q + 6·a·s.
 - QK-norm (Qwen3, Gemma 3): a norm over each head's d, on Q (q wide, a rows) and K (kv wide, g rows).
 - Gated MLP (SiLU or GELU): gate, up, act(gate), act·up: 8f. No dropout mask is saved at p = 0.
+  A plain up/down MLP (StarCoder 2, Arcee's ReLU², Jais 2): the activation's input and down's, 4f.
+- Norms other than Llama's: OLMo 2/3 multiply the weight in fp32 (8w + 4, as gpt-oss); torch's
+  LayerNorm with bias saves its input and the fp32 mean and rstd (2w + 8; 4w + 8 under autocast).
 - MoE (transformers 5 grouped experts): router softmax fp32 4E, its top-k sum 4, top-k and sort
   indices 32k (int64), top-k weights 4k, routing weights (fp32 4k for Mixtral, bf16 2k for
   Qwen3-MoE), the gathered input 2hk, gate_up, act, product 8fk, the experts' output 2hk (+ 4·E bytes
@@ -77,7 +80,11 @@ class MeasuredActivations:
 
 def norm_bytes(width: int, rows: int, precision: Precision, style: NormStyle) -> int:
     """Bytes per token an RMSNorm saves over ``rows`` slices of ``width`` together (not its output).
-    Gemma's and gpt-oss's norms multiply the weight with the fp32 normalized tensor: 8w + 4 always."""
+    Gemma's and gpt-oss's norms multiply the weight with the fp32 normalized tensor: 8w + 4 always.
+    A LayerNorm with weight and bias (``native_layer_norm``: StarCoder 2, Phi, GPT-NeoX) saves its
+    input (16-bit; fp32 under autocast, which runs layer_norm in fp32) and the fp32 mean and rstd."""
+    if style == "layernorm":
+        return (4 if precision == "amp" else 2) * width + 8 * rows
     if style != "llama" or precision == "amp":
         return 8 * width + 4 * rows
     return 6 * width + 4 * rows
@@ -126,7 +133,12 @@ def layer_saved_bytes(
     if t.qk_norm:
         # Its input is a linear layer's 16-bit output in every setup, so Llama-style QK-norm saves the
         # 16-bit normalized tensor even under autocast; its output is Q/K before RoPE, not saved.
-        per_token += norm_bytes(q, a, "mixed", t.norm_style) + norm_bytes(kv, g, "mixed", t.norm_style)
+        # Over the whole projection (OLMo 2/3, OLMoE, MiniMax-M2) one rsqrt per token, not per head
+        # (measured: benchmarks/ACCURACY.md, "Activations of the declared families").
+        q_rows, k_rows = (1, 1) if arch.qk_norm_scope == "projection" else (a, g)
+        per_token += norm_bytes(q, q_rows, "mixed", t.norm_style) + norm_bytes(
+            kv, k_rows, "mixed", t.norm_style
+        )
         constant += 2 * _norm_constant(d, t.norm_style)
     if arch.is_mla:
         per_token += _mla_attention_bytes(arch, s, attention)
@@ -163,8 +175,15 @@ def layer_saved_bytes(
         per_token += routed_moe_bytes(arch, precision, t)
         constant += 4 * experts
     else:
-        per_token += 8 * f
+        per_token += dense_mlp_bytes(arch)
     return float(s * b * per_token + constant)
+
+
+def dense_mlp_bytes(arch: Architecture) -> int:
+    """A dense MLP's saved bytes per token: gated, gate, up, act(gate) and act·up, 8f; plain (up,
+    act, down: StarCoder 2, Arcee), the activation's input and down's input, 4f (measured:
+    benchmarks/ACCURACY.md, "Activations of the declared families")."""
+    return (8 if arch.gated_mlp else 4) * arch.intermediate_size
 
 
 def routed_moe_bytes(arch: Architecture, precision: Precision, traits: FamilyTraits) -> int:

@@ -17,6 +17,7 @@ from bot.estimate.saved_activations import (
     Precision,
     autocast_weight_copy_bytes,
     deepseek_moe_bytes,
+    dense_mlp_bytes,
     first_layer_is_moe,
     measured_activations,
     norm_bytes,
@@ -196,7 +197,7 @@ def _layer_backward_working_bytes(
         elif moe_layer:
             mlp = routed_moe_bytes(arch, precision, t)
         else:
-            mlp = 8 * arch.intermediate_size
+            mlp = dense_mlp_bytes(arch)
         # With attention sinks (gpt-oss) the softmax runs in the scores' dtype and its gradients are
         # smaller: 2.5·a·s (bf16) and 4·a·s (autocast), fitted on the measured peaks at s = 1024
         # rather than derived tensor by tensor.
@@ -213,7 +214,7 @@ def _mlp_side_bytes(arch: Architecture, precision: Precision, traits: FamilyTrai
     norm = norm_bytes(h, 1, precision, traits.norm_style)
     if moe_layer and traits.deepseek_moe:
         return norm + deepseek_moe_bytes(arch, precision)
-    return norm + 2 * h * (2 if precision == "amp" else 1) + 8 * arch.intermediate_size
+    return norm + 2 * h * (2 if precision == "amp" else 1) + dense_mlp_bytes(arch)
 
 
 def _mlp_and_o_params(arch: Architecture, *, moe_layer: bool) -> int:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.estimate.families import FAMILIES as DECLARED
+from bot.estimate.families import Family
 from bot.estimate.hub import architecture_from_config
 from bot.estimate.models import Architecture
 
@@ -137,7 +139,44 @@ EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
     ),
 }
 
-ALL_FAMILIES: dict[str, dict[str, Any]] = {**FAMILIES, **EXTRA_FAMILIES}
+# Every other declared family (bot.estimate.families; issue 20), at the same small shape: MoE
+# families with 4 experts of 344, 2 active and one shared expert where they have shared experts,
+# MLA families with DeepSeek-V3's small latent widths above. Whether the estimate offers their
+# activations is their declaration's ``activations_measured``; the benchmark reports them all.
+_SMALL_EXPERTS: dict[str, Any] = {
+    **_DEEPSEEK_MOE,
+    "num_experts": 4,
+    "num_local_experts": 4,
+    "moe_num_experts": 4,
+    "moe_k": 2,
+    "moe_num_shared_experts": 1,
+    "num_shared_experts": 1,
+    "shared_expert_intermediate_size": 344,
+    "shared_intermediate_size": 344,
+}
+_SMALL_MLA: dict[str, Any] = {
+    key: EXTRA_FAMILIES["deepseek_v3"][key]
+    for key in ("num_key_value_heads", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "head_dim")
+} | {"qk_nope_head_dim": 32, "v_head_dim": 32}
+
+
+def _declared(declared: Family) -> dict[str, Any]:
+    fields: dict[str, Any] = {"sliding_window": 4096, "pad_token_id": 0}
+    if declared.experts is not None:
+        fields |= _SMALL_EXPERTS
+    if declared.mla:
+        fields |= _SMALL_MLA
+    return _with(declared.model_type, **fields)
+
+
+_MEASURED_ABOVE = {"llama", "qwen2", "qwen3", "gemma3_text", "mixtral", "qwen3_moe"} | {
+    str(config["model_type"]) for config in EXTRA_FAMILIES.values()
+}
+DECLARED_FAMILIES: dict[str, dict[str, Any]] = {
+    f.model_type: _declared(f) for f in DECLARED if f.model_type not in _MEASURED_ABOVE
+}
+
+ALL_FAMILIES: dict[str, dict[str, Any]] = {**FAMILIES, **EXTRA_FAMILIES, **DECLARED_FAMILIES}
 # The extra families whose calibrated formulas exist (bot.estimate.saved_activations and step_peak).
 CALIBRATED_EXTRA = ("deepseek_v3", "gpt_oss", "llama4", "glm4_moe", "gemma2", "phi3")
 

@@ -17,7 +17,7 @@ from typing import Any
 from bot.estimate.core import USUAL_CARDS_GB, Estimate
 from bot.estimate.hardware import DEFAULT_GPU
 from bot.estimate.methods import Method
-from bot.estimate.models import preset_variant
+from bot.estimate.models import preset_variant, variant_context
 from bot.estimate.optimizers import PartKind
 from bot.estimate.sharding import Strategy, card_share
 from bot.estimate.value_type import value_type
@@ -315,9 +315,8 @@ def _activations_key(estimate: Estimate) -> str:
     if estimate.activation_estimate is not None:
         return "glance.activations_estimated"
     if estimate.request.model is not None and estimate.request.activations is None:
-        architecture = estimate.request.architecture
-        # Known by its tensors only (no shape to estimate), or hybrid layers not modelled.
-        if architecture is None or architecture.is_hybrid:
+        # Known by its tensors only, or of a family whose activations were not measured: no estimate.
+        if estimate.request.activation_shape is None:
             return "glance.activations_need_option"
         # A preset without batch or sequence length: A = 0 would read as "no activations", so say
         # that they are left out and how to have them estimated.
@@ -464,7 +463,11 @@ def preset_line(estimate: Estimate, w: Words) -> str | None:
         return "\n".join([*architecture_notes(model, w), *([tower] if tower else [])])
     lines = []
     if preset_variant(model) is not None:  # another repo of the same architecture, e.g. the Instruct one
-        lines.append(w("glance.variant", name=model.name))  # the command line above names the repo
+        context = variant_context(model)  # ... trained for a longer context (Qwen3's -2507 releases)
+        if context is not None:
+            lines.append(w("presets.variant_context", name=model.name, context=w.plain(context)))
+        else:
+            lines.append(w("glance.variant", name=model.name))  # the command line above names the repo
     if model.is_moe:
         total, active = w.count(model.parameter_count), w.count(model.active_parameter_count)
         lines.append(w("glance.moe", total=total, active=active))
