@@ -122,8 +122,23 @@ EXTREMES: list[dict[str, Any]] = [
 ]
 
 
+def _preset_params() -> list[Any]:
+    """Every preset; in the default suite the longest name and the first of each family, which have
+    every kind of line (a family's presets differ in their numbers, held by the limits' own margins),
+    the rest under ``-m fuzz`` (CI runs both)."""
+    found = presets()
+    quick = {max(found, key=lambda key: len(found[key].name))}
+    kinds: set[tuple[str | None, bool, bool]] = set()
+    for key in sorted(found):
+        kind = (found[key].family, found[key].is_moe, found[key].non_text_params > 0)
+        if kind not in kinds:
+            kinds.add(kind)
+            quick.add(key)
+    return [pytest.param(key, marks=() if key in quick else pytest.mark.fuzz) for key in sorted(found)]
+
+
 @pytest.mark.parametrize("language", list(Language))
-@pytest.mark.parametrize("key", sorted(presets()))
+@pytest.mark.parametrize("key", _preset_params())
 def test_every_view_of_every_preset_stays_within_discords_limits(language: Language, key: str) -> None:
     for extra in EXTREMES:
         result = estimate(
