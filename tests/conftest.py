@@ -79,6 +79,18 @@ async def bot(fake: FakeDiscord, discord_endpoints: None) -> AsyncIterator[VramB
     await task
 
 
+@pytest.fixture(scope="module")
+def quiet_transformers() -> Iterator[None]:
+    """For the accuracy suites that build models: skipped without torch and transformers, whose
+    warnings about random weights and small configs are turned down to errors for the module."""
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()
+    yield
+    transformers.logging.set_verbosity(verbosity)
+
+
 @pytest.fixture
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No token, no VRAM_BOT_* override and no ./config.toml from the developer's shell.

@@ -8,28 +8,16 @@ which also writes the table in benchmarks/ACCURACY.md). Needs torch and transfor
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from benchmarks.family_coverage import TOLERANCE, Row, all_rows, check
 from bot.estimate.families import FAMILIES, MULTIMODAL
 
-pytestmark = pytest.mark.accuracy
+pytestmark = [pytest.mark.accuracy, pytest.mark.usefixtures("quiet_transformers")]
 
 # Why the reader may refuse a config; "not built" rows are transformers' own default configs that
 # transformers cannot build (nothing to compare with).
 REASONS = ("undeclared_family", "not_a_decoder")
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _torch_and_transformers() -> Iterator[None]:
-    pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    verbosity = transformers.logging.get_verbosity()
-    transformers.logging.set_verbosity_error()
-    yield
-    transformers.logging.set_verbosity(verbosity)
 
 
 def _described(rows: list[Row]) -> str:

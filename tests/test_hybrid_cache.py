@@ -9,7 +9,6 @@ cache's tensors (each storage once) give the per-token bytes (their difference) 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,7 +16,7 @@ import pytest
 from bot.estimate.hub import architecture_from_config
 from bot.measure.cache import cache_bytes
 
-pytestmark = pytest.mark.accuracy
+pytestmark = [pytest.mark.accuracy, pytest.mark.usefixtures("quiet_transformers")]
 
 BATCH = 2
 LENGTHS = (5, 9)
@@ -136,16 +135,6 @@ SMALL: dict[str, dict[str, Any]] = {
         "vocab_size": 128,
     },
 }
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _quiet_transformers() -> Iterator[None]:
-    pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    verbosity = transformers.logging.get_verbosity()
-    transformers.logging.set_verbosity_error()
-    yield
-    transformers.logging.set_verbosity(verbosity)
 
 
 def _measured(model_type: str) -> tuple[int, int]:

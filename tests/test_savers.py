@@ -42,6 +42,19 @@ TORCHTUNE_8B = [
     "rtx4090",
 ]
 
+# The same recipe as /vram options.
+TORCHTUNE_8B_OPTIONS: dict[str, object] = {
+    "model": "llama-3.1-8b",
+    "precision": "bf16",
+    "optimizer": "paged_adam8bit",
+    "optimizer_in_backward": True,
+    "chunked_loss": True,
+    "checkpointing": True,
+    "batch_size": 2,
+    "seq_len": 2048,
+    "gpu": "rtx4090",
+}
+
 
 def test_torchtunes_8b_full_fine_tune_is_expressible_and_within_15_percent(
     capsys: pytest.CaptureFixture[str],
@@ -52,17 +65,7 @@ def test_torchtunes_8b_full_fine_tune_is_expressible_and_within_15_percent(
     assert found["savers"]["chunked_loss"] is True
     assert [part["paged"] for part in found["savers"]["in_host"]] == [True]  # the 8-bit moments
     assert found["savers"]["not_held"][0]["key"] == "part.gradients16"
-    request = parse_request(
-        model="llama-3.1-8b",
-        precision="bf16",
-        optimizer="paged_adam8bit",
-        optimizer_in_backward=True,
-        chunked_loss=True,
-        checkpointing=True,
-        batch_size=2,
-        seq_len=2048,
-        gpu="rtx4090",
-    )
+    request = parse_request(**TORCHTUNE_8B_OPTIONS)
     peak = estimate(request).peak
     assert peak is not None
     # Before the savers the bot said 2.55 × this (51.7 GB) and "❌ 3 × RTX 4090".
@@ -134,17 +137,7 @@ def test_optimizer_in_backward_with_accumulation_gets_a_clear_answer() -> None:
 def test_the_savers_add_no_line_to_the_short_answer(language: Language) -> None:
     """Nine options make a long command line (six phone rows); the rest stays within the glance's
     limits: the verdict and total in the title, at most 900 characters, 14 rows less the command's."""
-    request = parse_request(
-        model="llama-3.1-8b",
-        precision="bf16",
-        optimizer="paged_adam8bit",
-        optimizer_in_backward=True,
-        chunked_loss=True,
-        checkpointing=True,
-        batch_size=2,
-        seq_len=2048,
-        gpu="rtx4090",
-    )
+    request = parse_request(**TORCHTUNE_8B_OPTIONS)
     embed = render_embed(estimate(request), language)
     title = str(embed["title"])
     assert title.startswith("✅")

@@ -8,23 +8,11 @@ random weights; the cache transformers returns is counted tensor by tensor and c
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from benchmarks.accuracy_serve import KNOWN_GAPS, _small_configs, measure
 
-pytestmark = pytest.mark.accuracy
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _torch_and_transformers() -> Iterator[None]:
-    pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    verbosity = transformers.logging.get_verbosity()
-    transformers.logging.set_verbosity_error()
-    yield
-    transformers.logging.set_verbosity(verbosity)
+pytestmark = [pytest.mark.accuracy, pytest.mark.usefixtures("quiet_transformers")]
 
 
 @pytest.mark.parametrize("family", sorted(_small_configs()))
