@@ -32,7 +32,7 @@ from bot.present.answer import render_embed
 from bot.present.command_line import command_line
 from bot.present.custom_ids import pack, unpack
 from bot.present.i18n import Language
-from bot.runtime.cog import _is_a_presets_own
+from bot.present.interactions import is_a_presets_own
 
 # key -> the repo's config.json (https://huggingface.co/<hub_id>/blob/main/config.json), the fields
 # that set the parameter count and the context length.
@@ -388,7 +388,7 @@ def test_a_variant_of_a_presets_repo_is_the_preset_and_says_so(repo: str, key: s
     assert found.key == key
     assert preset_variant(found) == repo
     assert search_presets(repo)[0] == found  # autocomplete offers it first, by the repo's ID
-    assert not _is_a_presets_own(repo)  # the Hub's suggestion of it stays in autocomplete
+    assert not is_a_presets_own(repo)  # the Hub's suggestion of it stays in autocomplete
     request = parse_request(model=repo)
     assert request.given()["model"] == repo  # controls and the command line carry the repo
     pressed = unpack(pack(request)).model  # a control's custom_id keeps the variant
@@ -420,7 +420,7 @@ def test_a_presets_own_repo_stays_silent_and_a_variant_is_answered_offline() -> 
     own = find_preset("qwen/qwen3-32b")
     assert own is presets()["qwen3-32b"]
     assert preset_variant(own) is None
-    assert _is_a_presets_own("Qwen/Qwen3-32B")
+    assert is_a_presets_own("Qwen/Qwen3-32B")
     # HF_ENDPOINT is a closed port in the tests: a Hub lookup would fail.
     assert main(["estimate", "--model", "Qwen/Qwen2.5-7B-Instruct"]) == 0
 

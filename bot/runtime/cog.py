@@ -21,15 +21,18 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.estimate.hub import is_repo_id
-from bot.estimate.models import find_preset, preset_variant, search_presets
 from bot.estimate.options import OptionSpec
-from bot.estimate.request import PRIVATE, Problem, command_options, parse_request
+from bot.estimate.request import Problem, command_options
 from bot.hub_settings import HubSettings, hub_settings_from_env
 from bot.present.custom_ids import ESTIMATE
 from bot.present.hub_problems import rate_limited_note
-from bot.present.i18n import text
-from bot.present.words import format_count
+from bot.present.interactions import (
+    MODEL,
+    model_suggestions,
+    preset_suggestions,
+    read_command,
+    wants_hub_search,
+)
 from bot.runtime.controls import DYNAMIC_ITEMS, send_view
 from bot.runtime.errors import (
     MalformedOptions,
@@ -45,8 +48,6 @@ from bot.runtime.translator import CatalogueTranslator, localized, localized_cho
 
 log = logging.getLogger(__name__)
 
-AUTOCOMPLETE_MAX = 25  # Discord shows at most 25 suggestions
-MODEL = "model"  # the option with suggestions
 # Discord wants the first answer within 3 s: a Hub lookup still running after this long gets a
 # "thinking" reply first, leaving time for the defer itself to reach Discord.
 DEFER_AFTER_S = 1.5
@@ -124,18 +125,18 @@ class VramCog(commands.Cog):
     @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
     @_with_the_options
     async def vram(self, interaction: discord.Interaction, /, **options: Any) -> None:
-        private = bool(options.pop(PRIVATE.name, PRIVATE.default))
-        model = options.get(MODEL)
+        command = read_command(options)
+        private, repo = command.private, command.repo
         resolved: Resolved | None = None
-        if isinstance(model, str) and find_preset(model) is None and is_repo_id(model):
+        if repo is not None:
             # Validation is pure and synchronous: look the repo up first (HubFailure goes to
             # cog_app_command_error), which registers its architecture for the validator.
-            resolved = await self._look_up(interaction, model, private)
-        request = parse_request(**options)  # InvalidRequest goes to cog_app_command_error
+            resolved = await self._look_up(interaction, repo, private)
+        request = command.request()  # InvalidRequest goes to cog_app_command_error
         await send_view(interaction, request, ESTIMATE, ephemeral=private, edit=False)
         if resolved is not None and resolved.rate_limited:
             await interaction.followup.send(
-                rate_limited_note(str(model), language_of(interaction)),
+                rate_limited_note(repo or "", language_of(interaction)),
                 ephemeral=True,
                 allowed_mentions=NO_PINGS,
             )
@@ -253,36 +254,15 @@ class VramCog(commands.Cog):
     async def _model_choices(
         self, interaction: discord.Interaction, current: str
     ) -> list[app_commands.Choice[str]]:
-        language = language_of(interaction)
-        choices = [
-            app_commands.Choice(
-                name=text(
-                    language, "choice.model", name=m.name, count=format_count(m.parameter_count, language)
-                ),
-                value=preset_variant(m) or m.key,  # a variant's repo ID keeps its note in the answer
-            )
-            for m in search_presets(current, limit=AUTOCOMPLETE_MAX)
-        ]
-        # Presets first; a "/" says the user is typing a repo ID, so the Hub's search follows.
-        if "/" in current and len(choices) < AUTOCOMPLETE_MAX:
+        presets = preset_suggestions(current, language_of(interaction))
+        repos: tuple[str, ...] = ()
+        if wants_hub_search(current, len(presets)):
             repos = await self.hub.suggest(current.strip(), self.hub_suggestions_wait_s)
-            taken = {choice.value for choice in choices}
-            choices += [
-                app_commands.Choice(name=repo, value=repo)
-                for repo in repos
-                if repo not in taken and not _is_a_presets_own(repo)
-            ]
-        return choices[:AUTOCOMPLETE_MAX]
+        suggested = model_suggestions(presets, repos)
+        return [app_commands.Choice(name=name, value=value) for name, value in suggested]
 
 
 _COMMAND_KINDS = (discord.InteractionType.application_command, discord.InteractionType.autocomplete)
-
-
-def _is_a_presets_own(repo: str) -> bool:
-    """A Hub suggestion the preset's own choice already stands for (its variants stay: each answers
-    from the preset, saying so)."""
-    found = find_preset(repo)
-    return found is not None and preset_variant(found) is None
 
 
 async def setup(bot: commands.Bot) -> None:

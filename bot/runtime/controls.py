@@ -25,22 +25,19 @@ import discord
 from discord.ext import commands
 
 from bot.estimate.hub import HubFailure
-from bot.estimate.optimizers import Optimizer
-from bot.estimate.request import EstimateRequest, InvalidRequest
-from bot.estimate.weight_formats import WeightFormat
-from bot.present.command_line import UnreadableCommand, parse_command_line
+from bot.estimate.request import EstimateRequest
+from bot.present.command_line import UnreadableCommand
 from bot.present.custom_ids import (
     ESTIMATE,
-    FROM_MESSAGE,
     PREFIX,
     SELECT_VIEW,
     SHARE,
     UnreadableState,
     control_id,
     share_id,
-    unpack,
 )
 from bot.present.i18n import text
+from bot.present.interactions import control_request, switch_optimizer, unresolved_repo
 from bot.present.views import RENDERERS, render_message
 from bot.runtime.errors import answer_error
 from bot.runtime.replies import ANSWERED, NO_PINGS, language_of
@@ -110,27 +107,9 @@ def shared_name(user: discord.User | discord.Member) -> str:
 
 def _request_in(interaction: discord.Interaction, state: str) -> EstimateRequest:
     """The request a control carries, or, for one too long to carry, the one its answer shows."""
-    if state != FROM_MESSAGE:
-        return unpack(state)
     message = interaction.message
-    description = message.embeds[0].description if message is not None and message.embeds else None
-    if not description:
-        raise UnreadableState("the message shows no command line")
-    return parse_command_line(description.split("\n", 1)[0])
-
-
-def _switch_optimizer(request: EstimateRequest, choice: str) -> EstimateRequest:
-    """The same request with another optimizer; a custom B gives way to the optimizer picked."""
-    if request.serving:  # a serving answer's select picks the weights' precision
-        try:
-            return request.model_copy(update={"weights": WeightFormat(choice)})
-        except ValueError:
-            raise UnreadableState("not a weight format") from None
-    try:
-        optimizer = Optimizer(choice)
-    except ValueError:
-        raise UnreadableState("not an optimizer") from None
-    return request.model_copy(update={"optimizer": optimizer, "bytes_per_param": None})
+    shown = message.embeds[0].description if message is not None and message.embeds else None
+    return control_request(state, shown)
 
 
 def started_by(interaction: discord.Interaction) -> bool:
@@ -145,23 +124,12 @@ def started_by(interaction: discord.Interaction) -> bool:
 CONTROL_LOOKUP_WAIT_S = 2.0
 
 
-def _unresolved_repo(error: Exception) -> str | None:
-    """The Hub repo an unreadable request names but nobody has looked up in this process (the
-    answer was sent before a restart, or by another shard)."""
-    cause = error.__cause__
-    if isinstance(cause, InvalidRequest):
-        for problem in cause.problems:
-            if problem.code == "unresolved_repo":
-                return str(problem.given)
-    return None
-
-
 async def _request_looking_up(interaction: discord.Interaction, state: str) -> EstimateRequest:
     """:func:`_request_in`, looking the request's Hub repo up first when this process has not."""
     try:
         return _request_in(interaction, state)
     except (UnreadableState, UnreadableCommand) as exc:
-        repo = _unresolved_repo(exc)
+        repo = unresolved_repo(exc)
         cog = cast(commands.Bot, interaction.client).get_cog("VramCog")
         hub = getattr(cog, "hub", None)
         if repo is None or hub is None:
@@ -182,7 +150,7 @@ async def answer_control(
             raise UnreadableState(f"unknown view {view_name[:20]!r}")
         request = await _request_looking_up(interaction, state)
         if optimizer is not None:
-            request = _switch_optimizer(request, optimizer)
+            request = switch_optimizer(request, optimizer)
         edit = started_by(interaction)
         await send_view(interaction, request, view_name, ephemeral=not edit, edit=edit)
     except Exception as exc:

@@ -19,9 +19,11 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 CONFIG_ENV = "VRAM_BOT_CONFIG"
 TOKEN_ENV = "DISCORD_TOKEN"  # noqa: S105 (the variable's name, not a token)
+PUBLIC_KEY_ENV = "DISCORD_PUBLIC_KEY"
 ENV_PREFIX = "VRAM_BOT_"
 DEFAULT_CONFIG = Path("config.toml")
 
+SECRET_KEYS = ("public_key",)  # settings whose value no message shows
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -85,6 +87,32 @@ class Settings(BaseSettings):
     status_interval_s: Annotated[
         float, Field(gt=0, le=3600, description="a number of seconds above 0, up to 3600")
     ] = 15.0
+    # --- Interactions over HTTP (`vram-bot http`; bot/http/) -----------------------------------------
+    # "gateway" runs the discord.py client; "http" serves Discord's Interactions Endpoint URL instead.
+    mode: Annotated[Literal["gateway", "http"], Field(description='"gateway" or "http"')] = "gateway"
+    # The application's public key (Developer Portal, General Information), which signs interactions.
+    # $DISCORD_PUBLIC_KEY wins; it is kept as a secret so that no log line or repr shows it.
+    public_key: Annotated[
+        SecretStr | None, Field(description="the 64 hex digits of the application's public key")
+    ] = None
+    http_host: Annotated[str, Field(min_length=1, description="an address to listen on, e.g. 0.0.0.0")] = (
+        "127.0.0.1"
+    )
+    http_port: Annotated[int, Field(ge=0, le=65_535, description="a port number, 0 to 65535")] = 8080
+    # How far an interaction's signed timestamp may be from this machine's clock: older ones are
+    # refused as replays (Discord sends each within a second of signing it).
+    signature_window_s: Annotated[
+        float, Field(gt=0, le=3600, description="a number of seconds above 0, up to 3600")
+    ] = 300.0
+    # The largest request body taken: interactions are a few kB, a component's carries its message.
+    http_max_body_bytes: Annotated[
+        int, Field(ge=1024, le=64 * 1024 * 1024, description="a number of bytes, 1024 to 67108864")
+    ] = 1024 * 1024
+    # How long a stop waits for the interactions being answered (a deferred Hub answer included).
+    http_shutdown_s: Annotated[
+        float, Field(gt=0, le=600, description="a number of seconds above 0, up to 600")
+    ] = 15.0
+
     # Only for tests and self-hosted proxies: where Discord's REST API and gateway are.
     api_base_url: Annotated[str | None, Field(description="a URL such as http://127.0.0.1:8080/api/v10")] = (
         None
@@ -135,6 +163,14 @@ class Settings(BaseSettings):
                     f"shard_ids must be below shard_count ({self.shard_count}): shards count from 0"
                 )
         return self
+
+    @field_validator("public_key", mode="after")
+    @classmethod
+    def _a_public_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not is_public_key(value.get_secret_value()):
+            # The value stays out of the message: describe_errors shows only what is expected.
+            raise ValueError("not 64 hex digits")
+        return value
 
     @property
     def sharded(self) -> bool:
@@ -213,12 +249,36 @@ def describe_errors(exc: ValidationError, data: Mapping[str, object]) -> str:
         source = variable if env_has(variable) else key
         expected = Settings.model_fields[key].description
         item = "".join(f"[{part}]" for part in error["loc"][1:])  # which entry of a list
-        problems.append(f"{source}{item} = {error['input']!r} is not valid: use {expected}")
+        shown = "…" if key in SECRET_KEYS else repr(error["input"])
+        problems.append(f"{source}{item} = {shown} is not valid: use {expected}")
     return "; ".join(dict.fromkeys(problems))  # a list field can fail once per item: say it once
 
 
 def env_has(variable: str) -> bool:
     return any(name.upper() == variable for name in os.environ)
+
+
+def is_public_key(value: str) -> bool:
+    """Whether ``value`` reads as an Ed25519 public key: 32 bytes as 64 hex digits."""
+    return len(value) == 64 and all(c in "0123456789abcdefABCDEF" for c in value)
+
+
+def load_public_key(settings: Settings, env: Mapping[str, str] | None = None) -> bytes:
+    """The application's public key from ``$DISCORD_PUBLIC_KEY``, else the ``public_key`` setting."""
+    env = os.environ if env is None else env
+    value = env.get(PUBLIC_KEY_ENV, "").strip()
+    if value and not is_public_key(value):
+        raise ConfigError(
+            f"{PUBLIC_KEY_ENV} is not valid: use the 64 hex digits of the application's public key"
+        )
+    if not value and settings.public_key is not None:
+        value = settings.public_key.get_secret_value()
+    if not value:
+        raise ConfigError(
+            f"no public key: set {PUBLIC_KEY_ENV}, or public_key in the config (Developer Portal, "
+            "General Information, Public Key)"
+        )
+    return bytes.fromhex(value)
 
 
 def load_token(settings: Settings, env: Mapping[str, str] | None = None) -> SecretStr:
