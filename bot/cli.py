@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bot import __version__
 from bot.preview import EXIT_USAGE, add_estimate_command, run_estimate
-from bot.runtime.settings import ConfigError, load_settings, load_token
+from bot.runtime.settings import ConfigError, load_public_key, load_settings, load_token
 
 # --- operator hooks (runtime team): exit codes, --version, `health`; the README lists the codes ---
 EXIT_CRASH = 1  # an unexpected error, with its traceback: a bug; a supervisor may restart
@@ -58,6 +58,22 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=HEALTH_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    http = commands.add_parser(
+        "http",
+        help="answer interactions over HTTP (Discord's Interactions Endpoint URL) instead of the gateway",
+        description="Serve POST /interactions and GET /healthz; the public key from $DISCORD_PUBLIC_KEY "
+        "or public_key in the settings. Register the command with `vram-bot sync`.",
+    )
+    http.add_argument("--host", help="address to listen on (default: the http_host setting, 127.0.0.1)")
+    http.add_argument(
+        "--port", type=int, help="port to listen on (default: the http_port setting, 8080; 0 picks one)"
+    )
+    commands.add_parser(
+        "sync",
+        help="register /vram with Discord over REST (token from $DISCORD_TOKEN), then exit",
+        description="Register the slash command as the gateway bot does at start-up: globally, or in "
+        "dev_guild_id. An HTTP deployment runs this once per release.",
+    )
     add_estimate_command(commands)
     # `vram-bot measure` hands its arguments to bot.measure, which needs the optional `measure` extra
     # (torch and transformers); the bot never imports it.
@@ -88,16 +104,29 @@ def run_bot(args: argparse.Namespace) -> int:
 
     try:
         settings = load_settings(args.config)
-        token = load_token(settings)
-        # The tokens never reach a log line, whichever library writes it (bot.runtime.logs).
-        secrets = (token.get_secret_value(), os.environ.get("HF_TOKEN", ""))
+        over_http = args.command == "http" or (args.command is None and settings.mode == "http")
+        # What signs (HTTP) or logs in (gateway, sync); never in a log line, whichever library writes
+        # it (bot.runtime.logs).
+        secret = load_public_key(settings).hex() if over_http else load_token(settings).get_secret_value()
+        secrets = (secret, os.environ.get("HF_TOKEN", ""))
         handler = setup_logging(settings.log_level, settings.log_format, secrets=secrets)
         json_logs = settings.log_format == "json"
         from bot.runtime.retry import GaveUp
-        from bot.runtime.runner import serve
 
         try:
-            asyncio.run(serve(settings, token.get_secret_value()))
+            if over_http:
+                from bot.http.server import serve_http
+
+                host, port = getattr(args, "host", None), getattr(args, "port", None)
+                asyncio.run(serve_http(settings, bytes.fromhex(secret), host=host, port=port))
+            elif args.command == "sync":
+                from bot.http.sync import sync_commands
+
+                asyncio.run(sync_commands(settings, secret))
+            else:
+                from bot.runtime.runner import serve
+
+                asyncio.run(serve(settings, secret))
         except GaveUp as exc:
             last_word(str(exc))
             return EXIT_GAVE_UP

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import email
+import email.message
 import itertools
 import json
 import time
@@ -19,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from aiohttp import BodyPartReader, WSMsgType, web
+from aiohttp import BodyPartReader, ClientSession, WSMsgType, web
+from nacl.signing import SigningKey
 
 API_PREFIX = "/api/v10"
 HEARTBEAT_INTERVAL_MS = 41_250
@@ -84,6 +87,39 @@ class Callback:
         return embeds[0]
 
 
+@dataclass
+class HttpAnswer:
+    """An interactions endpoint's answer to a POST: its status, bytes, and JSON (or multipart) body."""
+
+    status: int
+    raw: bytes
+    content_type: str
+    body: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)
+    callback: Callback | None = None  # the interaction response it stands for (status 200)
+
+
+def _read_multipart(content_type: str, raw: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """A response with files, as Discord reads one: ``payload_json`` and ``files[n]`` parts."""
+    body: dict[str, Any] = {}
+    files: dict[str, bytes] = {}
+    parsed = email.message_from_bytes(f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+    assert parsed.is_multipart(), "not a multipart body"
+    for part in parsed.get_payload():
+        assert isinstance(part, email.message.Message)
+        name = part.get_param("name", header="content-disposition")
+        content = part.get_payload(decode=True)
+        assert isinstance(content, bytes)
+        if name == "payload_json":
+            body = orjson.loads(content)
+        else:
+            assert str(name).startswith("files["), name
+            filename = part.get_filename()
+            assert filename, "a file part without a filename"
+            files[filename] = content
+    return body, files
+
+
 async def _read_body(request: web.Request) -> tuple[dict[str, Any], dict[str, bytes]]:
     """A JSON body, or a multipart one as Discord takes a message with files: the JSON in the part
     ``payload_json`` and each file in a part ``files[n]`` named by its filename."""
@@ -145,6 +181,7 @@ class FakeDiscord:
         self._users: dict[str, dict[str, Any]] = {}
         self._sent: dict[str, dict[str, Any]] = {}  # interactions sent, by id
         self.registered: dict[str, list[dict[str, Any]]] = {}  # "global" or a guild id
+        self.sync_bodies: list[tuple[str, bytes]] = []  # (scope, the PUT's body) of each command sync
         self.identifies: list[dict[str, Any]] = []
         self.requests: list[tuple[str, str]] = []
         self.unknown_routes: list[tuple[str, str]] = []
@@ -168,6 +205,7 @@ class FakeDiscord:
         self._sequence = 0
         self._identified = asyncio.Event()
         self._runner: web.AppRunner | None = None
+        self._client: ClientSession | None = None  # for POSTs to an interactions endpoint
         self.port = 0
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -201,6 +239,8 @@ class FakeDiscord:
         self.port = sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
+        if self._client is not None:
+            await self._client.close()
         for ws in list(self._sockets):
             await ws.close()
         if self._runner is not None:
@@ -463,6 +503,7 @@ class FakeDiscord:
 
     async def _sync(self, request: web.Request) -> web.Response:
         scope = request.match_info.get("guild", "global")
+        self.sync_bodies.append((scope, await request.read()))  # as sent, to compare two syncs
         commands = await request.json()
         registered = []
         for command in commands:
@@ -496,15 +537,7 @@ class FakeDiscord:
             received_at=received_at,
             files=files,
         )
-        if callback.type == 7 and "message" in interaction:  # UPDATE_MESSAGE: edit the clicked message
-            message = self.messages.setdefault(interaction["message"]["id"], dict(interaction["message"]))
-            message |= {key: callback.data[key] for key in ("embeds", "components") if key in callback.data}
-            if files or "attachments" in callback.data:  # the files sent replace those kept
-                message["attachments"] = _attachments(callback.data, files)
-            message["edited_timestamp"] = "2026-12-02T12:00:01+00:00"
-        else:
-            message = self._message(callback.data, interaction, files)
-        callback.message = message
+        message = callback.message = self._answered(interaction, callback)
         self.callbacks.append(callback)
         future = self._callbacks.get(interaction_id)
         if future is not None and not future.done():
@@ -523,6 +556,60 @@ class FakeDiscord:
                 "resource": {"type": callback.type, "message": message},
             }
         )
+
+    def _answered(self, interaction: dict[str, Any], callback: Callback) -> dict[str, Any]:
+        """The message an interaction's response created or, for UPDATE_MESSAGE, updated."""
+        if callback.type == 7 and "message" in interaction:  # UPDATE_MESSAGE: edit the clicked message
+            message = self.messages.setdefault(interaction["message"]["id"], dict(interaction["message"]))
+            message |= {key: callback.data[key] for key in ("embeds", "components") if key in callback.data}
+            if callback.files or "attachments" in callback.data:  # the files sent replace those kept
+                message["attachments"] = _attachments(callback.data, callback.files)
+            message["edited_timestamp"] = "2026-12-02T12:00:01+00:00"
+            return message
+        return self._message(callback.data, interaction, callback.files)
+
+    # -- interactions over HTTP (the Interactions Endpoint URL) ----------------------------------
+
+    async def post_interaction(
+        self,
+        url: str,
+        interaction: dict[str, Any],
+        key: SigningKey,
+        *,
+        body: bytes | None = None,
+        timestamp: str | None = None,
+        signature: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> HttpAnswer:
+        """POST ``interaction`` to an endpoint as Discord does: JSON signed with ``key`` (Ed25519 over
+        the timestamp and the body). ``body``, ``timestamp`` and ``signature`` replace what is sent,
+        as a forger or a replay would. A 200 answer is kept as the callback it stands for."""
+        if self._client is None:
+            self._client = ClientSession()
+        # The stdlib's encoder, as the gateway's frames: it writes whole numbers beyond 64 bits too.
+        sent = json.dumps(interaction, ensure_ascii=False).encode() if body is None else body
+        stamp = str(int(time.time())) if timestamp is None else timestamp
+        signed = key.sign(stamp.encode() + sent).signature.hex() if signature is None else signature
+        heads = {
+            "Content-Type": "application/json",
+            "X-Signature-Ed25519": signed,
+            "X-Signature-Timestamp": stamp,
+            "User-Agent": "Discord-Interactions/1.0 (+https://discord.com)",
+            **(headers or {}),
+        }
+        async with self._client.post(url, data=sent, headers=heads) as response:
+            raw = await response.read()
+            answer = HttpAnswer(response.status, raw, response.content_type)
+            if response.status == 200 and response.content_type.startswith("multipart/"):
+                answer.body, answer.files = _read_multipart(response.headers["Content-Type"], raw)
+            elif response.content_type == "application/json":
+                answer.body = orjson.loads(raw)
+        if response.status == 200 and isinstance(answer.body.get("type"), int) and answer.body["type"] >= 4:
+            callback = Callback(str(interaction.get("id")), answer.body, {}, files=answer.files)
+            if callback.type in (4, 7):
+                callback.message = self._answered(interaction, callback)
+            answer.callback = callback
+        return answer
 
     async def _followup(self, request: web.Request) -> web.Response:
         body, files = await _read_body(request)
