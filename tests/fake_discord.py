@@ -97,6 +97,7 @@ class HttpAnswer:
     body: dict[str, Any] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
     callback: Callback | None = None  # the interaction response it stands for (status 200)
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def _read_multipart(content_type: str, raw: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
@@ -599,7 +600,7 @@ class FakeDiscord:
         }
         async with self._client.post(url, data=sent, headers=heads) as response:
             raw = await response.read()
-            answer = HttpAnswer(response.status, raw, response.content_type)
+            answer = HttpAnswer(response.status, raw, response.content_type, headers=dict(response.headers))
             if response.status == 200 and response.content_type.startswith("multipart/"):
                 answer.body, answer.files = _read_multipart(response.headers["Content-Type"], raw)
             elif response.content_type == "application/json":

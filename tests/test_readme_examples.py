@@ -38,6 +38,7 @@ DOCUMENTS = ("bot/README.md", "bot/estimate/README.md", "benchmarks/README.md")
 # (A sub-command's bare name in a sentence, `vram-bot health`, is a name, not an example.)
 NOT_RUN = {
     "vram-bot": "runs the bot against Discord: tests/test_runner.py, tests/test_vram_e2e.py",
+    "vram-bot http": "serves interactions until stopped: tests/test_http.py, tests/test_http_load.py",
 }
 
 _FENCE = re.compile(r"^```(\w*)$")

@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 INTERACTIONS_PATH = "/interactions"
 HEALTH_PATH = "/healthz"
 _CHUNK = 64 * 1024
+# How long a stop waits for connections accepted just before it to send their request.
+CONNECTION_GRACE_S = 1.0
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -97,9 +99,26 @@ class InteractionServer:
         log.info("Listening for interactions on http://%s:%d%s", host, self.port, INTERACTIONS_PATH)
 
     async def stop(self) -> None:
-        """Stop listening, answer what is in flight (up to ``shutdown_s``), then close."""
+        """Stop listening, answer what is in flight (up to ``shutdown_s``), then close.
+
+        aiohttp's own cleanup closes a connection whose request it has not started reading, which a
+        proxy sees as a dropped request; so the listening socket closes first, and the connections
+        already accepted get their answers (or, for idle keep-alive ones, ``CONNECTION_GRACE_S``)
+        before the cleanup closes what is left.
+        """
         self.stopping = True
         if self._runner is not None:
+            for site in list(self._runner.sites):
+                await site.stop()
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + self.shutdown_s
+            grace_end = loop.time() + CONNECTION_GRACE_S
+            server = self._runner.server
+            while loop.time() < deadline:
+                connected = server is not None and bool(server.connections)
+                if self.in_flight == 0 and (not connected or loop.time() > grace_end):
+                    break
+                await asyncio.sleep(0.02)
             await self._runner.cleanup()
         await self.webhook.close()
 
@@ -122,6 +141,13 @@ class InteractionServer:
         return b"".join(chunks)
 
     async def _interactions(self, request: web.Request) -> web.StreamResponse:
+        self.in_flight += 1
+        try:
+            return await self._check_and_answer(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _check_and_answer(self, request: web.Request) -> web.StreamResponse:
         body = await self._read_body(request)
         if body is None:
             return _error(413, "request body too large")
@@ -137,11 +163,7 @@ class InteractionServer:
             return _error(400, "the body is not JSON")
         if not isinstance(interaction, dict):
             return _error(400, "the body is not a JSON object")
-        self.in_flight += 1
-        try:
-            return await self._answer(request, interaction)
-        finally:
-            self.in_flight -= 1
+        return await self._answer(request, interaction)
 
     async def _answer(self, request: web.Request, interaction: dict[str, Any]) -> web.StreamResponse:
         exchange = Exchange(interaction, self.webhook)
