@@ -286,3 +286,24 @@ async def test_a_stop_answers_the_interactions_in_flight_first(
     assert [kind for kind, _ in calls] == ["edit"]
     assert calls[0][1]["embeds"][0]["title"].startswith("❌ acme/Slow-8B · Adam: 128.5 GB")
     assert server.in_flight == 0
+
+
+async def test_without_a_public_key_http_stops_with_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.cli import main
+
+    (tmp_path / "config.toml").write_text('public_key = "not a key"\n', encoding="utf-8")
+    (tmp_path / "empty.toml").write_text("", encoding="utf-8")
+    monkeypatch.delenv("DISCORD_PUBLIC_KEY", raising=False)
+    assert main(["--config", str(tmp_path / "empty.toml"), "http"]) == 2
+    assert main(["--config", str(tmp_path / "config.toml"), "http"]) == 2
+    monkeypatch.setenv("DISCORD_PUBLIC_KEY", "ab" * 31)
+    assert main(["--config", str(tmp_path / "empty.toml"), "http"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("vram-bot: no public key: set DISCORD_PUBLIC_KEY")
+    assert "public_key = … is not valid: use the 64 hex digits" in lines[1]  # the value is not shown
+    assert (
+        lines[2]
+        == "vram-bot: DISCORD_PUBLIC_KEY is not valid: use the 64 hex digits of the application's public key"
+    )

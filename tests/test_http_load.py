@@ -64,8 +64,12 @@ def replicas(
     for index in range(REPLICAS):
         port = free_port()
         log = (folder / f"replica-{index}.log").open("wb")
+        # The last replica is started the other way: `mode = "http"` in its settings, no sub-command.
+        command, settings = ["http", "--port", str(port)], {}
+        if index == REPLICAS - 1:
+            command, settings = [], {"VRAM_BOT_MODE": "http", "VRAM_BOT_HTTP_PORT": str(port)}
         process = subprocess.Popen(  # noqa: S603 (our own interpreter and module)
-            [sys.executable, "-m", "bot", "http", "--port", str(port)], cwd=PROJECT, env=env, stderr=log
+            [sys.executable, "-m", "bot", *command], cwd=PROJECT, env=env | settings, stderr=log
         )
         started.append((port, process))
     yield started
