@@ -179,9 +179,11 @@ class InteractionServer:
                 log.error("Answering interaction %s failed", str(interaction.get("id"))[:30], exc_info=True)
             return _error(500, "no answer")
         response = _http_response(exchange.first.result())
-        await response.prepare(request)
-        await response.write_eof()
-        exchange.delivered.set()
+        try:
+            await response.prepare(request)
+            await response.write_eof()
+        finally:  # a client gone before the response: what follows fails at Discord, and is logged
+            exchange.delivered.set()
         self.answered += 1
         with contextlib.suppress(Exception):  # logged by the answerer; the response is out already
             await answering
