@@ -27,6 +27,8 @@ settings: every key of config.example.toml, with its default there; any key can 
 examples:
   DISCORD_TOKEN=... vram-bot                      run the bot with ./config.toml, if any
   VRAM_BOT_LOG_LEVEL=debug vram-bot --config /etc/vram-bot.toml
+  DISCORD_PUBLIC_KEY=... vram-bot http            answer interactions over HTTP instead
+  DISCORD_TOKEN=... vram-bot sync                 register /vram (for an HTTP deployment), then exit
   vram-bot health                                 is the running bot connected? (exit 0 = yes)
   vram-bot estimate 7 --optimizer adam8bit        preview an answer offline"""
 HEALTH_EPILOG = """Reads status_file (a setting, e.g. VRAM_BOT_STATUS_FILE=/tmp/vram-bot/status.json), which

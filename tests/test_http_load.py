@@ -58,7 +58,7 @@ def replicas(
         "DISCORD_PUBLIC_KEY": bytes(key.verify_key).hex(),
         "VRAM_BOT_API_BASE_URL": fake.api_base,
         "VRAM_BOT_CONFIG": str(folder / "config.toml"),
-        "VRAM_BOT_LOG_LEVEL": "warning",
+        "VRAM_BOT_LOG_LEVEL": "debug",  # every line, to look for secrets in
     }
     started = []
     for index in range(REPLICAS):
@@ -73,6 +73,16 @@ def replicas(
         )
         started.append((port, process))
     yield started
+    for _, process in started:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(10)
+    # Neither the public key nor an interaction's token is in any line, at DEBUG.
+    for index in range(REPLICAS):
+        logged = (folder / f"replica-{index}.log").read_text(encoding="utf-8")
+        assert "Listening for interactions" in logged
+        assert bytes(key.verify_key).hex() not in logged
+        assert "interaction-token-" not in logged
     for _, process in started:
         if process.poll() is None:
             process.terminate()
