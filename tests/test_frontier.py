@@ -100,3 +100,114 @@ def test_each_new_kind_caches_what_transformers_keeps(model_type: str) -> None:
         per_token = (measured[1] - measured[0]) // (LENGTHS[1] - LENGTHS[0])
         fixed = measured[0] - per_token * LENGTHS[0]
         assert (arch.state_bytes_per_sequence(2), arch.cache_bytes_per_token(2)) == (fixed, per_token)
+
+
+# --- presets (issue 20, point 4) ------------------------------------------------------------------
+# key -> the Gemma3nTextConfig fields of its config.json (the rest are the class's defaults), and
+# its text model's parameters as transformers 5.24 builds them on the meta device.
+GEMMA_3N: dict[str, tuple[dict[str, Any], int]] = {
+    "gemma-3n-e4b": ({}, 6_835_235_568),
+    "gemma-3n-e2b": (
+        {
+            "num_hidden_layers": 30,
+            "intermediate_size": [8192] * 30,
+            "num_kv_shared_layers": 10,
+            "activation_sparsity_pattern": [0.95] * 10 + [0.0] * 20,
+        },
+        4_435_182_688,
+    ),
+}
+# The model card's "raw parameter count" (8B, 5B) holds the towers too: within half a billion.
+PUBLISHED_RAW = {"gemma-3n-e4b": 8_000_000_000, "gemma-3n-e2b": 5_000_000_000}
+
+
+def _gemma_3n_config(key: str) -> dict[str, Any]:
+    """The preset's config.json as a Hub repo holds it: the multimodal config around its text config."""
+    fields, _ = GEMMA_3N[key]
+    layers = fields.get("num_hidden_layers", 35)
+    text = {
+        "model_type": "gemma3n_text",
+        "hidden_size": 2048,
+        "num_hidden_layers": layers,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "head_dim": 256,
+        "intermediate_size": fields.get("intermediate_size", [16384] * layers),
+        "vocab_size": 262400,
+        "vocab_size_per_layer_input": 262144,
+        "hidden_size_per_layer_input": 256,
+        "altup_num_inputs": 4,
+        "laurel_rank": 64,
+        "num_kv_shared_layers": fields.get("num_kv_shared_layers", 15),
+        "sliding_window": 512,
+        "layer_types": ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(layers)],
+        "max_position_embeddings": 32768,
+    }
+    return {
+        "model_type": "gemma3n",
+        "architectures": ["Gemma3nForConditionalGeneration"],
+        "text_config": text,
+    }
+
+
+@pytest.mark.parametrize("key", sorted(GEMMA_3N))
+def test_a_gemma_3n_preset_counts_what_transformers_builds_and_its_card_says(key: str) -> None:
+    from bot.estimate.models import presets
+
+    model = presets()[key]
+    assert model.parameter_count == GEMMA_3N[key][1]
+    assert model.published_params == PUBLISHED_RAW[key]
+    assert abs(model.total_params - PUBLISHED_RAW[key]) < 500_000_000
+    assert model.tower_params == model.non_text_params - model.projector_params > 0
+    # The same count from its config.json through the Hub reader.
+    read = architecture_from_config(f"google/{key}", _gemma_3n_config(key))
+    assert read.parameter_count == model.parameter_count
+    assert read.model_type == "gemma3n_text"
+    assert (read.kv_cached_sliding_layers, read.kv_cached_full_layers) == (
+        model.kv_cached_sliding_layers,
+        model.kv_cached_full_layers,
+    )
+
+
+def test_gemma_3ns_sharing_layers_cache_nothing_of_their_own() -> None:
+    from bot.estimate.kv_cache import KvDtype
+    from bot.estimate.models import presets
+
+    model = presets()["gemma-3n-e2b"]  # 30 layers: 20 cache (16 sliding, 4 full), the last 10 reuse
+    kinds = {cache.kind: cache.layers for cache in layer_caches(model, KvDtype.BF16)}
+    assert kinds == {"sliding": 16, "full": 4}
+    assert model.cache_bytes_per_token(2) == 20 * 2 * 2 * 256 * 2
+
+
+@pytest.mark.parametrize(
+    ("typed", "key"),
+    [
+        ("gemma 3n e2b", "gemma-3n-e2b"),
+        ("Gemma 3n E4B", "gemma-3n-e4b"),
+        ("google/gemma-3n-E4B-it", "gemma-3n-e4b"),
+        ("google/gemma-3n-E2B", "gemma-3n-e2b"),
+        ("gemma 3n e3b", None),  # no such size: never another one
+        ("gemma 3n 2b", None),  # a total of 2B is neither (E2B holds 5.4B)
+    ],
+)
+def test_a_gemma_3n_name_reaches_its_own_size_or_none(typed: str, key: str | None) -> None:
+    from bot.estimate.models import find_preset, search_presets
+
+    found = find_preset(typed)
+    assert (found.key if found else None) == key
+    assert [m.key for m in search_presets(typed)][:1] == ([key] if key else [])
+
+
+@pytest.mark.accuracy
+@pytest.mark.usefixtures("quiet_transformers")
+@pytest.mark.parametrize("key", sorted(GEMMA_3N))
+def test_a_gemma_3n_presets_config_builds_to_its_count(key: str) -> None:
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from bot.estimate.models import presets
+
+    config = AutoConfig.for_model("gemma3n_text", **GEMMA_3N[key][0])
+    with torch.device("meta"):
+        built = sum(p.numel() for p in AutoModelForCausalLM.from_config(config).parameters())
+    assert built == GEMMA_3N[key][1] == presets()[key].parameter_count
