@@ -175,6 +175,15 @@ LAYER_MIXES: dict[str, dict[str, Any]] = {
         "mamba_conv_bias": False,
         "mamba_dt_rank": "auto",
     },
+    "olmo_hybrid": {
+        "num_hidden_layers": 6,
+        "layer_types": ["linear_attention", "full_attention", "linear_attention"] * 2,
+        "linear_num_key_heads": 6,
+        "linear_key_head_dim": 64,
+        "linear_value_head_dim": 96,
+        "linear_conv_kernel_dim": 3,
+        "attention_bias": True,
+    },
     "lfm2_moe": {
         "num_hidden_layers": 6,
         "layer_types": ["conv", "conv", "full_attention", "conv", "full_attention", "conv"],

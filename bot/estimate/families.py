@@ -1028,6 +1028,19 @@ FAMILIES += (
         preset_prefixes=(),
     ),
 )
+# OLMo Hybrid: Gated DeltaNet layers (q, k, v, gate, a, b as separate projections: Qwen3.5's
+# unfused layout) with every fourth layer OLMo 3's attention (QK-norm over the whole projection,
+# post-norms); two norms a layer either way.
+FAMILIES += (
+    Family(
+        "olmo_hybrid",
+        norm_style="fp32",
+        qk_norm=True,
+        qk_norm_scope="projection",
+        layer_kinds=_QWEN_LINEAR,
+        delta_net=DeltaNet(fused=False),
+    ),
+)
 MULTIMODAL += (Multimodal("gemma3n", "gemma3n_text"),)
 
 _BY_TYPE: dict[str, Family] = {name: f for f in FAMILIES for name in (f.model_type, *f.also)}
