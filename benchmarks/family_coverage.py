@@ -149,6 +149,53 @@ LAYER_MIXES: dict[str, dict[str, Any]] = {
         "layer_types": None,
         "indexer_types": ["full", "shared", "shared", "shared", "full", "shared"],
     },
+    # The frontier block (issue 20, point 3): Gemma 3n with a width a layer and fewer layers sharing
+    # keys and values, Mamba-1 with its widths from expand and dt's rank "auto", Jamba's periods.
+    "gemma3n_text": {
+        "num_hidden_layers": 10,
+        "intermediate_size": [8192, 8192, 4096, 4096, 16384, 8192, 8192, 4096, 4096, 16384],
+        "activation_sparsity_pattern": [0.95] * 5 + [0.0] * 5,
+        "layer_types": ["sliding_attention"] * 4
+        + ["full_attention"]
+        + ["sliding_attention"] * 4
+        + ["full_attention"],
+        "num_kv_shared_layers": 5,
+        "altup_num_inputs": 2,
+        "laurel_rank": 32,
+        "attention_bias": True,
+    },
+    "mamba": {"intermediate_size": None, "expand": 3, "time_step_rank": "auto", "use_conv_bias": False},
+    "jamba": {
+        "num_hidden_layers": 6,
+        "attn_layer_period": 3,
+        "attn_layer_offset": 1,
+        "expert_layer_period": 3,
+        "expert_layer_offset": 2,
+        "mamba_proj_bias": True,
+        "mamba_conv_bias": False,
+        "mamba_dt_rank": "auto",
+    },
+    "olmo_hybrid": {
+        "num_hidden_layers": 6,
+        "layer_types": ["linear_attention", "full_attention", "linear_attention"] * 2,
+        "linear_num_key_heads": 6,
+        "linear_key_head_dim": 64,
+        "linear_value_head_dim": 96,
+        "linear_conv_kernel_dim": 3,
+        "attention_bias": True,
+    },
+    "lfm2_moe": {
+        "num_hidden_layers": 6,
+        "layer_types": ["conv", "conv", "full_attention", "conv", "full_attention", "conv"],
+        "num_dense_layers": 1,
+        "conv_bias": True,
+    },
+}
+
+# Families whose own default config transformers cannot build (LFM2-MoE leaves layer_types None and
+# its layers index it): the default with these fields, as every published config writes them.
+DEFAULT_FIXES: dict[str, dict[str, Any]] = {
+    "lfm2_moe": {"layer_types": ["conv", "conv", "full_attention", "conv"] * 8},
 }
 
 
@@ -188,7 +235,7 @@ def check(model_type: str) -> list[Row]:
 
     causal = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
     try:
-        config = AutoConfig.for_model(model_type)
+        config = AutoConfig.for_model(model_type, **DEFAULT_FIXES.get(model_type, {}))
         built = _build(config, causal)
     except Exception as error:  # transformers cannot build its own default: reported, not counted
         return [Row(model_type, "default", None, None, f"{type(error).__name__}: {str(error)[:80]}")]

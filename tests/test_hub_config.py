@@ -93,13 +93,13 @@ def test_a_multimodal_repo_counts_its_text_model_and_says_so() -> None:
     [
         (
             {
-                "architectures": ["MambaForCausalLM"],
-                "model_type": "mamba",
+                "architectures": ["RwkvForCausalLM"],
+                "model_type": "rwkv",
                 "hidden_size": 768,
                 "vocab_size": 50280,
             },
             "undeclared_family",
-            ("mamba",),
+            ("rwkv",),
         ),
         (
             {**CONFIGS["llama-3.1-8b"], "num_hidden_layers": None},
@@ -117,7 +117,7 @@ def test_a_multimodal_repo_counts_its_text_model_and_says_so() -> None:
             ("bert",),
         ),
     ],
-    ids=["mamba", "no-layers", "huge", "negative", "heads", "text", "list", "bert"],
+    ids=["rwkv", "no-layers", "huge", "negative", "heads", "text", "list", "bert"],
 )
 def test_configs_the_counter_cannot_use_say_why(config: Any, kind: str, fields: tuple[str, ...]) -> None:
     with pytest.raises(ConfigProblem) as caught:
@@ -266,11 +266,11 @@ def test_a_declared_familys_config_counts_as_transformers_builds_it(model_type: 
 @pytest.mark.parametrize(
     "config",
     [
-        # Jamba's Mamba-1 layers, and Gemma 3n's per-layer MLP widths, are not declared.
-        {"model_type": "jamba", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32},
-        {"model_type": "gemma3n_text", "hidden_size": 2048, "intermediate_size": [8192, 16384]},
+        # Kimi Linear's per-channel DeltaNet and DeepSeek-V4's compressed attention are not declared.
+        {"model_type": "kimi_linear", "hidden_size": 2048, "num_hidden_layers": 16},
+        {"model_type": "deepseek_v4", "hidden_size": 2048, "intermediate_size": [8192, 16384]},
     ],
-    ids=["jamba", "gemma3n"],
+    ids=["kimi_linear", "deepseek_v4"],
 )
 def test_a_family_without_a_declaration_is_refused_not_guessed(config: dict[str, Any]) -> None:
     with pytest.raises(ConfigProblem) as caught:

@@ -40,10 +40,10 @@ async def hub() -> AsyncIterator[FakeHub]:
     hub.add("acme/Broken", raw=b'{"hidden_size": 4096,')
     hub.add("acme/Huge", raw=b"{" + b" " * 1_000_001 + b"}")
     hub.add(
-        "acme/Mamba",
+        "acme/Rwkv",
         {
-            "architectures": ["MambaForCausalLM"],
-            "model_type": "mamba",
+            "architectures": ["RwkvForCausalLM"],
+            "model_type": "rwkv",
             "hidden_size": 768,
             "vocab_size": 50280,
         },
@@ -75,7 +75,7 @@ async def test_a_repo_becomes_its_architecture_with_its_commit(hub: FakeHub, tmp
         ("acme/No-Config", "no_config", ()),
         ("acme/Broken", "malformed", ()),
         ("acme/Huge", "too_large", ()),
-        ("acme/Mamba", "undeclared_family", ("mamba",)),
+        ("acme/Rwkv", "undeclared_family", ("rwkv",)),
         ("acme/Absurd", "absurd", ("num_hidden_layers",)),
     ],
 )

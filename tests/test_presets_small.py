@@ -327,7 +327,7 @@ def test_a_loose_name_with_a_size_finds_that_size(typed: str, key: str) -> None:
     assert search_presets(typed)[0].key == key
 
 
-@pytest.mark.parametrize("typed", ["gemma 2b", "qwen3 3b", "mixtral 7b", "gemma e2b", "qwen2.5 15b"])
+@pytest.mark.parametrize("typed", ["gemma 2b", "qwen3 3b", "mixtral 7b", "gemma e3b", "qwen2.5 15b"])
 def test_a_size_no_preset_has_finds_none_and_the_refusal_names_the_closest(
     typed: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

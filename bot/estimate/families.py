@@ -50,6 +50,8 @@ class Experts:
     kinds: tuple[str, str] | None = None
     # ERNIE 4.5: MoE on layers start <= i <= end with (i + 1) % interval == 0 (the three fields).
     span: tuple[str, str, str] | None = None
+    # Jamba: MoE on layers i with i % period == offset (the two fields).
+    period: tuple[str, str] | None = None
     router_bias: bool = False  # gpt-oss: the router is a Linear with bias
     correction_bias: Switch = False  # DeepSeek-V3's e_score_correction_bias per expert
     expert_bias: bool = False  # gpt-oss: biases on every expert's projections
@@ -59,7 +61,8 @@ class Experts:
 # The mixer of one hybrid layer (issue 20, point 3): softmax attention (full or sliding), Gated
 # DeltaNet linear attention (Qwen3-Next), a Mamba-2 SSM, LFM2's short convolution, Falcon-H1's
 # attention and Mamba-2 side by side, or none (Nemotron-H's MLP-only blocks).
-LayerKind = Literal["attention", "linear_attention", "mamba", "conv", "attention_mamba", "none"]
+# Mamba-1 (Gu & Dao 2023: Mamba, Falcon-Mamba, Jamba's mixer) is "mamba1".
+LayerKind = Literal["attention", "linear_attention", "mamba", "conv", "attention_mamba", "none", "mamba1"]
 # What the layer's MLP is: the model's (dense or MoE as its experts say), dense, MoE, or none.
 MlpKind = Literal["default", "dense", "moe", "none"]
 
@@ -82,6 +85,8 @@ class LayerKinds:
     every: tuple[str, int, LayerKind] | None = None
     # Nemotron-H: the list is the model (num_hidden_layers is ignored when the list is given).
     list_is_layers: bool = False
+    # Jamba: layers i with i % period == offset are of a kind (the period's and offset's fields).
+    period: tuple[str, str, LayerKind] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +142,37 @@ class Indexer:
     # GLM-5: a per-layer list, and the word of the layers that run their own indexer (the others
     # reuse the previous one's top-k); None: every layer has one.
     layers: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PerLayer:
+    """Gemma 3n's parts beside each decoder layer (transformers' Gemma3nTextDecoderLayer and
+    Gemma3nTextModel): a per-layer MLP width, AltUp's parallel predictions (Baykal et al. 2023), a
+    low-rank LAuReL residual (Menghani et al. 2024), per-layer input embeddings, and the last layers
+    reusing earlier layers' keys and values (no k/v projections and no cache of their own)."""
+
+    widths: bool = True  # intermediate_size may be a list of one width a layer
+    altup: str = "altup_num_inputs"
+    laurel: str = "laurel_rank"
+    input_width: str = "hidden_size_per_layer_input"
+    input_vocab: str = "vocab_size_per_layer_input"
+    kv_shared: str = "num_kv_shared_layers"
+
+
+@dataclass(frozen=True, slots=True)
+class Mamba1:
+    """A Mamba-1 mixer's config fields (Gu & Dao 2023, "Mamba"; transformers' MambaMixer): in_proj
+    h -> 2 × inner (x and the gate), a depthwise conv over x, x_proj inner -> dt_rank + 2 × state
+    (dt, B, C), dt_proj dt_rank -> inner with a bias, A_log of inner × state, D, out_proj."""
+
+    state: str
+    conv: str
+    dt_rank: str  # a number, or "auto": ceil(hidden / 16) (MambaConfig)
+    expand: str
+    width: str | None = None  # the inner width when the config writes it (Mamba's intermediate_size)
+    conv_bias: Switch = True
+    bias: Switch = False  # in_proj's and out_proj's biases
+    dt_norms: bool = False  # Jamba: RMSNorms over dt (dt_rank), B and C (state each)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +251,9 @@ class Family:
     # LFM2: the MLP's width is 2/3 of intermediate_size × block_ffn_dim_multiplier, rounded up to
     # block_multiple_of, when block_auto_adjust_ff_dim (Lfm2MLP).
     ffn_auto_adjust: bool = False
+    # The frontier block below (issue 20, point 3): Mamba-1 mixers, and Gemma 3n's per-layer parts.
+    mamba1: Mamba1 | None = None
+    per_layer: PerLayer | None = None
 
     def default(self, name: str) -> object:
         return self.defaults.get(name, COMMON_DEFAULTS.get(name))
@@ -910,6 +949,100 @@ MULTIMODAL: tuple[Multimodal, ...] = (
     Multimodal("qwen3_5_moe", "qwen3_5_moe_text"),
 )
 
+# --- frontier (issue 20, point 3): the families that answered only from their tensors ---------------
+_LIKE = {f.model_type: f for f in FAMILIES}
+# Mamba-1 alone: one norm and one mixer a block, no attention, no MLP (MambaBlock); the attention
+# and MLP fields the counter requires are given values no layer reads.
+_MAMBA1_ONLY = Family(
+    "mamba",
+    tied_by_default=True,
+    norms_per_layer=1,
+    defaults=MappingProxyType({"num_attention_heads": 1, "intermediate_size": 1}),
+    layer_kinds=LayerKinds(fields=(), words=MappingProxyType({}), default="mamba1", default_mlp="none"),
+    mamba1=Mamba1(
+        state="state_size",
+        conv="conv_kernel",
+        dt_rank="time_step_rank",
+        expand="expand",
+        width="intermediate_size",
+        conv_bias="use_conv_bias",
+        bias="use_bias",
+    ),
+)
+FAMILIES += (
+    # Gemma 3n's text model: Gemma 3's attention (QK-norm, 5 sliding : 1 global) and four norms a
+    # layer, with its per-layer parts (PerLayer); the towers are counted from the repo's tensors.
+    replace(
+        _LIKE["gemma3_text"],
+        model_type="gemma3n_text",
+        activations_measured=False,
+        per_layer=PerLayer(),
+        preset_prefixes=("gemma-3n",),
+    ),
+    _MAMBA1_ONLY,
+    # Falcon-Mamba: Mamba-1 with weightless RMSNorms on dt, B and C (no parameters more).
+    replace(_MAMBA1_ONLY, model_type="falcon_mamba"),
+    # Jamba: Mamba-1 layers with attention every attn_layer_period-th layer (from attn_layer_offset),
+    # MoE every expert_layer_period-th (from expert_layer_offset), a gated MLP elsewhere.
+    Family(
+        "jamba",
+        qkv_bias=False,
+        o_bias=False,
+        layer_kinds=LayerKinds(
+            fields=(),
+            words=MappingProxyType({}),
+            default="mamba1",
+            period=("attn_layer_period", "attn_layer_offset", "attention"),
+        ),
+        mamba1=Mamba1(
+            state="mamba_d_state",
+            conv="mamba_d_conv",
+            dt_rank="mamba_dt_rank",
+            expand="mamba_expand",
+            conv_bias="mamba_conv_bias",
+            bias="mamba_proj_bias",
+            dt_norms=True,
+        ),
+        experts=Experts(
+            count=("num_experts",),
+            width=None,
+            period=("expert_layer_period", "expert_layer_offset"),
+            fused_gate_up=True,
+        ),
+        defaults=MappingProxyType(
+            {
+                "attn_layer_period": 8,
+                "attn_layer_offset": 4,
+                "expert_layer_period": 2,
+                "expert_layer_offset": 1,
+            }
+        ),
+    ),
+    # LFM2-MoE: LFM2's layers (no MLP auto-adjust), the first num_dense_layers dense, then MoE; its
+    # expert_bias is a buffer, not a parameter.
+    replace(
+        _LIKE["lfm2"],
+        model_type="lfm2_moe",
+        ffn_auto_adjust=False,
+        experts=Experts(count=("num_experts",), first_dense="num_dense_layers", fused_gate_up=True),
+        preset_prefixes=(),
+    ),
+)
+# OLMo Hybrid: Gated DeltaNet layers (q, k, v, gate, a, b as separate projections: Qwen3.5's
+# unfused layout) with every fourth layer OLMo 3's attention (QK-norm over the whole projection,
+# post-norms); two norms a layer either way.
+FAMILIES += (
+    Family(
+        "olmo_hybrid",
+        norm_style="fp32",
+        qk_norm=True,
+        qk_norm_scope="projection",
+        layer_kinds=_QWEN_LINEAR,
+        delta_net=DeltaNet(fused=False),
+    ),
+)
+MULTIMODAL += (Multimodal("gemma3n", "gemma3n_text"),)
+
 _BY_TYPE: dict[str, Family] = {name: f for f in FAMILIES for name in (f.model_type, *f.also)}
 _MULTIMODAL: dict[str, Multimodal] = {m.model_type: m for m in MULTIMODAL}
 
@@ -951,8 +1084,10 @@ __all__ = [
     "LayerKind",
     "LayerKinds",
     "Mamba",
+    "Mamba1",
     "MlpKind",
     "Multimodal",
+    "PerLayer",
     "ShortConv",
     "Switch",
     "declared_model_types",

@@ -257,7 +257,19 @@ def _dense_layers(read: _Reader, moe: Experts, layers: int) -> tuple[int, ...]:
         end = layers - 1 if end == -1 else end  # the config class's "up to the last layer"
         step = max(interval, 1)
         dense |= {i for i in range(layers) if not (start <= i <= end and (i + 1) % step == 0)}
+    if moe.period is not None:  # Jamba: MoE on layers i % period == offset
+        period, offset = _period(read, moe.period)
+        dense |= {i for i in range(layers) if i % period != offset}
     return tuple(sorted(dense))
+
+
+def _period(read: _Reader, names: tuple[str, str]) -> tuple[int, int]:
+    """Jamba's (period, offset) of a kind of layer; an offset outside the period is absurd."""
+    period = read.whole(names[0], default=1, mapped=False) or 1
+    offset = read.count(names[1])
+    if offset >= period:
+        read.absurd.append(names[1])
+    return period, offset
 
 
 def _layer_kinds(
@@ -286,6 +298,9 @@ def _layer_kinds(
     elif kinds.indices is not None and isinstance(read.config.get(kinds.indices[0]), list):
         for i in read.layers_listed(kinds.indices[0], layers):
             mixers[i] = kinds.indices[1]
+    elif kinds.period is not None:  # Jamba: layers i % period == offset are of the kind
+        period, offset = _period(read, kinds.period[:2])
+        mixers = [kinds.period[2] if i % period == offset else kinds.default for i in range(layers)]
     elif kinds.every is not None:  # Qwen3-Next: every n-th layer full attention
         name, default_every, every_kind = kinds.every
         every = read.whole(name, default=default_every, mapped=False) or default_every
@@ -366,6 +381,68 @@ def _hybrid_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
             else:
                 fields["index_layers"] = sum(word == i.layers[1] for word in listed)
     fields["attention_output_gate"] = declared.attention_output_gate
+    return fields | _frontier_fields(read, hidden, layers)
+
+
+# --- frontier (issue 20, point 3): Mamba-1 and Gemma 3n's per-layer parts --------------------------
+
+
+def layer_widths(read: _Reader, layers: int) -> tuple[int, ...]:
+    """Gemma 3n's intermediate_size when it is a list of one width a layer; () otherwise (the
+    reader then takes it as one number)."""
+    value = read.config.get("intermediate_size")
+    if read.declared.per_layer is None or not read.declared.per_layer.widths or not isinstance(value, list):
+        return ()
+    if len(value) != layers or not all(positive_int(v) and v <= _MAX_DIMENSION for v in value):
+        read.absurd.append("intermediate_size")
+        return ()
+    return tuple(value)
+
+
+def _frontier_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
+    declared, fields = read.declared, dict[str, Any]()
+    if declared.mamba1 is not None:
+        m = declared.mamba1
+        # The config's own width only (Mamba's family default of intermediate_size is a placeholder).
+        width = positive_int(read.config.get(m.width)) if m.width else None
+        if width is None:
+            expand = read.config.get(m.expand, declared.default(m.expand))
+            ok = isinstance(expand, int | float) and not isinstance(expand, bool) and 0 < expand < 100
+            width = int(expand * hidden) if ok else None
+            if width is None:
+                read.missing.append(m.expand)
+        rank_value = read.config.get(m.dt_rank)
+        # MambaConfig / JambaConfig: "auto" is ceil(hidden / 16).
+        rank = -(-hidden // 16) if rank_value in (None, "auto") else read.whole(m.dt_rank, mapped=False)
+        fields.update(
+            mamba_intermediate_size=width,
+            mamba_state_size=read.whole(m.state, required=True, mapped=False),
+            mamba_conv_kernel=read.whole(m.conv, required=True, mapped=False),
+            mamba_dt_rank=rank or None,
+            mamba_conv_bias=read.flag(m.conv_bias, True),
+            mamba_in_bias=read.flag(m.bias),
+            mamba_dt_norms=m.dt_norms,
+        )
+    if declared.per_layer is not None:
+        p = declared.per_layer
+        shared = read.count(p.kv_shared)
+        types = read.config.get("layer_types")
+        sliding = 0
+        if (
+            shared
+            and isinstance(types, list)
+            and len(types) == layers
+            and _sliding_layers(read.config, layers)
+        ):
+            sliding = sum(kind == "sliding_attention" for kind in types[layers - shared :])
+        fields.update(
+            altup_inputs=read.count(p.altup),
+            laurel_rank=read.count(p.laurel, top=_MAX_DIMENSION),
+            per_layer_input_size=read.whole(p.input_width, required=True, mapped=False),
+            per_layer_vocab_size=read.whole(p.input_vocab, required=True, top=100_000_000, mapped=False),
+            kv_shared_layers=shared,
+            kv_shared_sliding_layers=sliding,
+        )
     return fields
 
 
@@ -404,7 +481,8 @@ def architecture_from_config(
     kv_heads = read.whole("num_key_value_heads", default=heads)
     vocab = read.whole("vocab_size", required=True, top=100_000_000)
     head_dim = read.whole("head_dim")
-    dense_width = read.whole("intermediate_size", required=True)
+    widths = layer_widths(read, layers or 0)  # Gemma 3n: one width a layer
+    dense_width = widths[0] if widths else read.whole("intermediate_size", required=True)
     if declared.ffn_auto_adjust and dense_width is not None:
         dense_width = _ffn_width(text, dense_width)
     moe = declared.experts
@@ -484,6 +562,7 @@ def architecture_from_config(
         "sliding_window": text["sliding_window"] if sliding else None,
         "sliding_window_layers": sliding,
         **hybrid,
+        "intermediate_sizes": widths,
         "text_only_of_multimodal": outer is not None,
         # "Active per token" by the vendor's convention, as the presets count it.
         "active_embeddings": declared.active_embeddings,

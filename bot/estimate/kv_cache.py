@@ -39,7 +39,7 @@ from typing import Literal
 from bot.estimate.models import Architecture
 from bot.estimate.value_type import value_type
 
-LayerKind = Literal["full", "sliding", "mla", "indexer", "linear_attention", "mamba", "conv"]
+LayerKind = Literal["full", "sliding", "mla", "indexer", "linear_attention", "mamba", "conv", "mamba1"]
 
 
 class KvDtype(StrEnum):
@@ -128,7 +128,7 @@ def _indexer(model: Architecture, layers: int, dtype: KvDtype, gpus: int) -> Lay
     )
 
 
-StateKind = Literal["linear_attention", "mamba", "conv"]  # the mixers of bot.estimate.families
+StateKind = Literal["linear_attention", "mamba", "conv", "mamba1"]  # the mixers of bot.estimate.families
 
 
 def _fixed_state(kind: StateKind) -> Callable[[Architecture, int, KvDtype, int], LayerCache]:
@@ -155,6 +155,7 @@ CACHE_KINDS: dict[LayerKind, Callable[[Architecture, int, KvDtype, int], LayerCa
     "linear_attention": _fixed_state("linear_attention"),
     "mamba": _fixed_state("mamba"),
     "conv": _fixed_state("conv"),
+    "mamba1": _fixed_state("mamba1"),  # Mamba-1 (Mamba, Falcon-Mamba, Jamba): x's conv and inner × state
 }
 
 
@@ -168,13 +169,14 @@ def layer_kinds(model: Architecture) -> tuple[tuple[LayerKind, int], ...]:
     if model.is_mla:
         kinds: list[tuple[LayerKind, int]] = [("mla", attention)]
     else:
-        sliding = min(model.sliding_window_layers, attention)
-        kinds = [("sliding", sliding), ("full", attention - sliding)]
+        # Gemma 3n's layers that reuse earlier keys and values keep no cache of their own.
+        kinds = [("sliding", model.kv_cached_sliding_layers), ("full", model.kv_cached_full_layers)]
     kinds += [
         ("indexer", model.indexed_layers),
         ("linear_attention", mixers.get("linear_attention", 0)),
         ("mamba", model.mamba_layers),
         ("conv", mixers.get("conv", 0)),
+        ("mamba1", mixers.get("mamba1", 0)),
     ]
     return tuple((kind, count) for kind, count in kinds if count)
 

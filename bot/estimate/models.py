@@ -127,6 +127,20 @@ class Architecture(BaseModel):
     # LFM2's short convolution.
     conv_kernel: int | None = Field(default=None, gt=0)
     conv_bias: bool = False
+    # Mamba-1 (Mamba, Falcon-Mamba, Jamba): the inner width, state and conv kernel are the mamba_*
+    # fields above (mamba_in_bias: in_proj's and out_proj's biases); dt's rank, and Jamba's norms.
+    mamba_dt_rank: int | None = Field(default=None, gt=0)
+    mamba_dt_norms: bool = False
+    # Gemma 3n (bot.estimate.families.PerLayer): each layer's MLP width (() : intermediate_size in
+    # every layer), AltUp's predictions, LAuReL's rank, the per-layer inputs' width and vocabulary,
+    # and the last layers that reuse earlier layers' keys and values (of them, the sliding ones).
+    intermediate_sizes: tuple[int, ...] = ()
+    altup_inputs: int = Field(default=0, ge=0)
+    laurel_rank: int = Field(default=0, ge=0)
+    per_layer_input_size: int = Field(default=0, ge=0)
+    per_layer_vocab_size: int = Field(default=0, ge=0)
+    kv_shared_layers: int = Field(default=0, ge=0)
+    kv_shared_sliding_layers: int = Field(default=0, ge=0)
     # DeepSeek-V3.2's sparse-attention indexer, in every attention layer.
     index_heads: int | None = Field(default=None, gt=0)
     index_head_dim: int | None = Field(default=None, gt=0)
@@ -203,11 +217,18 @@ class Architecture(BaseModel):
             ),
             "mamba": (self.mamba_heads, self.mamba_groups, self.mamba_state_size, self.mamba_conv_kernel),
             "conv": (self.conv_kernel,),
+            "mamba1": (self.mamba_state_size, self.mamba_conv_kernel, self.mamba_dt_rank),
         }
         needs["attention_mamba"] = needs["mamba"]
         for kind in kinds & set(needs):
             if any(v is None for v in needs[kind]):
                 raise ValueError(f"{self.key}: {kind} layers need their dimensions")
+        if self.intermediate_sizes and len(self.intermediate_sizes) != self.layers:
+            raise ValueError(f"{self.key}: intermediate_sizes names every layer, no more")
+        if self.kv_shared_sliding_layers > min(self.kv_shared_layers, self.sliding_window_layers) or (
+            self.kv_shared_layers >= self.attention_layers > 0
+        ):
+            raise ValueError(f"{self.key}: the layers sharing keys and values reuse an earlier layer's")
         if (self.index_heads is None) != (self.index_head_dim is None) or (
             self.index_heads is not None and self.q_lora_rank is None
         ):
@@ -342,7 +363,10 @@ class Architecture(BaseModel):
 
     @property
     def mamba_conv_dim(self) -> int:
-        """The channels Mamba-2's conv runs over: x and the groups' B and C (Mamba2Mixer.conv_dim)."""
+        """The channels Mamba-2's conv runs over: x and the groups' B and C (Mamba2Mixer.conv_dim);
+        Mamba-1's runs over x alone (MambaMixer.conv1d)."""
+        if "mamba1" in self.mixer_counts:
+            return self.mamba_inner_size
         return self.mamba_inner_size + 2 * (self.mamba_groups or 1) * (self.mamba_state_size or 0)
 
     @property
@@ -373,8 +397,9 @@ class Architecture(BaseModel):
                 * (self.linear_value_head_dim or 0)
             )
             return conv * compute_bytes + matrix * RECURRENT_STATE_BYTES
-        if kind in ("mamba", "attention_mamba"):
-            # Mamba-2: head_dim × state per head (Dao & Gu 2024, section 7), over x, B and C's conv.
+        if kind in ("mamba", "attention_mamba", "mamba1"):
+            # Mamba-2: head_dim × state per head (Dao & Gu 2024, section 7), over x, B and C's conv;
+            # Mamba-1: inner × state, its conv over x alone (Gu & Dao 2023, section 3).
             conv = self.mamba_conv_dim * (self.mamba_conv_kernel or 0)
             ssm = self.mamba_inner_size * (self.mamba_state_size or 0)  # heads × head_dim × state
             return conv * compute_bytes + ssm * RECURRENT_STATE_BYTES
@@ -404,6 +429,8 @@ class Architecture(BaseModel):
         layers = sum(
             n * self.layer_cache_bytes_per_token(kind, compute_bytes) for kind, n in self.mixer_counts.items()
         )
+        # Gemma 3n's last layers reuse earlier layers' keys and values and cache nothing themselves.
+        layers -= self.kv_shared_layers * self.layer_cache_bytes_per_token("attention", compute_bytes)
         return layers + self.indexed_layers * (self.index_head_dim or 0) * compute_bytes
 
     # --- linear layers: the counter's and LoRA's common list ----------------------------------
@@ -462,6 +489,15 @@ class Architecture(BaseModel):
             return [*ins, ("out_proj", v, h)]
         if kind == "conv":
             return [("in_proj", h, 3 * h), ("out_proj", h, h)]  # Lfm2ShortConv: B, C and x
+        if kind == "mamba1":
+            # MambaMixer: in_proj gives x and the gate z; x_proj gives dt (of dt_rank), B and C.
+            inner, rank, state = self.mamba_inner_size, self.mamba_dt_rank or 0, self.mamba_state_size or 0
+            return [
+                ("in_proj", h, 2 * inner),
+                ("x_proj", inner, rank + 2 * state),
+                ("dt_proj", rank, inner),
+                ("out_proj", inner, h),
+            ]
         return []
 
     def _mixer_params(self, kind: LayerKind) -> int:
@@ -469,6 +505,8 @@ class Architecture(BaseModel):
         params = self._attention_params() if kind in ("attention", "attention_mamba") else 0
         if kind in ("linear_attention", "conv"):
             params += sum(i * o for _, i, o in self.mixer_linears(kind))
+        if kind == "mamba1":
+            params += sum(i * o for _, i, o in self.mixer_linears(kind)) + self._mamba1_params()
         if kind in ("mamba", "attention_mamba"):
             inner, conv_dim, heads = self.mamba_inner_size, self.mamba_conv_dim, self.mamba_heads or 0
             params += sum(i * o for _, i, o in self.mixer_linears("mamba"))
@@ -518,13 +556,17 @@ class Architecture(BaseModel):
             for kind, copies in self.mixer_counts.items()
             for name, d_in, d_out in self.mixer_linears(kind)
         ]
-        if self.dense_layers:
-            found += [(n, i, o, self.dense_layers) for n, i, o in self.dense_mlp_linears()]
+        for width, layers in self._dense_widths():
+            found += [(n, i, o, layers) for n, i, o in self.dense_mlp_linears(width)]
         if self.moe_layers:
             routed = self.moe_layers * self.experts
             found += [(n, i, o, routed) for n, i, o in self.expert_linears()]
             found += [(n, i, o, self.moe_layers) for n, i, o in self.shared_expert_linears()]
-        return found
+        if self.kv_shared_layers:  # Gemma 3n: the layers reusing keys and values have no k/v_proj
+            found = [
+                (n, i, o, c - self.kv_shared_layers * (n in ("k_proj", "v_proj"))) for n, i, o, c in found
+            ]
+        return found + self._per_layer_linears()
 
     # --- counts ---------------------------------------------------------------------------------
 
@@ -562,9 +604,9 @@ class Architecture(BaseModel):
             return 0
         return self.attention_layers if self.index_layers is None else self.index_layers
 
-    def _dense_mlp_params(self) -> int:
+    def _dense_mlp_params(self, width: int | None = None) -> int:
         """One dense MLP: its projections, their biases (d_out each) and its activation's scalars."""
-        linears = self.dense_mlp_linears()
+        linears = self.dense_mlp_linears(width)
         biases = sum(o for _, _, o in linears) if self.mlp_bias else 0
         return sum(i * o for _, i, o in linears) + biases + self.activation_params
 
@@ -592,7 +634,7 @@ class Architecture(BaseModel):
         blocks = (
             mixers
             + self.layers * self.norms_per_layer * self._norm_params()
-            + self.dense_layers * self._dense_mlp_params()
+            + sum(layers * self._dense_mlp_params(width) for width, layers in self._dense_widths())
             + self.moe_layers * self._moe_params(experts_counted)
         )
         matrix = self.vocab_size * h
@@ -604,6 +646,7 @@ class Architecture(BaseModel):
             embeddings, lm_head = matrix, 0 if self.tied_embeddings else matrix
         if embeddings_counted != "none":
             lm_head += self.vocab_size * self.lm_head_bias
+        blocks += self._per_layer_params()
         return embeddings + blocks + self._norm_params() + lm_head  # and the final norm
 
     @property
@@ -667,6 +710,7 @@ class Architecture(BaseModel):
         which transformers 5 keeps as one module with 3-D gate_up_proj and down_proj parameters
         (e.g. MixtralExperts; checked by building the models on the meta device)."""
         candidates = [self.vocab_size * self.hidden_size]
+        candidates.append(self.per_layer_vocab_size * self.layers * self.per_layer_input_size)  # Gemma 3n
         candidates += [d_in * d_out for _, d_in, d_out, _ in self.linear_layers()]
         if self.is_moe:
             candidates.append(self.experts * self._expert_params())
@@ -683,6 +727,78 @@ class Architecture(BaseModel):
         included: r × (d_in + d_out) each (Hu et al. 2021, "LoRA", section 4: W + BA with B of
         d_out × r and A of r × d_in)."""
         return sum(rank * (d_in + d_out) * copies for _, d_in, d_out, copies in self.linear_layers())
+
+    # --- frontier (issue 20, point 3): Mamba-1 and Gemma 3n's per-layer parts ----------------------
+
+    def _mamba1_params(self) -> int:
+        """One Mamba-1 mixer besides its linear weights (MambaMixer, JambaMambaMixer): the depthwise
+        conv (and its bias), dt_proj's bias, A_log (inner × state) and D, in_proj's and out_proj's
+        biases, and Jamba's RMSNorms over dt, B and C."""
+        inner, state, rank = self.mamba_inner_size, self.mamba_state_size or 0, self.mamba_dt_rank or 0
+        params = inner * (self.mamba_conv_kernel or 0) + inner * self.mamba_conv_bias
+        params += inner + inner * state + inner  # dt_proj's bias, A_log, D
+        params += (2 * inner + self.hidden_size) * self.mamba_in_bias
+        return params + (rank + 2 * state) * self.mamba_dt_norms
+
+    def _dense_widths(self) -> list[tuple[int, int]]:
+        """(width, layers) of the dense MLPs: Gemma 3n's per-layer widths, or intermediate_size."""
+        if self.intermediate_sizes and not self.is_moe:
+            widths: dict[int, int] = {}
+            for width in self.intermediate_sizes:
+                widths[width] = widths.get(width, 0) + 1
+            return list(widths.items())
+        return [(self.intermediate_size, self.dense_layers)] if self.dense_layers else []
+
+    def _per_layer_linears(self) -> list[tuple[str, int, int, int]]:
+        """Gemma 3n's linear layers beside attention and MLP (Gemma3nTextDecoderLayer,
+        Gemma3nTextModel): AltUp's router and coefficients, LAuReL's two low-rank projections, the
+        per-layer input's gate and projection, and the model's projections into and out of AltUp's
+        streams and of the per-layer inputs."""
+        if not self.per_layer_input_size:
+            return []
+        h, n, r, p, layers = (
+            self.hidden_size,
+            self.altup_inputs,
+            self.laurel_rank,
+            self.per_layer_input_size,
+            self.layers,
+        )
+        found = [
+            ("altup.modality_router", h, n, layers),
+            ("altup.prediction_coefs", n, n * n, layers),
+            ("altup.correction_coefs", n, n, layers),
+            ("laurel.linear_left", h, r, layers),
+            ("laurel.linear_right", r, h, layers),
+            ("per_layer_input_gate", h, p, layers),
+            ("per_layer_projection", p, h, layers),
+            ("per_layer_model_projection", h, layers * p, 1),
+        ]
+        if n > 1:
+            found += [("altup_projections", h, h, n - 1), ("altup_unembed_projections", h, h, n - 1)]
+        return [entry for entry in found if entry[1] and entry[2]]
+
+    def _per_layer_params(self) -> int:
+        """Gemma 3n's parameters beside attention and MLP: its linear layers (above), per layer
+        AltUp's output scale and router norm, LAuReL's norm and the per-layer input's norm (h each),
+        the per-layer embedding table (its vocabulary × layers × width) and that table's norm; less
+        the k/v projections and key norms of the layers that reuse earlier keys and values."""
+        if not self.per_layer_input_size:
+            return 0
+        h, p = self.hidden_size, self.per_layer_input_size
+        params = sum(i * o * copies for _, i, o, copies in self._per_layer_linears())
+        params += self.layers * 4 * h + self.per_layer_vocab_size * self.layers * p + p
+        shared_kv = (h + self.qkv_bias) * (self.k_dim + self.v_dim) + self.qk_head_dim * self.qk_norm
+        return params - self.kv_shared_layers * shared_kv
+
+    @property
+    def kv_cached_sliding_layers(self) -> int:
+        """Sliding-window layers with a cache of their own (Gemma 3n's sharing layers have none)."""
+        return min(self.sliding_window_layers, self.attention_layers) - self.kv_shared_sliding_layers
+
+    @property
+    def kv_cached_full_layers(self) -> int:
+        full_shared = self.kv_shared_layers - self.kv_shared_sliding_layers
+        return self.attention_layers - min(self.sliding_window_layers, self.attention_layers) - full_shared
 
 
 @cache

@@ -198,7 +198,43 @@ def config_for(preset: Architecture) -> dict[str, Any]:
     layer_types = _layer_types(preset)
     if declared.takes_layer_types and layer_types is not None:
         config["layer_types"] = layer_types
-    return config | _moe_fields(preset, declared) | _hybrid_fields(preset, declared)
+    return (
+        config
+        | _moe_fields(preset, declared)
+        | _hybrid_fields(preset, declared)
+        | _frontier_fields(preset, declared)
+    )
+
+
+def _frontier_fields(preset: Architecture, declared: Family) -> dict[str, Any]:
+    """Issue 20's frontier block: Gemma 3n's per-layer parts and Mamba-1's dimensions, in the
+    family's field names (bot.estimate.families.PerLayer, Mamba1)."""
+    fields: dict[str, Any] = {}
+    if declared.per_layer is not None:
+        p = declared.per_layer
+        fields |= {
+            p.altup: preset.altup_inputs,
+            p.laurel: preset.laurel_rank,
+            p.input_width: preset.per_layer_input_size,
+            p.input_vocab: preset.per_layer_vocab_size,
+            p.kv_shared: preset.kv_shared_layers,
+        }
+        if preset.intermediate_sizes:
+            fields["intermediate_size"] = list(preset.intermediate_sizes)
+    if declared.mamba1 is not None:
+        m = declared.mamba1
+        fields |= {
+            m.state: preset.mamba_state_size,
+            m.conv: preset.mamba_conv_kernel,
+            m.dt_rank: preset.mamba_dt_rank,
+            m.expand: preset.mamba_inner_size // preset.hidden_size,  # whole in every config seen
+        }
+        if m.width is not None:
+            fields[m.width] = preset.mamba_inner_size
+        for switch, value in ((m.conv_bias, preset.mamba_conv_bias), (m.bias, preset.mamba_in_bias)):
+            if isinstance(switch, str):
+                fields[switch] = value
+    return fields
 
 
 def preset_target(preset: Architecture) -> Target:

@@ -279,6 +279,7 @@ _KIND_KEYS: dict[LayerKind, str] = {
     "conv": "hybrid.kind_conv",
     "attention_mamba": "hybrid.kind_attention_mamba",
     "none": "hybrid.kind_none",
+    "mamba1": "frontier.kind_mamba1",
 }
 
 

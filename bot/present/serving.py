@@ -223,6 +223,7 @@ _KIND_KEYS: dict[LayerKind, str] = {
     "linear_attention": "serve.kind_linear_attention",
     "mamba": "serve.kind_mamba",
     "conv": "serve.kind_conv",
+    "mamba1": "frontier.serve_kind_mamba1",
 }
 
 
