@@ -23,7 +23,7 @@ from bot.estimate.sharding import Strategy, card_share
 from bot.estimate.value_type import value_type
 from bot.present.command_line import command_line
 from bot.present.i18n import DEFAULT_LANGUAGE, Language, Template, catalogue, substituted
-from bot.present.phone import MAX_PHONE_ROWS, PHONE_COLUMNS, embed_rows
+from bot.present.phone import MAX_PHONE_ROWS, embed_rows
 from bot.present.phrases import (
     DOES_NOT_FIT_COLOUR,
     FITS_COLOUR,
@@ -357,15 +357,23 @@ class Room:
     """How much of the answer a phone's rows have room for: all of it, or, for an answer whose
     command line is long (every option of a recipe typed out), without the footer (Details' button
     says the same), without the LoRA hint line (Compare and Details have both methods), and at last
-    with the breakdown's items as their square and GB alone (Details words each part)."""
+    with the breakdown's items as their square and GB alone (Details words each part), and without
+    the preset's line."""
 
     footer: bool = True
     hint: bool = True
     words: bool = True
+    preset: bool = True  # the preset's line (a MoE's active count, a variant): Details says it too
 
 
 # Tried in this order until the answer fits the phone (bot.present.phone.MAX_PHONE_ROWS).
-ROOMS = (Room(), Room(footer=False), Room(footer=False, hint=False), Room(False, False, False))
+ROOMS = (
+    Room(),
+    Room(footer=False),
+    Room(footer=False, hint=False),
+    Room(footer=False, hint=False, words=False),
+    Room(footer=False, hint=False, words=False, preset=False),
+)
 
 
 def _breakdown(
@@ -552,29 +560,26 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     # The breakdown is the bar's legend: the same parts, one card's, adding up to the judged figure.
     parts = per_card_parts(estimate, seen, part_sizes(estimate))
     # The copyable command line first (controls read a request too long for their custom_id from it).
-    head = f"`{command_line(estimate.request)}`\n"
+    command = f"`{command_line(estimate.request)}`\n"
     preset = preset_line(estimate, w)
-    if preset:
-        head += f"{preset}\n"
+    head = f"{command}{preset}\n" if preset else command
     title = _title(estimate, seen, wording, total, size)
     bar = bar_line(estimate, wording, seen, parts)
-    # A short command leaves room for everything; a long one (a recipe's every option) takes rows,
-    # and so do the items of what is in host RAM: then the answer counts its rows and gives some back,
-    # least needed first (Room), so that it stays one phone screen. (Counting costs half a render.)
-    crowded = len(head) > _ROOMY_HEAD or bool(estimate.in_host) or estimate.host_activations_gb > 0
-    for room in ROOMS if crowded else ROOMS[:1]:
-        embed: dict[str, Any] = {
-            "title": title,
-            "description": f"{head}{_lines(estimate, wording, seen, parts, total, size, room)}\n{bar}",
-            "color": seen.colour,
-        }
+    # Most answers fit a phone screen with everything; a long one (a recipe's every option typed
+    # out, advice that wraps, what is in host RAM) has the answer count its rows and give some back,
+    # least needed first (Room). Counting costs half a render, so only a long text is counted: no
+    # answer of fewer characters than _ROOMY_CHARACTERS has more rows (tests/test_properties.py).
+    for room in ROOMS:
+        lines = _lines(estimate, wording, seen, parts, total, size, room)
+        description = f"{head if room.preset else command}{lines}\n{bar}"
+        embed: dict[str, Any] = {"title": title, "description": description, "color": seen.colour}
         if room.footer:
             embed["footer"] = {"text": wording.footer}
-        if not crowded or embed_rows(embed) <= MAX_PHONE_ROWS:
+        if len(title) + len(description) <= _ROOMY_CHARACTERS or embed_rows(embed) <= MAX_PHONE_ROWS:
             break
     return embed
 
 
-# The head (command line and preset line) up to which every answer's pieces fit a phone screen: two
-# rows' worth of command; a longer one has the answer count its rows.
-_ROOMY_HEAD = 2 * PHONE_COLUMNS
+# The title and description up to which every answer fits 14 phone rows (the longest such answers
+# seen: some 400 characters; the footer's one row included).
+_ROOMY_CHARACTERS = 360

@@ -18,10 +18,11 @@ MAX_PHONE_ROWS = 14
 
 
 def _columns(word: str) -> int:
+    """Columns of one word: one per character, two for a wide one (none is below U+1100)."""
     if word.isascii():
         return len(word)
     width = unicodedata.east_asian_width
-    return sum(2 if width(c) in "WF" else 1 for c in word)
+    return len(word) + len([c for c in word if c >= "\u1100" and width(c) in "WF"])
 
 
 def rows(text: str, width: int = PHONE_COLUMNS) -> int:
