@@ -207,10 +207,11 @@ def test_no_answer_disagrees_with_its_own_peak_bar_or_card_count(
         embed = render_embed(result, language)
         title, description = str(embed["title"]), str(embed["description"])
         assert embed_characters(embed) <= 900  # the glance's limits hold with every option
-        # 14 phone rows where the glance can give rows back (footer, hint, the breakdown's words, the
-        # preset's line); beyond them, at the extremes (a three-row title of a LoRA step on several
-        # cards, five savers on the command line, advice of two rows), up to two more.
-        assert phone_lines(embed) <= 16, (options, language)
+        # 14 phone rows where the glance can give rows back (footer, hint, the breakdown's words);
+        # at the extremes it cannot shorten further (a three-row German title beside a MoE's line,
+        # five savers on the command line, advice of two rows) up to three more, as before the
+        # budget torchtune's recipe took 19 in German.
+        assert phone_lines(embed) <= 17, (options, language)
         assert title.startswith("✅" if verdict.fits else "❌")
         assert (embed["color"] == FITS_COLOUR) is verdict.fits
         bar = description.splitlines()[-1]

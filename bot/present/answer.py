@@ -357,13 +357,12 @@ class Room:
     """How much of the answer a phone's rows have room for: all of it, or, for an answer whose
     command line is long (every option of a recipe typed out), without the footer (Details' button
     says the same), without the LoRA hint line (Compare and Details have both methods), and at last
-    with the breakdown's items as their square and GB alone (Details words each part), and without
-    the preset's line."""
+    with the breakdown's items as their square and GB alone (Details words each part). The lines that
+    say what was counted (a preset's variant, a Hub repo's notes, a MoE's active count) stay."""
 
     footer: bool = True
     hint: bool = True
     words: bool = True
-    preset: bool = True  # the preset's line (a MoE's active count, a variant): Details says it too
 
 
 # Tried in this order until the answer fits the phone (bot.present.phone.MAX_PHONE_ROWS).
@@ -372,7 +371,6 @@ ROOMS = (
     Room(footer=False),
     Room(footer=False, hint=False),
     Room(footer=False, hint=False, words=False),
-    Room(footer=False, hint=False, words=False, preset=False),
 )
 
 
@@ -560,9 +558,10 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     # The breakdown is the bar's legend: the same parts, one card's, adding up to the judged figure.
     parts = per_card_parts(estimate, seen, part_sizes(estimate))
     # The copyable command line first (controls read a request too long for their custom_id from it).
-    command = f"`{command_line(estimate.request)}`\n"
+    head = f"`{command_line(estimate.request)}`\n"
     preset = preset_line(estimate, w)
-    head = f"{command}{preset}\n" if preset else command
+    if preset:
+        head += f"{preset}\n"
     title = _title(estimate, seen, wording, total, size)
     bar = bar_line(estimate, wording, seen, parts)
     # Most answers fit a phone screen with everything; a long one (a recipe's every option typed
@@ -571,7 +570,7 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     # answer of fewer characters than _ROOMY_CHARACTERS has more rows (tests/test_properties.py).
     for room in ROOMS:
         lines = _lines(estimate, wording, seen, parts, total, size, room)
-        description = f"{head if room.preset else command}{lines}\n{bar}"
+        description = f"{head}{lines}\n{bar}"
         embed: dict[str, Any] = {"title": title, "description": description, "color": seen.colour}
         if room.footer:
             embed["footer"] = {"text": wording.footer}
