@@ -29,6 +29,7 @@ from bot.estimate.optimizers import (
     muon_parts,
     parts_for,
 )
+from bot.estimate.parts_table import PartsTable, parts_table
 from bot.estimate.request import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN, EstimateRequest
 from bot.estimate.saved_activations import MeasuredActivations, measured_activations
 from bot.estimate.savers import offloaded_activation_bytes, place_parts, saved_on_card
@@ -234,8 +235,9 @@ class Estimate:
     trained_params_billion: float
     frozen_params_billion: float
     bytes_per_param: float  # B: a trained parameter's
-    parts: tuple[Part, ...]  # B's parts: what each trained parameter stores
-    frozen: Part | None  # what each frozen parameter stores (its weights); None: nothing is frozen
+    # Every part, where it lives (the card, host RAM, not held) and its GB, planned (and measured,
+    # where ``vram-bot measure`` ran a step): the one table every view reads (bot.estimate.parts_table).
+    table: PartsTable
     model_states_gb: float
     activations_gb: float
     activation_estimate: ActivationEstimate | None
@@ -249,17 +251,37 @@ class Estimate:
     beyond_context: int | None
     lora: AdapterHint
     qlora: AdapterHint
-    # The savers' moves (bot.estimate.savers): B's parts kept in host RAM (offloaded or paged out) and
-    # those not held (gradients under the optimizer in backward), outside B and M; and the saved
-    # activations offloaded to host RAM, outside A.
-    in_host: tuple[Part, ...] = ()
-    not_held: tuple[Part, ...] = ()
-    host_activations_gb: float = 0.0
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        """B's parts: what each trained parameter stores on the card."""
+        return self.table.parts("gpu")
+
+    @property
+    def frozen(self) -> Part | None:
+        """What each frozen parameter stores (its weights); None: nothing is frozen."""
+        frozen = self.table.parts("gpu", frozen=True)
+        return frozen[0] if frozen else None
+
+    @property
+    def in_host(self) -> tuple[Part, ...]:
+        """B's parts the savers keep in host RAM (offloaded or paged out), outside B and M."""
+        return self.table.parts("host")
+
+    @property
+    def not_held(self) -> tuple[Part, ...]:
+        """B's parts not held at all (the gradients under the optimizer in backward), outside B and M."""
+        return self.table.parts("none")
+
+    @property
+    def host_activations_gb(self) -> float:
+        """The saved activations offloaded to host RAM, outside A."""
+        return self.table.gb("host", "activations")
 
     @property
     def host_gb(self) -> float:
         """Host RAM the savers use: the offloaded or paged parts and the offloaded activations."""
-        return sum(self.part_gb(part) for part in self.in_host) + self.host_activations_gb
+        return self.table.gb("host")
 
     @property
     def judged_gb(self) -> float:
@@ -853,8 +875,16 @@ def estimate(request: EstimateRequest) -> Estimate:
         trained_params_billion=trained,
         frozen_params_billion=frozen_billion,
         bytes_per_param=bytes_per_param,
-        parts=parts,
-        frozen=frozen,
+        table=parts_table(
+            on_card=parts,
+            in_host=states.in_host,
+            not_held=states.not_held,
+            frozen=frozen,
+            trained_billion=trained,
+            frozen_billion=frozen_billion,
+            activations_gb=activations,
+            host_activations_gb=_host_activations_gb(request),
+        ),
         model_states_gb=model_states,
         activations_gb=activations,
         activation_estimate=activation_estimate,
@@ -867,9 +897,6 @@ def estimate(request: EstimateRequest) -> Estimate:
         beyond_context=beyond_context,
         lora=lora,
         qlora=qlora,
-        in_host=states.in_host,
-        not_held=states.not_held,
-        host_activations_gb=_host_activations_gb(request),
     )
 
 

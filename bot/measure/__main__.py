@@ -13,11 +13,15 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bot.estimate.core import estimate
 from bot.estimate.hub import HubFailure, is_repo_id, looks_like_repo_id
 from bot.estimate.models import Architecture, find_preset, search_presets
+from bot.estimate.parts_table import PartsTable, RowKind
+from bot.estimate.request import InvalidRequest, parse_request
 from bot.estimate.step_peak import step_peak
 from bot.measure import extrapolate, measure_step, torch_available
 from bot.measure.configs import (
@@ -30,7 +34,7 @@ from bot.measure.configs import (
     transformers_refuses,
 )
 from bot.measure.families import ALL_FAMILIES, architecture
-from bot.measure.types import ATTENTIONS, METHODS, OPTIMIZERS, PRECISIONS, Setup
+from bot.measure.types import ATTENTIONS, METHODS, OPTIMIZERS, PRECISIONS, Measurement, Setup
 
 __all__ = ["MeasureError", "main", "needed_bytes", "resolve", "run"]
 
@@ -145,11 +149,54 @@ def check_memory(target: Target, setup: Setup) -> None:
         )
 
 
+# The estimate's optimizer for each one measured (the fused AdamW keeps Adam's state).
+_ESTIMATED_OPTIMIZERS = {"adamw": "adam", "adamw_fused": "adam", "sgd": "sgd", "adam8bit": "adam8bit"}
+
+
+def measured_parts(
+    arch: Architecture, setup: Setup, shallow: Measurement, deep: Measurement
+) -> PartsTable | None:
+    """The estimate's parts table for the measured setup, each card row with what the step held of
+    it, extended to the model's depth as every figure is (affine in depth); None where the setup is
+    not one /vram can ask for."""
+    try:
+        request = parse_request(
+            model=arch,
+            precision=setup.precision,
+            optimizer=_ESTIMATED_OPTIMIZERS[setup.optimizer],
+            flash_attention=setup.attention == "sdpa",
+            checkpointing=setup.checkpointing,
+            method=setup.method,
+            lora_rank=setup.lora_rank,
+            lora_targets=setup.lora_targets,
+            batch_size=setup.batch_size,
+            seq_len=setup.seq_len,
+        )
+    except InvalidRequest:
+        return None
+    layers, span = arch.layers, deep.layers - shallow.layers
+
+    def line(measured: Callable[[Measurement], float]) -> float:
+        low, high = measured(shallow), measured(deep)
+        return (low + (high - low) * (layers - shallow.layers) / span) / 1e9
+
+    # The measured step's tensors by the table's rows: the fp32 master copy is optimizer state there.
+    by_row: dict[tuple[RowKind, bool], float] = {
+        ("weights", False): line(lambda m: m.param_bytes),
+        ("gradients", False): line(lambda m: m.grad_bytes),
+        ("optimizer", False): line(lambda m: m.master_bytes + m.optimizer_bytes),
+        ("weights", True): line(lambda m: m.frozen_bytes),
+        ("activations", False): line(lambda m: m.saved_bytes),
+    }
+    return estimate(request).table.with_measured(by_row)
+
+
 def run(target: Target, setup: Setup) -> dict[str, float]:
     config, full_arch = target.config, target.architecture
     depth = full_arch.layers
     check_memory(target, setup)
-    full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), depth)
+    shallow, deep = measure_step(config, 1, setup), measure_step(config, 2, setup)
+    full = extrapolate(shallow, deep, depth)
     # Under LoRA the step is given the whole base, which it keeps frozen (the adapters are counted).
     base = full.parameters if setup.method == "full" else full_arch.parameter_count
     found = step_peak(full_arch, base, setup.batch_size, setup.seq_len, setup=setup.training)
@@ -163,7 +210,20 @@ def run(target: Target, setup: Setup) -> dict[str, float]:
         "saved_proposed": found.saved_bytes,
         "peak_measured": full.peak_bytes,
         "peak_proposed": found.peak_bytes,
+        **_table_figures(measured_parts(full_arch, setup, shallow, deep)),
     }
+
+
+def _table_figures(table: PartsTable | None) -> dict[str, float]:
+    """The parts table's card rows as the comparison prints them: each row's planned bytes (what
+    /vram shows) and the measured ones."""
+    figures: dict[str, float] = {}
+    for row in table.at("gpu") if table is not None else ():
+        name = f"{row.kind}{'_frozen' if row.frozen else ''}"
+        figures[f"{name}_planned"] = row.planned_gb * 1e9
+        if row.measured_gb is not None:
+            figures[f"{name}_measured"] = row.measured_gb * 1e9
+    return figures
 
 
 def build_parser(prog: str) -> argparse.ArgumentParser:

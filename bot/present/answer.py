@@ -23,6 +23,7 @@ from bot.estimate.sharding import Strategy, card_share
 from bot.estimate.value_type import value_type
 from bot.present.command_line import command_line
 from bot.present.i18n import DEFAULT_LANGUAGE, Language, Template, catalogue, substituted
+from bot.present.phone import MAX_PHONE_ROWS, embed_rows
 from bot.present.phrases import (
     DOES_NOT_FIT_COLOUR,
     FITS_COLOUR,
@@ -148,16 +149,40 @@ def _title(estimate: Estimate, seen: Glance, wording: _Wording, total: str, size
 
 
 def part_sizes(estimate: Estimate) -> list[tuple[str, float]]:
-    """The memory by colour of the bar: weights, gradients, optimizer state (a custom B is one part,
-    shown in the optimizer's colour, since it has no breakdown), and activations."""
-    custom = estimate.custom_bytes  # then a frozen tower's weights join its one part too
-    # Every kind keeps its place where a saver moved a part off the card (it shows 0 GB there).
-    sizes: dict[str, float] = {} if custom else {"weights": 0.0, "gradients": 0.0, "optimizer": 0.0}
-    for part in estimate.all_parts:  # a frozen tower's weights are weights
-        kind = "optimizer" if custom else part.kind
-        sizes[kind] = sizes.get(kind, 0.0) + estimate.part_gb(part)
-    sizes["activations"] = estimate.activations_gb
+    """The memory on the card by colour of the bar, from the estimate's parts table: weights (a frozen
+    tower's with them), gradients, optimizer state (a custom B is one part, shown in the optimizer's
+    colour, since it has no breakdown), and activations. A kind a saver moved off the card entirely
+    (offloaded, paged, or not held under the optimizer in backward) has no place on the card: the
+    breakdown says where it went instead (:func:`moved_sizes`)."""
+    table = estimate.table
+    if estimate.custom_bytes:  # then a frozen tower's weights join its one part too
+        return [("optimizer", estimate.model_states_gb), ("activations", estimate.activations_gb)]
+    sizes: dict[str, float] = {}
+    moved = {row.kind for row in table.rows if row.place != "gpu"}
+    for row in table.rows:
+        if row.place == "gpu" and not (row.kind in moved and not row.planned_gb):
+            sizes[row.kind] = sizes.get(row.kind, 0.0) + row.planned_gb
     return list(sizes.items())
+
+
+def moved_sizes(estimate: Estimate, seen: Glance) -> list[tuple[str, float]]:
+    """What the savers keep in host RAM, by colour of the bar (optimizer state, activations): shown
+    after the card's parts, off the bar; on several cards one card's host share, as the card's parts
+    are (each rank offloads its partition of the optimizer state, and its own activations)."""
+    moved = [(str(row.kind), row.planned_gb) for row in estimate.table.at("host")]
+    if seen.strategy is None or not moved:
+        return moved
+    optimizer_share = card_share(seen.strategy, estimate.request.gpus).optimizer
+    return [(kind, gb * optimizer_share if kind == "optimizer" else gb) for kind, gb in moved]
+
+
+# An item's fewest columns, where the phone is short of rows: its square, its figure and the sign
+# that says what the figure is (≈ estimated, + beyond the parts, → moved to host RAM).
+_BARE_ITEMS = {
+    "glance.activations_estimated": "≈ {gb}",
+    "answer.extra_peak": "+{gb}",
+    "train.host": "→ RAM {gb}",
+}
 
 
 # Below this, what a card holds beyond its parts is rounding, not a part of the bar worth a legend.
@@ -196,8 +221,6 @@ def per_card_parts(
 # "GB", so a narrow screen may wrap between the parts' words, but never strands a square or a unit
 # (the screenshots showed "14.0" and "GB" on two lines).
 NBSP = "\u00a0"
-# The placeholder of each part's GB in the lines' template.
-_GB_FIELDS = {kind: f"gb_{kind}" for kind in SQUARES}
 
 
 class _Wording:
@@ -213,6 +236,7 @@ class _Wording:
         "adapter_cards",
         "captions",
         "footer",
+        "items",
         "language",
         "lines",
         "peak_figure",
@@ -228,19 +252,27 @@ class _Wording:
         self.words = w
         self.footer = w("glance.footer")
         self.peak_figure = Template(strings["answer.peak_figure"])  # "82.2 GB peak"
-        # By (custom B, the activations' catalogue key, a frozen tower, the method): the breakdown's
-        # parts and wording. And by whether the answer advises what would fit, which takes the hint
-        # line's place.
+        # By (a frozen tower, the method, whether the answer advises what would fit, which takes the
+        # hint line's place, and whether the hint line is left out for room): the formulas' wording.
         self.lines = {
-            (custom, key, frozen, method, advised): Template(
-                _lines_template(strings, custom, key, frozen, method, advised)
+            (frozen, method, advised, hinted): Template(
+                _lines_template(strings, frozen, method, advised, hinted)
             )
-            for custom in (False, True)
-            for key in ACTIVATION_KEYS
             for frozen in (False, True)
             for method in Method
             for advised in (False, True)
+            for hinted in (False, True)
         }
+        # The breakdown's items by catalogue key: a part after its square, in one piece; and the
+        # same in the fewest columns (the square and its GB), for an answer short of phone rows.
+        # A text without a figure ("activations not counted: add `seq_len`") keeps its words, and
+        # where the part went ("→ host RAM") is the point of its item.
+        self.items: dict[tuple[str, bool], Template] = {}
+        for key in (*_PART_KEYS.values(), "glance.custom", *ACTIVATION_KEYS, "train.host"):
+            whole = key == "train.host"
+            worded = self.items[key, True] = Template(_item_template(strings[key], whole))
+            bare = _BARE_ITEMS.get(key, "{gb}")
+            self.items[key, False] = Template(_item_template(bare, whole)) if "gb" in worded.names else worded
         # The smallest usual card the adapter set-up fits, in the fewest words (None: none of them).
         self.adapter_cards: dict[float | None, str] = {
             card: w("glance.adapter_fits", gb=w.num(card)) for card in USUAL_CARDS_GB
@@ -278,37 +310,33 @@ _HINT_KEYS = {Method.FULL: "glance.lora", Method.LORA: "method.glance.qlora", Me
 
 def _lines_template(
     strings: dict[str, str],
-    custom: bool,
-    activations_key: str,
     frozen: bool,
     method: Method = Method.FULL,
     advised: bool = False,
+    hinted: bool = True,
 ) -> str:
-    """M = N × B (with a frozen tower, its weights added) and V = M + A, the breakdown (each part after
-    its square, the bar's legend; a custom B is one part, in the optimizer's colour), ``{warnings}``
-    and the LoRA line, as one template."""
+    """M = N × B (with a frozen tower, its weights added) and V = M + A, ``{breakdown}`` (the bar's
+    legend), ``{warnings}`` and the LoRA line (or ``{advice}``), as one template."""
     formula = strings["formula.model_states_frozen" if frozen else "formula.model_states"]
     model_states = substituted(formula, {"m": "{m} GB"})  # M with its unit here
-    kinds = {"optimizer": "glance.custom"} if custom else _PART_KEYS
-    items = [_item_template(kind, strings[key]) for kind, key in kinds.items()]
-    items.append(_item_template("activations", strings[activations_key]))
-    # No separators between the parts: the coloured squares divide them, and every column counts on a phone.
-    # ``{extra}``: what the card holds beyond the parts, when it holds something (on several cards the
-    # parts are one card's, as the title's figure and the bar are).
-    breakdown = " ".join(items) + "{extra}"
+    # The breakdown's items (each part after its square, in the card's order, then what is in host
+    # RAM; no separators between them: the squares divide them, and every column counts on a phone)
+    # are filled in per answer (:func:`_breakdown`), since the savers change which parts are there.
+    breakdown = "{breakdown}"
     # An answer that does not fit says what would, LoRA and QLoRA among it where they fit: that line
     # takes the hint line's place, so the answer stays as short as one that fits.
     hint_key = _HINT_KEYS[method]
     if advised:
         tail = "{warnings}\n{advice}"
     else:
-        tail = "{warnings}" + ("" if hint_key is None else f"\n{strings[hint_key]}")
+        tail = "{warnings}" + ("" if hint_key is None or not hinted else f"\n{strings[hint_key]}")
     return f"{model_states}\n{strings['formula.total']}\n{breakdown}{tail}"
 
 
-def _item_template(kind: str, template: str) -> str:
-    named = substituted(template, {"gb": f"{{{_GB_FIELDS[kind]}}}"}).replace(" GB", f"{NBSP}GB")
-    return f"{SQUARES[kind]}{NBSP}{named}"
+def _item_template(template: str, whole: bool = False) -> str:
+    """A breakdown item: ``{square}`` and the part's words around its ``{gb}`` (which keeps its unit
+    with a no-break space), ``whole`` in one piece ("→ host RAM" is never stranded)."""
+    return "{square}" + NBSP + (template.replace(" ", NBSP) if whole else template)
 
 
 def _activations_key(estimate: Estimate) -> str:
@@ -324,8 +352,65 @@ def _activations_key(estimate: Estimate) -> str:
     return "glance.activations"
 
 
+@value_type
+class Room:
+    """How much of the answer a phone's rows have room for: all of it, or, for an answer whose
+    command line is long (every option of a recipe typed out), without the footer (Details' button
+    says the same), without the LoRA hint line (Compare and Details have both methods), and at last
+    with the breakdown's items as their square and GB alone (Details words each part). The lines that
+    say what was counted (a preset's variant, a Hub repo's notes, a MoE's active count) stay."""
+
+    footer: bool = True
+    hint: bool = True
+    words: bool = True
+
+
+# Tried in this order until the answer fits the phone (bot.present.phone.MAX_PHONE_ROWS).
+ROOMS = (
+    Room(),
+    Room(footer=False),
+    Room(footer=False, hint=False),
+    Room(footer=False, hint=False, words=False),
+)
+
+
+def _breakdown(
+    estimate: Estimate, wording: _Wording, seen: Glance, parts: list[tuple[str, float]], room: Room
+) -> str:
+    """The bar's legend: each of the card's parts after its square (what the card holds beyond them
+    last, in orange), then what the savers keep in host RAM ("→ host RAM"), each in one piece."""
+    w = wording.words
+    activations_key = _activations_key(estimate)
+    custom = estimate.custom_bytes
+    items: list[str] = []
+    for kind, gb in parts:
+        square = SQUARES[kind]
+        shown = w.short_gb(gb, NBSP)
+        if kind == "extra":
+            key = "answer.extra_peak" if estimate.verdict.basis == "peak" else "answer.extra_buffers"
+            text = w(key, gb=shown) if room.words else _BARE_ITEMS.get(key, "{gb}").replace("{gb}", shown)
+            items.append(f"{square}{NBSP}{text.replace(' ', NBSP)}")
+            continue
+        key = activations_key if kind == "activations" else _part_key(kind, custom)
+        items.append(wording.items[key, room.words].fill({"square": square, "gb": shown}))
+    host = wording.items["train.host", room.words]
+    for kind, gb in moved_sizes(estimate, seen):
+        items.append(host.fill({"square": SQUARES[kind], "gb": w.short_gb(gb, NBSP)}))
+    return " ".join(items)
+
+
+def _part_key(kind: str, custom: bool) -> str:
+    return "glance.custom" if custom else _PART_KEYS[kind]  # type: ignore[index]
+
+
 def _lines(
-    estimate: Estimate, wording: _Wording, parts: list[tuple[str, float]], total: str, size: str
+    estimate: Estimate,
+    wording: _Wording,
+    seen: Glance,
+    parts: list[tuple[str, float]],
+    total: str,
+    size: str,
+    room: Room = ROOMS[0],
 ) -> str:
     """The answer's middle lines filled in (``total``: V and ``size``: N, as the title shows them)."""
     w = wording.words
@@ -342,7 +427,7 @@ def _lines(
         "qlora": w.short_gb(qlora.total_gb),
         "qlora_fit": wording.adapter_cards[qlora.smallest_card_gb],
         "warnings": "",
-        "extra": "",
+        "breakdown": _breakdown(estimate, wording, seen, parts, room),
     }
     frozen = estimate.frozen
     if frozen is not None:
@@ -350,13 +435,6 @@ def _lines(
         values["trained"] = w.num(estimate.trained_params_billion, ",.4g")
         values["frozen"] = w.num(estimate.frozen_params_billion, ".3g")
         values["w"] = w.num(frozen.bytes_per_param)
-    for kind, gb in parts:
-        if kind == "extra":
-            extra_key = "answer.extra_peak" if estimate.verdict.basis == "peak" else "answer.extra_buffers"
-            item = w(extra_key, gb=w.short_gb(gb, NBSP)).replace(" ", NBSP)  # one piece, as each part
-            values["extra"] = f" {SQUARES['extra']}{NBSP}{item}"
-        else:
-            values[_GB_FIELDS[kind]] = w.short_gb(gb, NBSP)
     # Rare, and worth the line: the sequence is longer than the model's context (Details has the
     # full peak and the largest batch).
     if estimate.beyond_context is not None:
@@ -366,13 +444,7 @@ def _lines(
     advice = advice_line(estimate, w)  # what would make it fit, when it does not
     if advice:
         values["advice"] = advice
-    key = (
-        estimate.custom_bytes,
-        _activations_key(estimate),
-        frozen is not None,
-        estimate.request.method,
-        advice is not None,
-    )
+    key = (frozen is not None, estimate.request.method, advice is not None, room.hint)
     return wording.lines[key].fill(values)
 
 
@@ -490,12 +562,23 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     preset = preset_line(estimate, w)
     if preset:
         head += f"{preset}\n"
-    return {
-        "title": _title(estimate, seen, wording, total, size),
-        "description": (
-            f"{head}{_lines(estimate, wording, parts, total, size)}\n"
-            f"{bar_line(estimate, wording, seen, parts)}"
-        ),
-        "color": seen.colour,
-        "footer": {"text": wording.footer},
-    }
+    title = _title(estimate, seen, wording, total, size)
+    bar = bar_line(estimate, wording, seen, parts)
+    # Most answers fit a phone screen with everything; a long one (a recipe's every option typed
+    # out, advice that wraps, what is in host RAM) has the answer count its rows and give some back,
+    # least needed first (Room). Counting costs half a render, so only a long text is counted: no
+    # answer of fewer characters than _ROOMY_CHARACTERS has more rows (tests/test_properties.py).
+    for room in ROOMS:
+        lines = _lines(estimate, wording, seen, parts, total, size, room)
+        description = f"{head}{lines}\n{bar}"
+        embed: dict[str, Any] = {"title": title, "description": description, "color": seen.colour}
+        if room.footer:
+            embed["footer"] = {"text": wording.footer}
+        if len(title) + len(description) <= _ROOMY_CHARACTERS or embed_rows(embed) <= MAX_PHONE_ROWS:
+            break
+    return embed
+
+
+# The title and description up to which every answer fits 14 phone rows (the longest such answers
+# seen: some 400 characters; the footer's one row included).
+_ROOMY_CHARACTERS = 360

@@ -12,7 +12,14 @@ from typing import Any
 from bot.estimate.core import AdapterHint, Estimate, compare_methods, compare_setups
 from bot.present.command_line import command_line
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
-from bot.present.phrases import NEUTRAL_COLOUR, bytes_text, card_name, short_method_name, subject
+from bot.present.phrases import (
+    NEUTRAL_COLOUR,
+    bytes_text,
+    card_name,
+    short_method_name,
+    short_optimizer_name,
+    subject,
+)
 from bot.present.words import OPTIMIZER_PLAIN_NAME_KEYS, Words
 
 CHART_NAME = "compare.png"  # the attachment's file name, which the embed's image points to
@@ -40,10 +47,12 @@ def _full(row: Estimate, w: Words) -> str:
 
 
 def _adapter(hint: AdapterHint, chosen: Estimate, w: Words) -> str:
+    # The optimizer alone: under method:lora the adapters' rows read "LoRA · Lion", never
+    # "LoRA · LoRA · Lion".
     name = w(
         "compare.adapter_name",
         method=w(_ADAPTER_NAME_KEYS[hint.method]),
-        optimizer=short_method_name(chosen, w),
+        optimizer=short_optimizer_name(chosen, w),
     )
     verdict = _fit(hint.total_gb, chosen.single_gpu.capacity_gb, w)
     return w("compare.row", name=name, v=w.gb(hint.total_gb), verdict=verdict)

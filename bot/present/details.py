@@ -11,6 +11,8 @@ from typing import Any
 
 from bot.estimate.core import Estimate
 from bot.estimate.methods import Method
+from bot.estimate.optimizers import Part
+from bot.estimate.parts_table import Place
 from bot.estimate.tensors import CountedModel
 from bot.present.answer import colour
 from bot.present.command_line import command_line
@@ -115,22 +117,31 @@ def _method(estimate: Estimate, w: Words) -> EmbedField:
 
 
 def _breakdown(estimate: Estimate, w: Words) -> str:
-    lines = [
-        w(
-            "breakdown.line",
-            part=w(part.key),
-            bytes=w.num(part.bytes_per_param),
-            gb=w.gb(estimate.part_gb(part)),
-        )
-        for part in estimate.parts
-    ]
+    """The parts table: each of B's parts on the card with its bytes and GB, B's sum, the frozen
+    weights (not part of B), then what the savers keep in host RAM and what is not held at all."""
+    table = estimate.table
+    lines = [_part_line(w, part, estimate.part_gb(part)) for part in table.parts("gpu")]
     if len(estimate.parts) > 1:
         lines.append(w("breakdown.sum", bytes=w.num(estimate.bytes_per_param)))
-    frozen = estimate.frozen
-    if frozen is not None:  # after B's sum: the frozen tower's weights are not part of B
-        gb = w.gb(estimate.part_gb(frozen))
-        lines.append(w("breakdown.line", part=w(frozen.key), bytes=w.num(frozen.bytes_per_param), gb=gb))
+    for part in table.parts("gpu", frozen=True):  # after B's sum: the frozen weights are not part of B
+        lines.append(_part_line(w, part, estimate.part_gb(part)))
+    elsewhere: tuple[tuple[Place, str], ...] = (
+        ("host", "train.breakdown_host"),
+        ("none", "train.breakdown_not_held"),
+    )
+    for place, key in elsewhere:
+        for part in table.parts(place):
+            # A paged part's own wording says where it goes ("paged to host RAM").
+            line = w(
+                "train.breakdown_paged" if part.paged else key,
+                line=_part_line(w, part, estimate.part_gb(part)),
+            )
+            lines.append(line)
     return "\n".join(lines)
+
+
+def _part_line(w: Words, part: Part, gb: float) -> str:
+    return w("breakdown.line", part=w(part.key), bytes=w.num(part.bytes_per_param), gb=w.gb(gb))
 
 
 def _preset(estimate: Estimate, w: Words) -> str | None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.estimate.core import AdapterHint, ClusterVerdict, Estimate, LargestBatch
 from bot.estimate.models import Architecture
+from bot.estimate.parts_table import PartsTable
 from bot.estimate.sharding import PerGpu
 from bot.present.command_line import command_line
 from bot.present.savers import savers_json
@@ -99,6 +100,25 @@ def _frozen(estimate: Estimate) -> dict[str, Any] | None:
     }
 
 
+def parts_table_json(table: PartsTable) -> list[dict[str, Any]]:
+    """Each row of the parts table: its kind (the bar's colour), where it lives (``gpu``, ``host``,
+    ``none``: not held), whether it is the frozen parameters', B's parts in it, and its GB as planned
+    and as measured (``null`` where no step was measured: the bot itself never measures)."""
+    return [
+        {
+            "kind": row.kind,
+            "place": row.place,
+            "frozen": row.frozen,
+            "parts": [part.key for part in row.parts],
+            "bytes_per_param": row.bytes_per_param if row.parts else None,
+            "paged": row.paged,
+            "planned_gb": row.planned_gb,
+            "measured_gb": row.measured_gb,
+        }
+        for row in table.rows
+    ]
+
+
 def figures(estimate: Estimate) -> dict[str, Any]:
     """Every figure of the estimate, by the names the README's schema table gives them."""
     request, model = estimate.request, estimate.request.model
@@ -125,6 +145,8 @@ def figures(estimate: Estimate) -> dict[str, Any]:
             for part in estimate.parts
         ],
         "frozen": _frozen(estimate),
+        # The one parts table: every part where it lives, planned (and measured) GB.
+        "parts_table": parts_table_json(estimate.table),
         "model_states_gb": estimate.model_states_gb,
         "activations_gb": estimate.activations_gb,
         "activations_estimated": estimate.activation_estimate is not None,

@@ -60,12 +60,16 @@ _VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA ", "AMD Instinct ", "AMD ")
 _SHORT_METHOD_OF = {Method.LORA: "method.short.lora", Method.QLORA: "method.short.qlora"}
 
 
-def short_method_name(estimate: Estimate, w: Words) -> str:
-    """ "Adam", "8-bit Adam", "SGD" or "10 B/param": the method in a title that has to fit a phone."""
+def short_optimizer_name(estimate: Estimate, w: Words) -> str:
+    """ "Adam", "8-bit Adam", "SGD" or "Custom 10 B/param": the optimizer (or custom B) alone."""
     if estimate.request.bytes_per_param is not None:
-        name = method_name(estimate, w)  # "Custom 10 B/param" is short already
-    else:
-        name = w(SHORT_METHOD_KEYS[estimate.request.optimizer])
+        return method_name(estimate, w)  # "Custom 10 B/param" is short already
+    return w(SHORT_METHOD_KEYS[estimate.request.optimizer])
+
+
+def short_method_name(estimate: Estimate, w: Words) -> str:
+    """ "Adam", "LoRA · Adam" or "10 B/param": the method in a title that has to fit a phone."""
+    name = short_optimizer_name(estimate, w)
     method = estimate.request.method
     return name if method is Method.FULL else w(_SHORT_METHOD_OF[method], optimizer=name)
 
@@ -127,14 +131,15 @@ def basis_text(estimate: Estimate, w: Words) -> str:
     return w("basis.total", gb=w.gb(verdict.judged_gb), where=where)
 
 
-def fill_advice(estimate: Estimate, w: Words) -> str:
+def fill_advice(estimate: Estimate, w: Words, *, short: bool = False) -> str:
     """What shrinks what every card holds whatever the sharding (the activations), of the changes not
-    on already: "activation checkpointing, a smaller batch or shorter sequences"."""
+    on already: "activation checkpointing, a smaller batch or shorter sequences" (``short``, for the
+    glance's two phone rows: "checkpointing, …")."""
     request = estimate.request
     found = estimate.activation_estimate
     options = []
     if not request.checkpointing:
-        options.append(w("advice.checkpointing"))
+        options.append(w("train.checkpointing_short" if short else "advice.checkpointing"))
     if found is None or found.batch_size > 1:  # an entered figure's batch is not known
         options.append(w("advice.smaller_batch"))
     options.append(w("advice.shorter"))
@@ -168,7 +173,7 @@ def advice_line(estimate: Estimate, w: Words) -> str | None:
     if verdict.fits:
         return None
     if verdict.cards_needed is None and not verdict.changes:
-        return w("advice.fill", what=fill_advice(estimate, w))
+        return w("advice.fill", what=fill_advice(estimate, w, short=True))
     shown = [change for change in verdict.changes if change.kind != "cards" or verdict.strategy is not None]
     if all(change.kind in ("lora", "qlora") for change in shown):
         return None  # the LoRA line says as much, and which card they fit

@@ -25,7 +25,9 @@ def embed_to_text(embed: dict[str, Any]) -> str:
         if lines[-1]:
             lines.append("")
         lines.append(f"[{embed['image']['url'].removeprefix('attachment://')}]")
-    if lines[-1]:
-        lines.append("")
-    lines.append(plain(embed["footer"]["text"]))
+    footer = embed.get("footer")  # a glance short of phone rows leaves its footer to Details
+    if footer:
+        if lines[-1]:
+            lines.append("")
+        lines.append(plain(footer["text"]))
     return "\n".join(lines)
