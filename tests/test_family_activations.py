@@ -1,5 +1,5 @@
 """The saved activations of the families whose forwards were measured in issue 20 (points 3 and 5):
-Cohere, Cohere 2 and its MoE, Apertus, Phi, nanochat, Qwen2-MoE, ERNIE 4.5 and its MoE.
+Cohere, Cohere 2 and its MoE, Apertus, Phi, nanochat, Qwen2-MoE, ERNIE 4.5 and its MoE, Helium.
 
 Pure: no torch. Each figure below is what one decoder layer of the benchmark's small config
 (``bot.measure.families``, h = 256, f = 688, experts 4 × 344 with 2 active) saved per token in a
@@ -28,6 +28,7 @@ MEASURED: dict[str, tuple[float, float]] = {
     "qwen2_moe": (16_318.1, 34_334.1),
     "ernie4_5": (11_048.0, 20_488.0),
     "ernie4_5_moe": (16_972.1, 33_968.1),
+    "helium": (12_008.0, 20_488.0),
 }
 SETUPS: tuple[tuple[Precision, AttentionImpl], ...] = (("mixed", "sdpa"), ("amp", "eager"))
 

@@ -187,7 +187,7 @@ class Family:
     # family without it gets no activation estimate: its answers ask for `activations`.
     activations_measured: bool = False
     # What the forward keeps (bot.estimate.family_traits.FamilyTraits), where measured.
-    norm_style: Literal["llama", "gemma", "fp32", "cohere", "weightless"] = "llama"
+    norm_style: Literal["llama", "gemma", "fp32", "cohere", "weightless", "fp32_layernorm"] = "llama"
     router_weight_bytes: int = 4  # Qwen3-MoE and gpt-oss cast the routing weights to 16 bits
     rope_tables: int = 1  # Gemma 3: one RoPE table pair for local and one for global layers
     clamped_swiglu: bool = False
@@ -208,9 +208,9 @@ class Family:
     embedding_norm: bool = False  # nanochat normalizes the embeddings before the first layer
     weightless_qk_norm: bool = False  # ... and Q and K, with no weights to count
     logit_softcapping: bool = False  # the tanh of the capped logits, without capped attention scores
-    # ERNIE 4.5: RoPE's fp32 cos/sin re-interleaved in every layer (a copy each layer saves), and a
-    # router run in fp32 with autocast off.
-    rope_per_layer_fp32: bool = False
+    # RoPE's cos/sin re-interleaved in every layer, a copy each layer saves (ERNIE 4.5: fp32 tables;
+    # Helium: in the compute dtype); ERNIE 4.5's router runs in fp32 with autocast off.
+    rope_per_layer: Literal["none", "fp32", "compute"] = "none"
     fp32_router: bool = False
     # Under autocast, the shared expert's linears that cast the layer's fp32 input each on their own
     # (Qwen2-MoE, Cohere 2 MoE: gate and up, 2).
@@ -414,7 +414,7 @@ _ERNIE = Family(
     o_bias="use_bias",
     mlp_bias="use_bias",
     lm_head_bias="use_bias",
-    rope_per_layer_fp32=True,
+    rope_per_layer="fp32",
 )
 FAMILIES += (
     _ERNIE,
@@ -497,7 +497,8 @@ FAMILIES += (
         ),
         takes_layer_types=True,
     ),
-    Family("olmo", norm_parameters="none"),  # LayerNorm without weights
+    # LayerNorm without weights, on the fp32 input (F.layer_norm(x.float())).
+    Family("olmo", norm_parameters="none", norm_style="fp32_layernorm"),
     Family(
         "olmo2",
         activations_measured=True,
@@ -606,7 +607,10 @@ FAMILIES += (
         norm_parameters="weight_bias",
         defaults=MappingProxyType({"attention_bias": True}),
     ),
-    Family("helium", mlp_bias="mlp_bias"),
+    # Helium: an RMSNorm multiplying its weight in fp32, RoPE re-interleaved in every layer.
+    Family(
+        "helium", activations_measured=True, mlp_bias="mlp_bias", norm_style="fp32", rope_per_layer="compute"
+    ),
     Family("internlm3", activations_measured=True, mlp_bias="mlp_bias"),
     Family("glm", o_bias=False, fused_gate_up=True, defaults=MappingProxyType({"attention_bias": True})),
     Family(

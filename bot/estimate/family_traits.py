@@ -14,7 +14,7 @@ from bot.estimate.models import Architecture
 from bot.estimate.value_type import value_type
 
 MlpActivation = Literal["native", "xielu", "gelu_python"]
-NormStyle = Literal["llama", "gemma", "fp32", "layernorm", "cohere", "weightless"]
+NormStyle = Literal["llama", "gemma", "fp32", "layernorm", "cohere", "weightless", "fp32_layernorm"]
 
 
 @value_type
@@ -62,8 +62,8 @@ class FamilyTraits:
     logit_softcapping: bool = False  # the tanh of the capped logits (2v), without Gemma 2's scores
     # Qwen2-MoE: a sigmoid gate (h -> 1) scales the shared expert's output.
     shared_expert_gate: bool = False
-    # ERNIE 4.5: each layer's fp32 copies of cos/sin; the router in fp32 with autocast off.
-    rope_per_layer_fp32: bool = False
+    # Each layer's copies of cos/sin (ERNIE 4.5 fp32, Helium the compute dtype); ERNIE's fp32 router.
+    rope_per_layer: Literal["none", "fp32", "compute"] = "none"
     fp32_router: bool = False
     # Under autocast: the shared expert's linears that each cast the fp32 input (gate and up: 2).
     shared_expert_casts: int = 0
@@ -104,7 +104,7 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         embedding_norm=declared.embedding_norm,
         logit_softcapping=declared.logit_softcapping,
         shared_expert_gate=declared.experts is not None and declared.experts.shared_gate,
-        rope_per_layer_fp32=declared.rope_per_layer_fp32,
+        rope_per_layer=declared.rope_per_layer,
         fp32_router=declared.fp32_router,
         shared_expert_casts=declared.shared_expert_casts,
     )

@@ -83,6 +83,10 @@ def norm_bytes(width: int, rows: int, precision: Precision, style: NormStyle) ->
     Gemma's and gpt-oss's norms multiply the weight with the fp32 normalized tensor: 8w + 4 always.
     A LayerNorm with weight and bias (``native_layer_norm``: StarCoder 2, Phi, GPT-NeoX) saves its
     input (16-bit; fp32 under autocast, which runs layer_norm in fp32) and the fp32 mean and rstd."""
+    if style == "fp32_layernorm":
+        # OLMo (``OlmoLayerNorm``): F.layer_norm without weights on the fp32 copy of its input, which
+        # it saves with the fp32 mean and rstd, in every setup.
+        return 4 * width + 8 * rows
     if style == "weightless":
         # nanochat's RMSNorm without a weight (``x.float() * rsqrt(...)``): the fp32 input copy (under
         # autocast the residual stream itself) and the rsqrt; its output is the next linear's input.
@@ -188,10 +192,12 @@ def layer_saved_bytes(
         constant += 4 * experts
     else:
         per_token += dense_mlp_bytes(arch) + activation_extra_bytes(arch, precision, t)
-    if t.rope_per_layer_fp32:
-        # ERNIE 4.5 (``apply_rotary_pos_emb``): cos[..., : d/2].repeat_interleave(2) and sin's, fp32
-        # (1, s, d) copies that the layer's multiplications save; one sequence's, not the batch's.
-        constant += 2 * s * arch.attention_head_dim * 4
+    if t.rope_per_layer != "none":
+        # ERNIE 4.5, Helium (``apply_rotary_pos_emb``): cos[..., : d/2].repeat_interleave(2) and
+        # sin's, (1, s, d) copies that the layer's multiplications save, one sequence's, not the
+        # batch's: fp32 (ERNIE's tables are fp32) or the tables' compute dtype (Helium).
+        table_bytes = 4 if t.rope_per_layer == "fp32" or amp else 2
+        constant += 2 * s * arch.attention_head_dim * table_bytes
     return float(s * b * per_token + constant)
 
 
@@ -342,8 +348,8 @@ def outside_saved_bytes(
     # RoPE's cos/sin are saved by the first layer's multiplications; under checkpointing they are
     # checkpoint inputs instead (held, not saved: ``held_bytes``).
     rope = 0 if checkpointing else rope_bytes(arch, seq_len, precision=precision, traits=t)
-    if t.rope_per_layer_fp32:
-        rope = 0  # ERNIE 4.5: the layers save their own copies of the tables (layer_saved_bytes)
+    if t.rope_per_layer != "none":
+        rope = 0  # ERNIE 4.5, Helium: the layers save their own copies of the tables (layer_saved_bytes)
     # + 4: the loss's fp32 total weight (nll_loss saves it).
     return float(s * b * per_token + rope + _norm_constant(h, t.norm_style) + 4 + constant)
 
@@ -354,7 +360,7 @@ def rope_bytes(
     """RoPE's cos and sin tables for one sequence (shared by the batch and by every layer)."""
     t = traits or traits_for(arch)
     # Llama 4 keeps one complex64 table (freqs_cis) in every precision: d/2 complex values of 8 bytes.
-    compute_bytes = 2 if t.complex_rope else 4 if precision == "amp" or t.rope_per_layer_fp32 else 2
+    compute_bytes = 2 if t.complex_rope else 4 if precision == "amp" or t.rope_per_layer == "fp32" else 2
     # MLA rotates only the decoupled qk_rope_head_dim part (DeepSeek-V3's config sets head_dim to it).
     full = arch.qk_rope_head_dim if arch.qk_rope_head_dim is not None else arch.attention_head_dim
     width = full // 2 if t.rope_half_width or t.partial_rope else full
