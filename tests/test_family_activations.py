@@ -1,5 +1,5 @@
 """The saved activations of the families whose forwards were measured in issue 20 (points 3 and 5):
-Cohere, Cohere 2 and its MoE, Apertus, Phi, nanochat, Qwen2-MoE, ERNIE 4.5 and its MoE, Helium.
+Cohere, Cohere 2 and its MoE, Apertus, Phi, nanochat, Qwen2-MoE, ERNIE 4.5 and its MoE, Helium, OLMo.
 
 Pure: no torch. Each figure below is what one decoder layer of the benchmark's small config
 (``bot.measure.families``, h = 256, f = 688, experts 4 × 344 with 2 active) saved per token in a
@@ -29,6 +29,7 @@ MEASURED: dict[str, tuple[float, float]] = {
     "ernie4_5": (11_048.0, 20_488.0),
     "ernie4_5_moe": (16_972.1, 33_968.1),
     "helium": (12_008.0, 20_488.0),
+    "olmo": (9_904.0, 18_320.0),
 }
 SETUPS: tuple[tuple[Precision, AttentionImpl], ...] = (("mixed", "sdpa"), ("amp", "eager"))
 

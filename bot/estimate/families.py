@@ -498,7 +498,7 @@ FAMILIES += (
         takes_layer_types=True,
     ),
     # LayerNorm without weights, on the fp32 input (F.layer_norm(x.float())).
-    Family("olmo", norm_parameters="none", norm_style="fp32_layernorm"),
+    Family("olmo", activations_measured=True, norm_parameters="none", norm_style="fp32_layernorm"),
     Family(
         "olmo2",
         activations_measured=True,
