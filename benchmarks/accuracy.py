@@ -62,6 +62,15 @@ QUICK_DECLARED: tuple[tuple[str, Precision, Attention, bool], ...] = (
     ("granite", "amp", "eager", False),
     ("olmoe", "mixed", "sdpa", False),
     ("ernie4_5", "mixed", "sdpa", True),
+    # famact (issue 20): the families measured this round, one setup each: Cohere 2's fp32 LayerNorm
+    # and parallel block under autocast, Phi's gelu_new and partial RoPE, Apertus' xIELU, nanochat's
+    # weightless norms, Qwen2-MoE's gated shared expert and ERNIE 4.5 MoE's fp32 router.
+    ("cohere2", "amp", "eager", False),
+    ("phi", "mixed", "sdpa", False),
+    ("apertus", "amp", "sdpa", False),
+    ("nanochat", "bf16", "eager", False),
+    ("qwen2_moe", "amp", "sdpa", False),
+    ("ernie4_5_moe", "mixed", "eager", False),
 )
 # The full run adds a long sequence on some families, where activations rather than model states
 # decide the peak.

@@ -223,7 +223,7 @@ class Family:
     # family without it gets no activation estimate: its answers ask for `activations`.
     activations_measured: bool = False
     # What the forward keeps (bot.estimate.family_traits.FamilyTraits), where measured.
-    norm_style: Literal["llama", "gemma", "fp32"] = "llama"
+    norm_style: Literal["llama", "gemma", "fp32", "cohere", "weightless", "fp32_layernorm"] = "llama"
     router_weight_bytes: int = 4  # Qwen3-MoE and gpt-oss cast the routing weights to 16 bits
     rope_tables: int = 1  # Gemma 3: one RoPE table pair for local and one for global layers
     clamped_swiglu: bool = False
@@ -234,6 +234,23 @@ class Family:
     dense_experts: bool = False  # Llama 4 runs every token through every expert
     compute_dtype_softmax: bool = False
     complex_rope: bool = False
+    # famact (issue 20, points 3/5): what the refused dense and MoE families' forwards keep
+    # (bot.estimate.family_traits; measured: benchmarks/ACCURACY.md, "Activations of the declared
+    # families"). A parallel block (Cohere, Phi) feeds attention and MLP one normalized input.
+    parallel_block: bool = False
+    # An MLP activation written out in Python saves more than its input (Apertus' xIELU, Phi's
+    # gelu_new); "native" is a C++ one (SiLU, GELU, ReLU²) whose input alone is counted.
+    mlp_activation: Literal["native", "xielu", "gelu_python"] = "native"
+    embedding_norm: bool = False  # nanochat normalizes the embeddings before the first layer
+    weightless_qk_norm: bool = False  # ... and Q and K, with no weights to count
+    logit_softcapping: bool = False  # the tanh of the capped logits, without capped attention scores
+    # RoPE's cos/sin re-interleaved in every layer, a copy each layer saves (ERNIE 4.5: fp32 tables;
+    # Helium: in the compute dtype); ERNIE 4.5's router runs in fp32 with autocast off.
+    rope_per_layer: Literal["none", "fp32", "compute"] = "none"
+    fp32_router: bool = False
+    # Under autocast, the shared expert's linears that cast the layer's fp32 input each on their own
+    # (Qwen2-MoE, Cohere 2 MoE: gate and up, 2).
+    shared_expert_casts: int = 0
     # How vram-bot measure writes a preset as this family's config (bot.measure.configs).
     takes_layer_types: bool = False  # the config class takes a per-layer attention list
     takes_sliding_window: bool = False  # ... and a sliding_window (Mistral's defaults to 4096)
@@ -436,13 +453,14 @@ _ERNIE = Family(
     o_bias="use_bias",
     mlp_bias="use_bias",
     lm_head_bias="use_bias",
+    rope_per_layer="fp32",
 )
 FAMILIES += (
     _ERNIE,
     replace(
         _ERNIE,
         model_type="ernie4_5_moe",
-        activations_measured=False,  # saves 1.38x the estimate (benchmarks/ACCURACY.md)
+        fp32_router=True,
         experts=Experts(
             count=("moe_num_experts", "num_experts"),
             active="moe_k",
@@ -456,19 +474,55 @@ FAMILIES += (
         ),
     ),
     # Apertus: a plain up/down MLP under xIELU, whose alpha_p and alpha_n are learned; QK-norm.
-    Family("apertus", gated_mlp=False, activation_params=2, qk_norm=True),
+    Family(
+        "apertus",
+        activations_measured=True,
+        gated_mlp=False,
+        activation_params=2,
+        qk_norm=True,
+        mlp_activation="xielu",
+    ),
     Family("arcee", activations_measured=True, gated_mlp=False, mlp_bias="mlp_bias"),  # ReLU² up/down
-    Family("nanochat", gated_mlp=False, norm_parameters="none"),  # weightless RMSNorm, ReLU² MLP
+    # nanochat: weightless RMSNorm (on the embeddings too, and on Q and K), ReLU² MLP, capped logits.
+    Family(
+        "nanochat",
+        activations_measured=True,
+        gated_mlp=False,
+        norm_parameters="none",
+        norm_style="weightless",
+        weightless_qk_norm=True,
+        embedding_norm=True,
+        logit_softcapping=True,
+    ),
     # Cohere: one LayerNorm (no bias) per layer before parallel attention and MLP; QK-norm of every
     # head's own weights.
     Family(
-        "cohere", tied_by_default=True, norms_per_layer=1, qk_norm="use_qk_norm", qk_norm_scope="projection"
+        "cohere",
+        tied_by_default=True,
+        norms_per_layer=1,
+        qk_norm="use_qk_norm",
+        qk_norm_scope="projection",
+        norm_style="cohere",
+        parallel_block=True,
+        activations_measured=True,
     ),
-    Family("cohere2", tied_by_default=True, norms_per_layer=1, takes_layer_types=True),
+    Family(
+        "cohere2",
+        tied_by_default=True,
+        norms_per_layer=1,
+        takes_layer_types=True,
+        norm_style="cohere",
+        parallel_block=True,
+        activations_measured=True,
+    ),
     Family(
         "cohere2_moe",
         tied_by_default=True,
         norms_per_layer=1,
+        norm_style="cohere",
+        parallel_block=True,
+        activations_measured=True,
+        shared_expert_casts=2,
         # An expert's width is intermediate_size; the dense layers' prefix_dense_intermediate_size.
         names=MappingProxyType(
             {"intermediate_size": ("prefix_dense_intermediate_size", "intermediate_size")}
@@ -482,7 +536,8 @@ FAMILIES += (
         ),
         takes_layer_types=True,
     ),
-    Family("olmo", norm_parameters="none"),  # LayerNorm without weights
+    # LayerNorm without weights, on the fp32 input (F.layer_norm(x.float())).
+    Family("olmo", activations_measured=True, norm_parameters="none", norm_style="fp32_layernorm"),
     Family(
         "olmo2",
         activations_measured=True,
@@ -544,6 +599,9 @@ FAMILIES += (
             fused_gate_up=True,
         ),
         sliding_window_switch="use_sliding_window",
+        activations_measured=True,
+        router_weight_bytes=2,
+        shared_expert_casts=2,
     ),
     Family(
         "starcoder2",
@@ -574,6 +632,11 @@ FAMILIES += (
         mlp_bias=True,
         lm_head_bias=True,
         unsupported=("qk_layernorm",),
+        activations_measured=True,
+        parallel_block=True,
+        mlp_activation="gelu_python",
+        rope_cat=True,  # partial rotary: cat(rotated, passed) per head
+        partial_rope=True,
     ),
     Family(
         "gpt_neox",
@@ -583,7 +646,10 @@ FAMILIES += (
         norm_parameters="weight_bias",
         defaults=MappingProxyType({"attention_bias": True}),
     ),
-    Family("helium", mlp_bias="mlp_bias"),
+    # Helium: an RMSNorm multiplying its weight in fp32, RoPE re-interleaved in every layer.
+    Family(
+        "helium", activations_measured=True, mlp_bias="mlp_bias", norm_style="fp32", rope_per_layer="compute"
+    ),
     Family("internlm3", activations_measured=True, mlp_bias="mlp_bias"),
     Family("glm", o_bias=False, fused_gate_up=True, defaults=MappingProxyType({"attention_bias": True})),
     Family(

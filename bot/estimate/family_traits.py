@@ -13,7 +13,8 @@ from bot.estimate.families import Family, family
 from bot.estimate.models import Architecture
 from bot.estimate.value_type import value_type
 
-NormStyle = Literal["llama", "gemma", "fp32", "layernorm"]
+MlpActivation = Literal["native", "xielu", "gelu_python"]
+NormStyle = Literal["llama", "gemma", "fp32", "layernorm", "cohere", "weightless", "fp32_layernorm"]
 
 
 @value_type
@@ -52,6 +53,20 @@ class FamilyTraits:
     compute_dtype_softmax: bool = False
     # Llama 4's RoPE table is one complex64 tensor (freqs_cis) in every precision.
     complex_rope: bool = False
+    # famact: the refused dense and MoE families (benchmarks/ACCURACY.md, "Activations of the declared
+    # families"). Attention and MLP read one normalized input (Cohere, Phi: a parallel block).
+    parallel_block: bool = False
+    # An MLP activation written out in Python (Apertus' xIELU, Phi's gelu_new) saves more tensors.
+    mlp_activation: MlpActivation = "native"
+    embedding_norm: bool = False  # nanochat: a norm on the embeddings, outside the layers
+    logit_softcapping: bool = False  # the tanh of the capped logits (2v), without Gemma 2's scores
+    # Qwen2-MoE: a sigmoid gate (h -> 1) scales the shared expert's output.
+    shared_expert_gate: bool = False
+    # Each layer's copies of cos/sin (ERNIE 4.5 fp32, Helium the compute dtype); ERNIE's fp32 router.
+    rope_per_layer: Literal["none", "fp32", "compute"] = "none"
+    fp32_router: bool = False
+    # Under autocast: the shared expert's linears that each cast the fp32 input (gate and up: 2).
+    shared_expert_casts: int = 0
 
 
 # A family without a declaration keeps what Llama's layers keep.
@@ -66,7 +81,7 @@ def traits_for(arch: Architecture) -> FamilyTraits:
     return FamilyTraits(
         # A LayerNorm with weight and bias is torch's native_layer_norm (bot.estimate.saved_activations).
         norm_style="layernorm" if declared.norm_parameters == "weight_bias" else declared.norm_style,
-        qk_norm=arch.qk_norm or declared.qk_norm is True,
+        qk_norm=arch.qk_norm or declared.qk_norm is True or declared.weightless_qk_norm,
         router_weight_bytes=declared.router_weight_bytes,
         rope_tables=declared.rope_tables,
         attention_sinks=arch.attention_sinks or declared.attention_sinks,
@@ -84,6 +99,14 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         dense_experts=declared.dense_experts,
         compute_dtype_softmax=declared.compute_dtype_softmax,
         complex_rope=declared.complex_rope,
+        parallel_block=declared.parallel_block,
+        mlp_activation=declared.mlp_activation,
+        embedding_norm=declared.embedding_norm,
+        logit_softcapping=declared.logit_softcapping,
+        shared_expert_gate=declared.experts is not None and declared.experts.shared_gate,
+        rope_per_layer=declared.rope_per_layer,
+        fp32_router=declared.fp32_router,
+        shared_expert_casts=declared.shared_expert_casts,
     )
 
 

@@ -83,6 +83,19 @@ def norm_bytes(width: int, rows: int, precision: Precision, style: NormStyle) ->
     Gemma's and gpt-oss's norms multiply the weight with the fp32 normalized tensor: 8w + 4 always.
     A LayerNorm with weight and bias (``native_layer_norm``: StarCoder 2, Phi, GPT-NeoX) saves its
     input (16-bit; fp32 under autocast, which runs layer_norm in fp32) and the fp32 mean and rstd."""
+    if style == "fp32_layernorm":
+        # OLMo (``OlmoLayerNorm``): F.layer_norm without weights on the fp32 copy of its input, which
+        # it saves with the fp32 mean and rstd, in every setup.
+        return 4 * width + 8 * rows
+    if style == "weightless":
+        # nanochat's RMSNorm without a weight (``x.float() * rsqrt(...)``): the fp32 input copy (under
+        # autocast the residual stream itself) and the rsqrt; its output is the next linear's input.
+        return 4 * width + 4 * rows
+    if style == "cohere":
+        # Cohere's own LayerNorm (transformers CohereLayerNorm, Cohere2LayerNorm) computes in fp32 and
+        # computes ``x - mean`` twice (for the variance's pow and for the product with rsqrt): both fp32
+        # copies, the fp32 normalized tensor the weight multiplies and the rsqrt, in every setup.
+        return 12 * width + 4 * rows
     if style == "layernorm":
         return (4 if precision == "amp" else 2) * width + 8 * rows
     if style != "llama" or precision == "amp":
@@ -126,9 +139,12 @@ def layer_saved_bytes(
     attention_inputs = (1 if arch.fused_qkv else 3) if amp else 1
     if arch.is_mla:
         attention_inputs = 2 if amp else 1  # q_a_proj (or q_proj) and kv_a_proj_with_mqa
-    mlp_inputs = (1 if moe or arch.fused_gate_up else 2) if amp else 1  # amp: gate and up, or the router
+    # amp: gate and up, or the router, or a plain MLP's up alone.
+    mlp_inputs = (1 if moe or arch.fused_gate_up or not arch.gated_mlp else 2) if amp else 1
     if moe and t.deepseek_moe:
         mlp_inputs = 0  # the router's and the shared experts' inputs are in deepseek_moe_bytes
+    if t.parallel_block and not amp:
+        mlp_inputs = 0  # the MLP reads attention's normalized input, the one 16-bit tensor saved
     per_token += 2 * h * (attention_inputs + mlp_inputs)
     if t.qk_norm:
         # Its input is a linear layer's 16-bit output in every setup, so Llama-style QK-norm saves the
@@ -169,14 +185,38 @@ def layer_saved_bytes(
         per_token += k * (2 * e * h + 7 * e * f + 44)
         constant += 4 * experts
     elif moe and t.deepseek_moe:
-        per_token += deepseek_moe_bytes(arch, precision)
+        per_token += deepseek_moe_bytes(arch, precision, t)
         constant += 4 * experts  # the grouped experts' int32 offsets
     elif moe:
         per_token += routed_moe_bytes(arch, precision, t)
         constant += 4 * experts
     else:
-        per_token += dense_mlp_bytes(arch)
+        per_token += dense_mlp_bytes(arch) + activation_extra_bytes(arch, precision, t)
+    if t.rope_per_layer != "none":
+        # ERNIE 4.5, Helium (``apply_rotary_pos_emb``): cos[..., : d/2].repeat_interleave(2) and
+        # sin's, (1, s, d) copies that the layer's multiplications save, one sequence's, not the
+        # batch's: fp32 (ERNIE's tables are fp32) or the tables' compute dtype (Helium).
+        table_bytes = 4 if t.rope_per_layer == "fp32" or amp else 2
+        constant += 2 * s * arch.attention_head_dim * table_bytes
     return float(s * b * per_token + constant)
+
+
+def activation_extra_bytes(arch: Architecture, precision: Precision, traits: FamilyTraits) -> int:
+    """What an MLP activation written out in Python saves beyond its input, per token (transformers
+    5.24 ``activations.py``; measured: benchmarks/ACCURACY.md, "Activations of the declared families").
+
+    - xIELU (Apertus, ``XIELUActivation._xielu_python``): ``alpha_p * x`` (fp32 under autocast: the
+      learned fp32 alpha_p promotes it), ``expm1(min(x, eps))``, ``expm1(...) - x`` in the MLP's
+      16-bit dtype, and the bool mask of ``where(x > 0, ...)``: 7f, 9f under autocast.
+    - gelu_new (Phi, ``NewGELUActivation``): ``tanh(...)``, ``0.5 * x`` and ``1 + tanh(...)``, 6f in
+      every setup (the up projection's 16-bit output runs it under autocast too).
+    """
+    f = arch.intermediate_size
+    if traits.mlp_activation == "xielu":
+        return (9 if precision == "amp" else 7) * f
+    if traits.mlp_activation == "gelu_python":
+        return 6 * f
+    return 0
 
 
 def dense_mlp_bytes(arch: Architecture) -> int:
@@ -195,6 +235,13 @@ def routed_moe_bytes(arch: Architecture, precision: Precision, traits: FamilyTra
     h, f, k, experts = arch.hidden_size, arch.expert_intermediate_size, arch.experts_per_token, arch.experts
     e = 4 if precision == "amp" else 2
     per_token = 4 * experts + 4 + k * (2 * e * h + 4 * e * f + 36 + traits.router_weight_bytes)
+    if traits.shared_expert_gate:
+        # Qwen2-MoE (``Qwen2MoeSparseMoeBlock``): sigmoid(shared_expert_gate(x)) * shared_expert(x)
+        # saves the sigmoid (16-bit, 2) and the shared expert's output 2h; under autocast the gate
+        # casts the fp32 input for itself, 2h.
+        per_token += 2 + 2 * h + (2 * h if precision == "amp" else 0)
+    if precision == "amp":
+        per_token += 2 * h * traits.shared_expert_casts  # the shared expert's own bf16 input copies
     # The shared experts are a dense gated MLP on the same input: gate, up, act, product.
     return per_token + 8 * arch.shared_intermediate_size
 
@@ -241,7 +288,7 @@ def _mla_attention_bytes(arch: Architecture, seq_len: int, attention: AttentionI
     return per_token + 4 * a * d_qk + 4 * a * d_v + 6 * a * seq_len
 
 
-def deepseek_moe_bytes(arch: Architecture, precision: Precision) -> int:
+def deepseek_moe_bytes(arch: Architecture, precision: Precision, traits: FamilyTraits | None = None) -> int:
     """DeepSeek-V3's MoE layer (transformers ``DeepseekV3MoE``), bytes per token without the
     post-attention norm (measured: benchmarks/ACCURACY.md section 4).
 
@@ -264,6 +311,12 @@ def deepseek_moe_bytes(arch: Architecture, precision: Precision) -> int:
         router, pair, shared_input = 2 * h + 2 * experts + 2, 8 * h + 16 * f + 36, 4 * h
     else:
         router, pair, shared_input = 4 * h + 4 * experts + 4, 4 * h + 8 * f + 40, 2 * h
+    if traits is not None and traits.fp32_router:
+        # ERNIE 4.5 (``Ernie4_5_MoeTopKRouter``): autocast off, softmax router on the fp32 input;
+        # its top-k sum and the clamp of it (4 + 4), the gathered fp32 weights 4 a pair.
+        router = 4 * h + 4 * experts + 8
+        if precision == "amp":
+            pair += 4  # the gathered weights and the routing weights stay fp32 (4 + 4, not 2 + 2)
     shared = shared_input + 8 * f_s if f_s else 0
     return router + k * pair + shared
 
@@ -285,12 +338,18 @@ def outside_saved_bytes(
     per_token = norm_bytes(h, 1, precision, t.norm_style) + 2 * h
     per_token += 4 * v + 16  # fp32 log-softmax; int64 ids (embedding) and shifted labels (loss)
     constant = 0
+    if t.embedding_norm:
+        per_token += norm_bytes(h, 1, precision, t.norm_style)  # nanochat: the embeddings' norm
+    if t.logit_softcapping:
+        per_token += 2 * v  # nanochat: tanh of logits / cap (a Python float), in the logits' 16 bits
     if t.softcapping:
         per_token += 2 * v  # the tanh of the capped logits, in the logits' 16-bit dtype
         constant += 4 if precision == "amp" else 2  # and the cap, a 0-dim tensor in the weights' dtype
     # RoPE's cos/sin are saved by the first layer's multiplications; under checkpointing they are
     # checkpoint inputs instead (held, not saved: ``held_bytes``).
     rope = 0 if checkpointing else rope_bytes(arch, seq_len, precision=precision, traits=t)
+    if t.rope_per_layer != "none":
+        rope = 0  # ERNIE 4.5, Helium: the layers save their own copies of the tables (layer_saved_bytes)
     # + 4: the loss's fp32 total weight (nll_loss saves it).
     return float(s * b * per_token + rope + _norm_constant(h, t.norm_style) + 4 + constant)
 
@@ -301,7 +360,7 @@ def rope_bytes(
     """RoPE's cos and sin tables for one sequence (shared by the batch and by every layer)."""
     t = traits or traits_for(arch)
     # Llama 4 keeps one complex64 table (freqs_cis) in every precision: d/2 complex values of 8 bytes.
-    compute_bytes = 2 if t.complex_rope else 4 if precision == "amp" else 2
+    compute_bytes = 2 if t.complex_rope else 4 if precision == "amp" or t.rope_per_layer == "fp32" else 2
     # MLA rotates only the decoupled qk_rope_head_dim part (DeepSeek-V3's config sets head_dim to it).
     full = arch.qk_rope_head_dim if arch.qk_rope_head_dim is not None else arch.attention_head_dim
     width = full // 2 if t.rope_half_width or t.partial_rope else full
