@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Literal
 
 from bot.estimate.activations import ActivationEstimate
@@ -778,6 +779,11 @@ def _full_fine_tune(request: EstimateRequest) -> _ModelStates:
     )
 
 
+# Kept for the last requests: an estimate depends on its request alone (a frozen, hashable model),
+# and one Compare asks for the same ones again (its text and its chart list every optimizer, and the
+# chosen one's row is the answer's own estimate): 19 estimates a click became 9
+# (benchmarks/README.md). 64 estimates are some hundred kB.
+@lru_cache(maxsize=64)
 def estimate(request: EstimateRequest) -> Estimate:
     """Apply M = N × B and V = M + A, then judge the result against the chosen card(s).
 
@@ -801,9 +807,10 @@ def estimate(request: EstimateRequest) -> Estimate:
     trained, frozen_billion, model_states = states.trained, states.frozen_billion, states.model_states_gb
 
     activations, activation_estimate = _activations(request)
+    # The adapted step saves what LoRA's does; it differs only where the bot estimates the step.
     adapted_activations = (
         activations
-        if adapted is not None
+        if adapted is not None or not request.wants_activation_estimate
         else _activations(request.model_copy(update={"method": Method.LORA}))[0]
     )
     total = model_states + activations
@@ -890,6 +897,7 @@ def _host_activations_gb(request: EstimateRequest) -> float:
     return offloaded_activation_bytes(saved, model.layers, request.savers) / 1e9
 
 
+@lru_cache(maxsize=8)  # Compare's text and its chart both list them (see ``estimate``'s cache)
 def compare_methods(request: EstimateRequest) -> tuple[Estimate, ...]:
     """The same inputs under every optimizer (and the custom B first, when one was given).
 
