@@ -618,6 +618,8 @@ def _largest_fitting(need: Callable[[int], float], capacity: float) -> int | Non
         return MAX_BATCH
     low, high = 1, MAX_BATCH - 1  # need(low) fits, need(high + 1) = over does not
     for _ in range(_LINE_STEPS):
+        if high == low:  # need(low) fits and need(low + 1) does not: no need to ask again
+            return low
         at = need(high)
         if at <= capacity:
             return high
@@ -626,7 +628,7 @@ def _largest_fitting(need: Callable[[int], float], capacity: float) -> int | Non
             break
         # The last b at or under capacity on that line, below high (whose need is over it).
         guess = max(low, min(high - 1, math.floor(high + 1 - (over - capacity) / slope)))
-        over = need(guess + 1)
+        over = at if guess + 1 == high else need(guess + 1)  # need(high) is known: not asked again
         if over <= capacity:  # the line fell short: rounding, or a need that is not convex here
             low = guess + 1
             if need(low + 1) > capacity:
