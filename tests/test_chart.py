@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import struct
 
-from bot.estimate.core import estimate
+from bot.estimate.core import compare_methods, estimate
+from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.request import parse_request
 from bot.present.chart import WIDTH, bars, compare_png
+from bot.present.custom_ids import COMPARE
 from bot.present.i18n import Language
+from bot.present.views import render_message
 from bot.present.words import Words
 from tests.fresh_python import run_fresh
 
@@ -105,3 +108,15 @@ def test_the_png_is_a_valid_four_bit_palette_picture_of_unfiltered_rows() -> Non
     assert {rows[start] for start in range(0, len(rows), row_bytes)} == {0}
     shown = {colour for _, colour in picture.convert("RGB").getcolors(maxcolors=16) or []}
     assert set(COLOURS.values()) <= shown
+
+
+def test_one_compare_estimates_each_request_once() -> None:
+    """Compare's text and its chart both list every optimizer (each row a full estimate), and the
+    chosen optimizer's row and setup are the answer's own request: kept, each is estimated once."""
+    for cached in (estimate, compare_methods, compare_png):
+        cached.cache_clear()
+    request = parse_request(params=7.25, activations=20, optimizer="adam8bit")
+    render_message(request, COMPARE, Language.EN)
+    compare_png(request, Language.EN)
+    # The request itself, the six other optimizers and the two other training setups.
+    assert estimate.cache_info().misses == 1 + (len(Optimizer) - 1) + (len(Precision) - 1)

@@ -54,8 +54,11 @@ def test_any_growing_need_gets_bisections_answer(
 
     counting, asked = counted(need)
     assert core._largest_fitting(counting, capacity) == bisection(need, capacity)
-    if not jumps:  # convex: 1, the top, two per line followed, and one where rounding misses by one
-        assert len(asked) <= 3 + 2 * len(pieces)
+    # Convex: 1, the top, two per line followed, and two where rounding misses by one (the b the line
+    # gave, then the one below it: 0.2 + 0.2 b at 33 GB is 33.00000000000001 at b = 164).
+    if not jumps:
+        assert len(asked) <= 4 + 2 * len(pieces)
+        assert len(set(asked)) == len(asked)  # no need asked twice
 
 
 @property_test(100, requests().filter(lambda request: request.model is not None))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Literal
 
 from bot.estimate.activations import ActivationEstimate
@@ -639,6 +640,8 @@ def _largest_fitting(need: Callable[[int], float], capacity: float) -> int | Non
         return MAX_BATCH
     low, high = 1, MAX_BATCH - 1  # need(low) fits, need(high + 1) = over does not
     for _ in range(_LINE_STEPS):
+        if high == low:  # need(low) fits and need(low + 1) does not: no need to ask again
+            return low
         at = need(high)
         if at <= capacity:
             return high
@@ -647,7 +650,7 @@ def _largest_fitting(need: Callable[[int], float], capacity: float) -> int | Non
             break
         # The last b at or under capacity on that line, below high (whose need is over it).
         guess = max(low, min(high - 1, math.floor(high + 1 - (over - capacity) / slope)))
-        over = need(guess + 1)
+        over = at if guess + 1 == high else need(guess + 1)  # need(high) is known: not asked again
         if over <= capacity:  # the line fell short: rounding, or a need that is not convex here
             low = guess + 1
             if need(low + 1) > capacity:
@@ -800,6 +803,11 @@ def _full_fine_tune(request: EstimateRequest) -> _ModelStates:
     )
 
 
+# Kept for the last requests: an estimate depends on its request alone (a frozen, hashable model),
+# and one Compare asks for the same ones again (its text and its chart list every optimizer, and the
+# chosen one's row is the answer's own estimate): 19 estimates a click became 9
+# (benchmarks/README.md). 64 estimates are some hundred kB.
+@lru_cache(maxsize=64)
 def estimate(request: EstimateRequest) -> Estimate:
     """Apply M = N × B and V = M + A, then judge the result against the chosen card(s).
 
@@ -823,9 +831,10 @@ def estimate(request: EstimateRequest) -> Estimate:
     trained, frozen_billion, model_states = states.trained, states.frozen_billion, states.model_states_gb
 
     activations, activation_estimate = _activations(request)
+    # The adapted step saves what LoRA's does; it differs only where the bot estimates the step.
     adapted_activations = (
         activations
-        if adapted is not None
+        if adapted is not None or not request.wants_activation_estimate
         else _activations(request.model_copy(update={"method": Method.LORA}))[0]
     )
     total = model_states + activations
@@ -917,6 +926,7 @@ def _host_activations_gb(request: EstimateRequest) -> float:
     return offloaded_activation_bytes(saved, model.layers, request.savers) / 1e9
 
 
+@lru_cache(maxsize=8)  # Compare's text and its chart both list them (see ``estimate``'s cache)
 def compare_methods(request: EstimateRequest) -> tuple[Estimate, ...]:
     """The same inputs under every optimizer (and the custom B first, when one was given).
 

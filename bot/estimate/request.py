@@ -367,11 +367,10 @@ class EstimateRequest(BaseModel):
         """The options as a user would type them (a preset by its key, a choice by its value), by name,
         leaving out those at their default; :func:`parse_request` turns this back into the request."""
         values: dict[str, object] = {}
-        # Only the fields set at validation can differ from their defaults.
-        set_fields = self.model_fields_set
-        for name, default, kind in _given_table():
-            if name not in set_fields:
-                continue
+        # Only the fields set at validation can differ from their defaults: those, in the table's order.
+        table = _given_table()
+        for name in sorted(self.model_fields_set, key=option_positions().__getitem__):
+            default, kind = table[name]
             value = getattr(self, name)
             if value is None or value == default:
                 continue
@@ -399,11 +398,21 @@ def not_for_task(task: object, given: Mapping[str, object]) -> list[str]:
         chosen = Task(str(task))
     except ValueError:
         return []
-    return [
-        spec.name
-        for spec in request_options()
-        if spec.name in given and chosen not in spec.option.tasks and given[spec.name] != spec.default
+    # The given options walked rather than the table: every answer asks twice (here and in the
+    # validator), most with a few options of some two dozen.
+    table = _tasks_and_defaults()
+    refused = [
+        name
+        for name, value in given.items()
+        if name in table and chosen not in table[name][0] and value != table[name][1]
     ]
+    return sorted(refused, key=option_positions().__getitem__)
+
+
+@cache
+def _tasks_and_defaults() -> dict[str, tuple[tuple[Task, ...], object]]:
+    """Each option's tasks and default, by name."""
+    return {spec.name: (tuple(spec.option.tasks), spec.default) for spec in request_options()}
 
 
 def _option_of(annotation: Any) -> Option:
@@ -428,9 +437,9 @@ def request_options() -> tuple[OptionSpec, ...]:
 
 
 @cache
-def _given_table() -> tuple[tuple[str, object, Kind], ...]:
-    """The option table as :meth:`EstimateRequest.given` walks it: name, default and kind."""
-    return tuple((spec.name, spec.default, spec.kind) for spec in request_options())
+def _given_table() -> dict[str, tuple[object, Kind]]:
+    """The option table as :meth:`EstimateRequest.given` reads it: each option's default and kind."""
+    return {spec.name: (spec.default, spec.kind) for spec in request_options()}
 
 
 @cache
