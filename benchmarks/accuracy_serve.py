@@ -7,7 +7,10 @@ the cache it returns (``DynamicCache``, layer by layer) is counted tensor by ten
 built, written out as a Hub ``config.json`` would be). The sequence is longer than each sliding
 window, so a sliding layer's cap is measured too. Where the forward runs under the byte counter
 (every storage an op creates, as ``bot.measure`` counts a training step), the working set is
-compared as well: the forward's peak of live bytes beyond the weights, the input and the final cache.
+compared as well: the peak of live bytes of a forward of WORKING_BATCH × WORKING_SEQ_LEN tokens into a
+preallocated StaticCache, with SDPA attention (and grouped-matmul experts) where transformers runs
+them, beyond the weights and the cache, the query × key tensors (masks, eager scores) left out as a
+flash or paged attention kernel holds none.
 
     pip install -e ".[measure]"                      # torch and transformers
     python -m benchmarks.accuracy_serve --quick      # CI's part: a dozen families, well under a minute
@@ -20,6 +23,7 @@ than ``WORKING_TOLERANCE``. ``--markdown`` prints the table for benchmarks/ACCUR
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 import warnings
@@ -41,6 +45,7 @@ SEQ_LEN = 40  # longer than every window below
 WINDOW = 16  # the sliding windows of the families that have one, so that the cap is reached
 LAYERS = 4
 WORKING_SEQ_LEN = 512  # the working set's forward: enough tokens for the layer's tensors to dominate
+WORKING_BATCH = 2  # sequences in it: the estimate's logits are one per sequence
 WORKING_TOLERANCE = 0.10
 QUICK = ("llama", "qwen3", "gemma3_text", "gemma2", "mixtral", "deepseek_v3", "gpt_oss", "mistral")
 # Where the bot's reading of a config differs from what transformers builds, named rather than hidden:
@@ -63,6 +68,7 @@ class Row:
     note: str = ""
     working_measured: int | None = None
     working_estimated: int | None = None
+    working_cache: str = ""  # "static": preallocated; "dynamic": its final bytes taken off
 
     @property
     def exact(self) -> bool:
@@ -123,15 +129,15 @@ def _architecture(name: str, config: dict[str, Any]) -> Architecture:
 
 
 class _Peak:
-    """Counts every storage an op creates while live (``TorchDispatchMode``), as bot.measure does."""
+    """Counts every storage an op creates while live (``TorchDispatchMode``), as bot.measure does,
+    leaving out the tensors a fused-attention kernel never makes (``skip``)."""
 
-    def __init__(self, model: Any) -> None:
-        # The weights' storages are live before the forward (a transposed view of one is no new tensor).
-        self.live: dict[int, int] = {
-            int(t.untyped_storage().data_ptr()): 0 for t in [*model.parameters(), *model.buffers()]
-        }
+    def __init__(self, held: list[Any]) -> None:
+        # The weights' (and the preallocated cache's) storages are live before the forward.
+        self.live: dict[int, int] = {int(t.untyped_storage().data_ptr()): 0 for t in held}
         self.total = 0
         self.peak = 0
+        self.skipped = 0
 
     def add(self, storage: Any) -> None:
         ptr, size = int(storage.data_ptr()), int(storage.nbytes())
@@ -146,29 +152,79 @@ class _Peak:
         self.total -= self.live.pop(ptr, 0)
 
 
-def _working_set(model: Any, architecture: Architecture) -> tuple[int, int]:
-    """The forward's peak of live bytes beyond its final cache (the weights are not created in it),
-    and the estimate's working set, for one sequence of WORKING_SEQ_LEN tokens, last logits only."""
+def _tensors(value: Any, depth: int = 0) -> list[Any]:
+    """Every tensor a cache holds (its layers' keys, values and states)."""
     import torch
+
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if depth > 4:
+        return []
+    if isinstance(value, list | tuple):
+        return [t for item in value for t in _tensors(item, depth + 1)]
+    if hasattr(value, "__dict__") and not isinstance(value, torch.nn.Module):
+        return [t for item in vars(value).values() for t in _tensors(item, depth + 1)]
+    return []
+
+
+def _score_shaped(tensor: Any, tokens: int) -> bool:
+    """A query × key tensor: an eager score matrix, its softmax, or the attention mask transformers
+    builds on CPU ([batch, heads or 1, tokens, keys]); flash and paged attention hold none of them."""
+    return bool(tensor.dim() == 4 and tensor.shape[-2] == tokens and tensor.shape[-1] in _key_lengths(tokens))
+
+
+def _key_lengths(tokens: int) -> set[int]:
+    return {tokens, WINDOW - 1, WINDOW, WINDOW + 1}
+
+
+def _working_set(model: Any, architecture: Architecture) -> tuple[int, int, str]:
+    """The forward's peak of live bytes beyond the weights and the preallocated cache, for
+    WORKING_BATCH sequences of WORKING_SEQ_LEN tokens (last logits only), with SDPA attention and
+    fused experts where transformers runs them, query × key tensors left out; and the estimate's
+    working set for those tokens. The third value says how the cache was held."""
+    import torch
+    import transformers
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 
-    peak = _Peak(model)
+    if architecture.is_moe:
+        # the routed tokens sorted by expert and run as one grouped matmul, as fused_moe does
+        with contextlib.suppress(ValueError, AttributeError):
+            model.set_experts_implementation("grouped_mm")
+    batch, tokens = WORKING_BATCH, WORKING_SEQ_LEN
+    ids = torch.randint(0, architecture.vocab_size, (batch, tokens))
+    held = [*model.parameters(), *model.buffers()]
+    try:  # preallocated: one forward fills it, reset() zeroes it in place, the measured one reuses it
+        cache: Any = transformers.StaticCache(config=model.config, max_cache_len=tokens)
+        with torch.no_grad():
+            model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+        cache.reset()
+        held += _tensors(cache)
+        how = "static"
+    except Exception:  # built only dynamically (hybrid states): its final bytes are taken off
+        cache, how = None, "dynamic"
+    peak = _Peak(held)
 
     class Counting(TorchDispatchMode):  # type: ignore[misc]  # torch is untyped to mypy here
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             out = func(*args, **(kwargs or {}))
             for item in tree_flatten(out)[0]:
                 if isinstance(item, torch.Tensor):
-                    peak.add(item.untyped_storage())
+                    if _score_shaped(item, tokens):
+                        peak.skipped += int(item.untyped_storage().nbytes())
+                    else:
+                        peak.add(item.untyped_storage())
             return out
 
-    ids = torch.randint(0, architecture.vocab_size, (1, WORKING_SEQ_LEN))
     with torch.no_grad(), Counting():
-        out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
-    cache = cache_bytes_held(out.past_key_values)
-    estimated = working_set_bytes(architecture, WORKING_SEQ_LEN, 1)
-    return peak.peak - cache, estimated
+        if cache is not None:
+            model(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
+            measured = peak.peak
+        else:
+            out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
+            measured = peak.peak - cache_bytes_held(out.past_key_values)
+    estimated = working_set_bytes(architecture, batch * tokens, batch)
+    return measured, estimated, how
 
 
 def measure(family: str, config: dict[str, Any], working: bool = True) -> Row:
@@ -207,7 +263,7 @@ def measure(family: str, config: dict[str, Any], working: bool = True) -> Row:
     row = Row(family, kinds, measured, cache_bytes(caches, SEQ_LEN, BATCH))
     if working:
         try:
-            row.working_measured, row.working_estimated = _working_set(model, architecture)
+            row.working_measured, row.working_estimated, row.working_cache = _working_set(model, architecture)
         except Exception as error:  # an op the counter cannot follow: the cache still counts
             row.note = f"working set not measured: {type(error).__name__}"
     return row
@@ -230,9 +286,10 @@ def markdown(rows: list[Row]) -> str:
         if row.family in KNOWN_GAPS:
             off += f" ({KNOWN_GAPS[row.family]})"
         ratio = row.working_ratio
+        dynamic = " (dynamic cache)" if row.working_cache == "dynamic" else ""
         lines.append(
             f"| {row.family} | {row.kinds} | {_fmt(row.measured)} | {_fmt(row.estimated)} | {off} | "
-            f"{'—' if ratio is None else f'{ratio:.3f}'} |"
+            f"{'—' if ratio is None else f'{ratio:.3f}'}{dynamic} |"
         )
     return "\n".join(lines)
 

@@ -10,7 +10,7 @@ from bot.estimate.core import estimate
 from bot.estimate.request import parse_request
 from bot.present.answer import render_embed
 from bot.present.i18n import Language
-from tests.phone_lines import embed_characters, phone_lines, wrapped
+from tests.phone_lines import assert_phone_lines_within, embed_characters
 
 MAX_CHARACTERS = 900
 MAX_PHONE_LINES = 14
@@ -38,15 +38,6 @@ def answer(language: Language, **options: Any) -> dict[str, Any]:
     return render_embed(estimate(parse_request(**options)), language)
 
 
-def test_the_line_counter_wraps_words_and_counts_emoji_twice() -> None:
-    assert wrapped("x" * 40) == 1
-    assert wrapped("x" * 41) == 2
-    assert wrapped("🟦" * 20) == 1
-    assert wrapped("🟦" * 21) == 2
-    assert wrapped(" ".join(["abcd"] * 16)) == 2  # 79 columns, words kept whole
-    assert phone_lines({"title": "a", "description": "b\nc", "footer": {"text": "d"}}) == 4
-
-
 def case_id(options: dict[str, Any]) -> str:
     return " ".join(f"{key}:{value}" for key, value in options.items())
 
@@ -57,7 +48,7 @@ def test_the_answer_fits_a_phone(options: dict[str, Any], language: Language) ->
     embed = answer(language, **options)
     assert str(embed["title"])[0] in "✅❌"  # the verdict is the title
     assert embed_characters(embed) <= MAX_CHARACTERS
-    assert phone_lines(embed) <= MAX_PHONE_LINES
+    assert_phone_lines_within(embed, MAX_PHONE_LINES, f"glance {case_id(options)} {language.value}")
     assert "fields" not in embed  # each field would add a heading line
 
 
@@ -75,7 +66,7 @@ def test_every_shape_of_the_answer_stays_short(options: dict[str, Any], language
     peak = estimate(parse_request(**options)).peak
     warned = peak is not None and peak.per_card is not None and not peak.per_card.fits
     allowed = MAX_PHONE_LINES + (3 if extreme else 0) + (2 if language is Language.DE else 0) + 2 * warned
-    assert phone_lines(embed) <= allowed
+    assert_phone_lines_within(embed, allowed, f"glance {case_id(options)} {language.value}")
 
 
 @pytest.mark.parametrize("language", list(Language))

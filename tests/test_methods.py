@@ -16,7 +16,7 @@ from bot.present.i18n import Language
 from bot.runtime.runner import VramBot
 from tests.embed_limits import embed_limit_problems
 from tests.fake_discord import FakeDiscord, custom_ids
-from tests.phone_lines import embed_characters, phone_lines
+from tests.phone_lines import assert_phone_lines_within, embed_characters, phone_lines
 
 
 @pytest.mark.asyncio(loop_scope="module")
@@ -39,7 +39,7 @@ async def test_a_method_answers_with_its_total_peak_and_largest_batch(
     assert "LoRA" not in advice.replace("QLoRA", "") or method == "full"
     assert not embed_limit_problems(embed)
     assert embed_characters(embed) <= 900
-    assert phone_lines(embed) <= 14
+    assert_phone_lines_within(embed, 14, f"method {method} answer")
     details = await fake.send_interaction(
         fake.component_interaction(
             callback.message,
@@ -162,4 +162,5 @@ def test_the_answer_reads_at_a_glance_in_both_languages() -> None:
                 embed = render_embed(found[method], language)
                 assert f"{name} · Adam" in str(embed["title"])
                 assert embed_characters(embed) <= 900
-                assert phone_lines(embed) <= min(14, phone_lines(full))
+                label = f"method {method} {' '.join(f'{k}:{v}' for k, v in options.items())} {language.value}"
+                assert_phone_lines_within(embed, min(14, phone_lines(full)), label)

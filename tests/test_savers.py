@@ -18,7 +18,7 @@ from bot.present.command_line import command_line
 from bot.present.details import render_details
 from bot.present.i18n import Language
 from bot.present.problems import problems_message
-from tests.phone_lines import embed_characters, phone_lines
+from tests.phone_lines import assert_phone_lines_within, embed_characters
 
 GIB = 2**30
 # torchtune's README, "Memory and training speed": Llama 3.1 8B full fine-tune on one RTX 4090, batch 2
@@ -148,7 +148,7 @@ def test_the_savers_add_no_line_to_the_short_answer(language: Language) -> None:
     assert embed_characters(embed) <= 900
     description = str(embed["description"])
     assert description.startswith(f"`{command_line(request)}`\n")  # controls read the request there
-    assert phone_lines(embed) <= 14
+    assert_phone_lines_within(embed, 14, f"savers torchtune {language.value}")
     # The paged moments are in host RAM, not "0 GB" on the card, and the gradients not held are gone.
     assert "→\u00a0" in description
     assert "0\u00a0GB" not in description.replace("20\u00a0GB", "")

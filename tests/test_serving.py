@@ -29,8 +29,17 @@ from tests.phone_lines import embed_characters, phone_lines
 
 MAX_CHARACTERS = 900
 MAX_PHONE_LINES = 14
-# Dense GQA, sliding window (Gemma 3, gpt-oss), MLA (DeepSeek-V3) and MoE (Qwen3-30B-A3B).
-MODELS = ("qwen3-32b", "gemma-3-27b", "gpt-oss-120b", "deepseek-v3", "qwen3-30b-a3b")
+# Dense GQA, sliding window (Gemma 3, gpt-oss), MLA (DeepSeek-V3), MoE (Qwen3-30B-A3B) and the
+# hybrids: Gated DeltaNet (Qwen3-Next) and Mamba-2 (Granite 4.0 H).
+MODELS = (
+    "qwen3-32b",
+    "gemma-3-27b",
+    "gpt-oss-120b",
+    "deepseek-v3",
+    "qwen3-30b-a3b",
+    "qwen3-next-80b-a3b",
+    "granite-4.0-h-small",
+)
 SERVE: dict[str, Any] = {"task": "serve", "seq_len": 32768, "batch_size": 16}
 
 
@@ -71,9 +80,11 @@ pytestmark_e2e = pytest.mark.asyncio(loop_scope="module")
 
 
 @pytestmark_e2e
-# Dense GQA, sliding window with experts (gpt-oss), MLA with experts (DeepSeek-V3); every preset kind
-# is rendered in both languages above.
-@pytest.mark.parametrize("model", ["qwen3-32b", "gpt-oss-120b", "deepseek-v3"])
+# Dense GQA, sliding window with experts (gpt-oss), MLA with experts (DeepSeek-V3), the two hybrids;
+# every preset kind is rendered in both languages above.
+@pytest.mark.parametrize(
+    "model", ["qwen3-32b", "gpt-oss-120b", "deepseek-v3", "qwen3-next-80b-a3b", "granite-4.0-h-small"]
+)
 async def test_a_serving_answer_fits_a_phone_and_its_controls_stay_serving(
     fake: FakeDiscord, bot: VramBot, model: str
 ) -> None:
@@ -112,8 +123,17 @@ async def test_a_serving_answer_fits_a_phone_and_its_controls_stay_serving(
         ({"model": "qwen3-32b", "task": "serve", "gpus": 3}, ["tensor parallelism"]),
         ({"params": 7, "weights": "fp8"}, ["weights", "task:train"]),
         ({"model": "qwen3-32b", "task": "serve", "kv_cache": "int2"}, ["kv_cache", "bf16, fp8"]),
+        ({"model": "qwen3-32b", "task": "serve", "weights": "int3"}, ["weights", "fp8", "int4"]),
+        ({"model": "qwen3-32b", "task": "serve", "method": "qlora"}, ["method", "task:serve"]),
     ],
-    ids=["training options", "tensor parallel", "serving option for training", "not a dtype"],
+    ids=[
+        "training options",
+        "tensor parallel",
+        "serving option for training",
+        "not a dtype",
+        "not a weight format",
+        "a training method",
+    ],
 )
 async def test_bad_serving_input_gets_a_clear_ephemeral_answer(
     fake: FakeDiscord, bot: VramBot, options: dict[str, Any], words: list[str]
@@ -178,3 +198,19 @@ def test_stored_weights_are_counted_as_the_checkpoint_packs_them() -> None:
     fp8 = stored(qwen, "fp8")
     assert (fp8.format, fp8.scope) == (WeightFormat.FP8, "linears")
     assert fp8.other_params == 2 * qwen.vocab_size * qwen.hidden_size + fp8.replicated_params
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_the_cli_answers_every_layer_kind_with_its_cache(
+    capsys: pytest.CaptureFixture[str], model: str
+) -> None:
+    """The issue's "done when" in the CLI: ``--task serve --seq-len 32768 --batch-size 16`` for dense,
+    sliding-window, MLA, MoE and hybrid models; the JSON's cache is the layer kinds' own (held to
+    transformers' cache to the byte by tests/test_serving_accuracy.py)."""
+    words = ["estimate", "--model", model, "--task", "serve", "--seq-len", "32768", "--batch-size", "16"]
+    assert run_estimate(build_parser().parse_args([*words, "--format", "json"])) == 0
+    figures = json.loads(capsys.readouterr().out)
+    caches = layer_caches(presets()[model])
+    assert figures["kv_cache"]["bytes_per_token"] == sum(c.layers * c.bytes_per_token for c in caches)
+    held = sum(c.bytes_for(32768) for c in caches) * 16
+    assert figures["kv_cache"]["gb"] == pytest.approx(held / 1e9)

@@ -165,34 +165,44 @@ def served_weights(request: EstimateRequest) -> ServedWeights:
 
 
 def working_set_bytes(model: Architecture, tokens: int, sequences: int, gpus: int = 1) -> int:
-    """One GPU's activations while one layer runs a chunk of ``tokens`` without saving anything,
-    with the last token's logits of ``sequences`` sequences.
+    """One GPU's activations while one layer runs a chunk of ``tokens`` (nothing saved, no backward)
+    in a fused-attention serving engine, with the last token's logits of ``sequences`` sequences.
 
-    Four tensors of the residual stream's width h on every GPU (the embeddings' output, the
-    residual, the block's sum and its normed copy, as transformers' forward holds them), then the
-    larger of the two halves of the layer, split across the GPUs: attention's q, k, v, the rotated
-    q and k and the attention output (fused attention, no score matrix; MLA's decompressed keys and
-    values), or the MLP's gate,
-    up and their product (3f; a mixture of experts runs them for each token's k experts, with fp32
-    router logits). Each tensor of that half is live at the same moment in an eager forward, as
-    PyTorch frees a temporary only when the next op has consumed it."""
+    As vLLM's decoder layers hold them (its Llama, DeepSeek-V2 and fused-MoE code; SGLang's are the
+    same shapes): the hidden states and the residual on every GPU (fused add + RMSNorm writes in
+    place), then the larger of the layer's halves, split across the GPUs:
+
+    - attention: the fused ``qkv_proj`` output (q, k and v; rotary embedding in place), the
+      attention output (flash/paged attention: no score matrix) and ``o_proj``'s output;
+    - MLA while prefilling (vLLM's compute-friendly path, ``mla/common.py``): q, the compressed
+      latent and RoPE key, ``kv_b_proj``'s decompressed keys and values, the keys with their RoPE
+      part joined, and the attention output; decoding absorbs and holds less;
+    - a dense MLP: ``gate_up_proj``'s 2f, the activation's f, and the down projection's h;
+    - a mixture of experts (``fused_experts``): for each of the tokens' k experts one workspace of
+      max(2f, h) (gate-up, then down, sharing memory), the activation's f, the router logits and the
+      output; shared experts run before the routed ones and their output waits.
+    """
     h = model.hidden_size
     heads = model.attention_heads // gpus
     if model.is_mla:
-        latent = (model.kv_lora_rank or 0) + (model.qk_rope_head_dim or 0)
         q = heads * model.qk_head_dim
-        keys = heads * model.qk_head_dim + heads * (model.v_head_dim or 0)
-        attention = 2 * q + latent + keys + heads * (model.v_head_dim or 0)
+        latent = (model.kv_lora_rank or 0) + (model.qk_rope_head_dim or 0)
+        q_in = (model.q_lora_rank or 0) + latent  # q_a_proj's and kv_a_proj's outputs
+        decompressed = heads * ((model.qk_nope_head_dim or 0) + (model.v_head_dim or 0))
+        attention = q_in + q + decompressed + q + heads * (model.v_head_dim or 0)
     else:
         q = heads * model.attention_head_dim
         kv = heads_per_gpu(model.kv_heads, gpus) * model.attention_head_dim
-        attention = 2 * q + 3 * kv + q  # q, k, v; rotated q and k; the attention output
+        attention = max(q + 2 * kv + q, q + h)  # qkv and the output; then the output and o_proj's
     if model.is_moe:
-        mlp = (3 * model.expert_intermediate_size * model.experts_per_token) // gpus
-        mlp += 3 * model.shared_intermediate_size // gpus + 2 * model.experts  # fp32 router logits
+        f = model.expert_intermediate_size // gpus
+        routed = model.experts_per_token * (max(2 * f, h) + f) + model.experts + h
+        shared = model.shared_intermediate_size // gpus
+        mlp = max(3 * shared, h + routed) if shared else routed
     else:
-        mlp = 3 * model.intermediate_size // gpus
-    layer = tokens * (4 * h + max(attention, mlp)) * ACTIVATION_BYTES
+        f = model.intermediate_size // gpus
+        mlp = max(3 * f, f + h)
+    layer = tokens * (2 * h + max(attention, mlp)) * ACTIVATION_BYTES
     return layer + sequences * model.vocab_size * LOGIT_BYTES
 
 

@@ -318,6 +318,8 @@ def render_serving_details(found: ServingEstimate, language: Language = DEFAULT_
         fields.append({"name": w("serve.fits_name"), "value": _fits_line(found, w), "inline": False})
         fields.append({"name": w("serve.engine_name"), "value": _engine_text(found, w), "inline": False})
     verdict = title(found, w)
+    if found.gpus > 1 or (found.gpus_needed or 1) > 1:  # the glance's "needs 4 × H100" says how only here
+        verdict += "\n" + w("serve.verdict_tp")
     fields.append({"name": w("serve.verdict_name"), "value": verdict, "inline": False})
     return {
         "title": w("serve.details_title", subject=_subject(found, w)),
