@@ -16,7 +16,7 @@ from bot.present.i18n import Language
 from bot.runtime.runner import VramBot
 from tests.embed_limits import embed_limit_problems
 from tests.fake_discord import FakeDiscord, custom_ids
-from tests.phone_lines import assert_phone_lines_within, embed_characters, phone_lines
+from tests.phone_lines import assert_phone_lines_within, embed_characters
 
 
 @pytest.mark.asyncio(loop_scope="module")
