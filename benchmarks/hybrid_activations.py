@@ -36,7 +36,7 @@ END = "<!-- end of hybrid activations -->"
 HIDDEN = 256
 # Two chunks or more of every scan (64 tokens for Gated DeltaNet, 128 or 256 for Mamba-2): a single
 # chunk's fallback keeps a little less, which the formulas do not follow.
-LENGTHS = (512, 768)
+LENGTHS = (512,)
 QUICK_LENGTHS = (512,)
 TOLERANCE = {"saved": 0.05, "saved_per_layer": 0.05, "peak": 0.10}
 _ATTENTION = {"num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 512}
