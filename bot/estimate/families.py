@@ -105,6 +105,9 @@ class Mamba:
     # The torch fallback's scan chunk: the config class's chunk_size default (hybact: the fallback's
     # saved bytes, bot.estimate.hybrid_saved; None: 256).
     chunk_size: int | None = None
+    # Mamba2Model keeps the residual stream in fp32 (Mamba2Config.residual_in_fp32, True by default):
+    # what a checkpointed block keeps as its input (hybact).
+    residual_fp32: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -873,6 +876,7 @@ FAMILIES += (
             state="state_size",
             conv="conv_kernel",
             expand="expand",
+            residual_fp32=True,
             conv_bias="use_conv_bias",
             in_bias="use_bias",
             out_bias="use_bias",

@@ -100,6 +100,16 @@ def mamba_chunk(arch: Architecture) -> int:
     return chunk or MAMBA_CHUNK
 
 
+def checkpointed_input_bytes(arch: Architecture, precision: PrecisionName) -> int:
+    """Bytes per token and hidden unit a checkpointed layer keeps as its input: the compute dtype's,
+    or fp32 where the family keeps its residual stream in fp32 (Mamba-2's residual_in_fp32;
+    measured: 4h a block)."""
+    declared = family(arch.family)
+    if declared is not None and declared.mamba is not None and declared.mamba.residual_fp32:
+        return 4
+    return 4 if precision == "amp" else 2
+
+
 def mamba_bytes(arch: Architecture, path: HybridPath) -> float:
     """A Mamba-2 mixer (transformers ``Mamba2Mixer`` and its copies in Nemotron-H, Bamba, Granite 4,
     Falcon-H1), bytes per token from in_proj's output to out_proj. I = heads × head_dim (the inner

@@ -392,6 +392,8 @@ def measured_activations(
                 hybrid_layers[index] += sb * per_token + constant
         in_layers, full_layer = sum(hybrid_layers), hybrid_layers[0]
     compute_bytes = 4 if precision == "amp" else 2
+    if hybrid_layers is not None:  # hybact: Mamba-2 keeps an fp32 residual stream
+        compute_bytes = hybrid_saved.checkpointed_input_bytes(arch, precision)
     per_layer = float(compute_bytes * sb * h) if checkpointing else in_layers / arch.layers
     outside = outside_saved_bytes(
         arch,
