@@ -107,6 +107,12 @@ class Mamba:
     in_bias: Switch = False  # in_proj's bias
     out_bias: Switch = False  # out_proj's bias (Falcon-H1's projectors_bias)
     gated_norm: Switch = True  # the gated RMSNorm over the inner width (Falcon-H1's mamba_rms_norm)
+    # The torch fallback's scan chunk: the config class's chunk_size default (hybact: the fallback's
+    # saved bytes, bot.estimate.hybrid_saved; None: 256).
+    chunk_size: int | None = None
+    # Mamba2Model keeps the residual stream in fp32 (Mamba2Config.residual_in_fp32, True by default):
+    # what a checkpointed block keeps as its input (hybact).
+    residual_fp32: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -845,6 +851,8 @@ _GRANITE_MAMBA = Mamba(
 _QWEN_HYBRID = Family(
     "qwen3_5_text",
     qk_norm=True,
+    norm_style="gemma",  # hybact: Qwen3NextRMSNorm scales by 1 + weight in fp32, as Gemma's
+    activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
     attention_output_gate=True,
     layer_kinds=_QWEN_LINEAR,
     delta_net=DeltaNet(fused=False),
@@ -871,6 +879,8 @@ FAMILIES += (
     Family(
         "nemotron_h",
         norms_per_layer=1,
+        norm_style="fp32",  # hybact: NemotronHRMSNorm multiplies the fp32 normalized input
+        activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
         gated_mlp=False,
         experts=Experts(
             count=("n_routed_experts",),
@@ -905,6 +915,7 @@ FAMILIES += (
             conv_bias="use_conv_bias",
             in_bias="use_bias",
             out_bias="use_bias",
+            chunk_size=128,  # NemotronHConfig.chunk_size
         ),
         # A latent MoE (Nemotron 3 Super) and the shared expert's biases are not modelled.
         unsupported=("moe_latent_size", "mlp_bias"),
@@ -915,6 +926,7 @@ FAMILIES += (
     # num_local_experts 0, the shared MLP alone, of shared_intermediate_size).
     Family(
         "granitemoehybrid",
+        activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
         names=MappingProxyType({"intermediate_size": ("shared_intermediate_size",)}),
         fused_gate_up=True,
         experts=Experts(
@@ -932,6 +944,7 @@ FAMILIES += (
     # Falcon-H1: attention and Mamba-2 side by side in every layer, then a gated MLP.
     Family(
         "falcon_h1",
+        activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
         mlp_bias="mlp_bias",
         layer_kinds=LayerKinds(fields=(), words=MappingProxyType({}), default="attention_mamba"),
         mamba=replace(
@@ -940,6 +953,10 @@ FAMILIES += (
     ),
     Family(
         "bamba",
+        activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
+        # hybact: BambaConfig rotates half of each head (partial_rotary_factor 0.5), by concatenation.
+        rope_cat=True,
+        partial_rope=True,
         mlp_bias="mlp_bias",
         layer_kinds=LayerKinds(
             fields=("layers_block_type",),
@@ -953,6 +970,7 @@ FAMILIES += (
     # fields the counter requires are given values no layer reads.
     Family(
         "mamba2",
+        activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
         norms_per_layer=1,
         defaults=MappingProxyType({"num_attention_heads": 1, "intermediate_size": 1}),
         layer_kinds=LayerKinds(fields=(), words=MappingProxyType({}), default="mamba", default_mlp="none"),
@@ -963,6 +981,7 @@ FAMILIES += (
             state="state_size",
             conv="conv_kernel",
             expand="expand",
+            residual_fp32=True,
             conv_bias="use_conv_bias",
             in_bias="use_bias",
             out_bias="use_bias",
@@ -971,6 +990,7 @@ FAMILIES += (
     # LFM2: short-convolution layers and attention layers (QK-norm), each with a gated MLP.
     Family(
         "lfm2",
+        activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
         tied_by_default=True,
         qkv_bias=False,
         o_bias=False,

@@ -44,8 +44,9 @@ LM head's bf16 input copy 2h more), the fp32 log-softmax of the loss 4v, int64 t
 
 from __future__ import annotations
 
-from bot.estimate import methods
+from bot.estimate import hybrid_saved, methods
 from bot.estimate.family_traits import FamilyTraits, NormStyle, traits_for
+from bot.estimate.hybrid_saved import KERNEL_PATH, HybridPath
 from bot.estimate.models import Architecture
 from bot.estimate.setup import FULL_FINE_TUNE, AttentionName, PrecisionName, Setup
 from bot.estimate.value_type import value_type
@@ -398,9 +399,11 @@ def measured_activations(
     *,
     setup: Setup = FULL_FINE_TUNE,
     traits: FamilyTraits | None = None,
+    hybrid_path: HybridPath = KERNEL_PATH,
 ) -> MeasuredActivations:
     """What one step of ``setup`` saves: the full fine-tune's tensors, or LoRA's (the method's terms,
-    :mod:`bot.estimate.methods`)."""
+    :mod:`bot.estimate.methods`); a hybrid model's layers on ``hybrid_path`` (the GPU kernels by
+    default, or the torch fallback: :mod:`bot.estimate.hybrid_saved`)."""
     attention, precision, checkpointing = setup.attention, setup.precision, setup.checkpointing
     sb, h, v = seq_len * batch_size, arch.hidden_size, arch.vocab_size
 
@@ -413,6 +416,21 @@ def measured_activations(
         for count, moe in ((arch.dense_layers, False), (arch.moe_layers, True))
         if count
     }
+    # hybact: hybrid layers (Gated DeltaNet, Mamba-2, short convolution, the DSA indexer) each have
+    # their own figure, on the kernel path a GPU runs or the torch fallback (bot.estimate.hybrid_saved).
+    hybrid_layers = (
+        hybrid_saved.hybrid_layers_saved_bytes(
+            arch,
+            batch_size,
+            seq_len,
+            attention=attention,
+            precision=precision,
+            traits=traits or traits_for(arch),
+            path=hybrid_path,
+        )
+        if hybrid_saved.is_modelled_hybrid(arch)
+        else None
+    )
     if setup.adapters:
         for moe in layers:
             per_token, constant = methods.lora_layer_delta(
@@ -421,8 +439,20 @@ def measured_activations(
             layers[moe] += sb * per_token + constant
     in_layers = arch.dense_layers * layers.get(False, 0.0) + arch.moe_layers * layers.get(True, 0.0)
     # Under checkpointing the first layer is rebuilt last, for the backward's end.
-    full_layer = layers[first_layer_is_moe(arch)]
+    if hybrid_layers is None:
+        full_layer = layers[first_layer_is_moe(arch)]
+    else:  # hybact
+        if setup.adapters:  # LoRA's terms by each layer's MLP, as for the other families
+            for index in range(arch.layers):
+                moe = hybrid_saved.layer_mlp(arch, index) == "moe"
+                per_token, constant = methods.lora_layer_delta(
+                    arch, precision, attention, setup.lora_rank, setup.lora_targets, moe=moe
+                )
+                hybrid_layers[index] += sb * per_token + constant
+        in_layers, full_layer = sum(hybrid_layers), hybrid_layers[0]
     compute_bytes = 4 if precision == "amp" else 2
+    if hybrid_layers is not None:  # hybact: Mamba-2 keeps an fp32 residual stream
+        compute_bytes = hybrid_saved.checkpointed_input_bytes(arch, precision)
     per_layer = float(compute_bytes * sb * h) if checkpointing else in_layers / arch.layers
     outside = outside_saved_bytes(
         arch,

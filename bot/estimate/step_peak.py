@@ -9,8 +9,9 @@ starts from are :mod:`bot.estimate.saved_activations`'. Pure Python; nothing her
 
 from __future__ import annotations
 
-from bot.estimate import methods
+from bot.estimate import hybrid_saved, methods
 from bot.estimate.family_traits import FamilyTraits, traits_for
+from bot.estimate.hybrid_saved import KERNEL_PATH, HybridPath
 from bot.estimate.models import Architecture
 from bot.estimate.saved_activations import (
     AttentionImpl,
@@ -263,9 +264,12 @@ def step_peak_bytes(
     *,
     setup: Setup = FULL_FINE_TUNE,
     traits: FamilyTraits | None = None,
+    hybrid_path: HybridPath = KERNEL_PATH,
 ) -> float:
     """The highest live bytes of one steady-state step (see ``step_peak``)."""
-    return step_peak(arch, parameters, batch_size, seq_len, setup=setup, traits=traits).peak_bytes
+    return step_peak(
+        arch, parameters, batch_size, seq_len, setup=setup, traits=traits, hybrid_path=hybrid_path
+    ).peak_bytes
 
 
 def step_peak(
@@ -277,6 +281,7 @@ def step_peak(
     setup: Setup = FULL_FINE_TUNE,
     traits: FamilyTraits | None = None,
     share: CardShare = WHOLE_MODEL,
+    hybrid_path: HybridPath = KERNEL_PATH,
 ) -> StepPeak:
     """The highest live bytes of one steady-state step (gradients freed before it, set_to_none), on
     one card holding ``share`` of the model states.
@@ -316,7 +321,7 @@ def step_peak(
     savers = setup.savers
     attention, precision, checkpointing = setup.attention, setup.precision, setup.checkpointing
     optimizer = setup.optimizer
-    acts = measured_activations(arch, batch_size, seq_len, setup=setup, traits=t)
+    acts = measured_activations(arch, batch_size, seq_len, setup=setup, traits=t, hybrid_path=hybrid_path)
     acts = saved_on_card(acts, arch, savers)
     sb, h, v = seq_len * batch_size, arch.hidden_size, arch.vocab_size
     trained_precision: Precision = "amp" if setup.adapters else precision  # peft's fp32 adapters
@@ -383,6 +388,10 @@ def step_peak(
     if savers.optimizer_in_backward:
         # No step after backward: each tensor steps as its gradient is made, inside the moments below.
         moments["optimizer step"] = states + in_flight
+    if arch.index_heads is not None:
+        # hybact: the last layer's sparse-attention indexer scores every key in fp32 in forward, on
+        # top of what the layers before it saved (bot.estimate.hybrid_saved.indexer_scores_bytes).
+        moments["indexer forward"] = base + hybrid_saved.indexer_scores_bytes(arch, batch_size, seq_len)
     if checkpointing:
         compute_bytes = 4 if precision == "amp" else 2
         # A DeepSeek layer's MLP copies are freed once its MLP's backward has run (measured).

@@ -383,7 +383,9 @@ class _Trainer:
     def step(self) -> None:
         if self.master:
             for p, m in zip(self.params, self.master, strict=True):
-                m.grad = p.grad.float()
+                # A parameter no gradient reaches (DeepSeek-V3.2's indexer runs under no_grad) is
+                # not stepped (hybact).
+                m.grad = p.grad.float() if p.grad is not None else None
             self.optimizer.step()
             for m in self.master:
                 m.grad = None
@@ -405,7 +407,8 @@ class _Trainer:
 
 def _layers_of(model: Any) -> list[Any]:
     inner = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft's wrapper
-    return list(inner.model.layers)
+    # Mamba2ForCausalLM keeps its blocks in ``backbone`` (hybact).
+    return list((inner.model if hasattr(inner, "model") else inner.backbone).layers)
 
 
 def measure_step(config_dict: dict[str, Any], layers: int, setup: Setup) -> Measurement:

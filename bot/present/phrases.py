@@ -5,9 +5,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TypedDict
 
+from bot.estimate import hybrid_saved
 from bot.estimate.core import CUDA_CONTEXT_GB, AdapterHint, Change, Estimate
 from bot.estimate.families import LayerKind
-from bot.estimate.family_traits import traits_for
+from bot.estimate.family_traits import offers_activations, traits_for
 from bot.estimate.hardware import Gpu
 from bot.estimate.hub import HubModel
 from bot.estimate.methods import Method, adapted_linears
@@ -296,13 +297,29 @@ def hybrid_kinds(model: Architecture, w: Words) -> str:
     return ", ".join(parts)
 
 
+def hybrid_activation_notes(model: Architecture, w: Words) -> list[str]:
+    """hybact: which path a hybrid model's activations follow (the GPU kernels, with how much more
+    the torch fallback saves), what its sparse-attention indexer keeps; or, where its family's
+    activations are not modelled, that they are left to ``activations``."""
+    kinds = hybrid_kinds(model, w)
+    if not offers_activations(model):
+        return [w("hybrid.activations", kinds=kinds)]
+    notes = []
+    if hybrid_saved.has_kernel_layers(model):
+        ratio = hybrid_saved.fallback_ratio(model, traits_for(model))
+        notes.append(w("hybact.kernel_path", kinds=kinds, ratio=w.num(ratio, ".1f")))
+    if model.index_heads is not None:
+        notes.append(w("hybact.indexer", kinds=kinds))
+    return notes
+
+
 def architecture_notes(model: HubModel, w: Words) -> list[str]:
     """What the count of a preset means: total and active parameters of a mixture of experts, the
     text model of a multimodal repo, multi-token-prediction layers left out; for a repo known by its
     tensors only, what they say."""
     if isinstance(model, CountedModel):
         return hub_notes(model, w)
-    notes = [w("hybrid.activations", kinds=hybrid_kinds(model, w))] if model.is_hybrid else []
+    notes = hybrid_activation_notes(model, w) if model.is_hybrid else []
     if model.is_moe:
         # Llama 4 in transformers keeps every expert's activations, not only the routed ones'.
         all_experts = traits_for(model).dense_experts
@@ -403,6 +420,7 @@ PEAK_MOMENT_KEYS = {
     "eager attention backward": "peak.eager_backward",
     "recompute": "peak.recompute",
     "optimizer step": "peak.optimizer_step",
+    "indexer forward": "hybact.peak_indexer",
 }
 
 

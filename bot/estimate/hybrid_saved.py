@@ -1,0 +1,322 @@
+"""What the hybrid layers save for backward (issue 20, point 3): Gated DeltaNet, the Mamba-2 mixer,
+LFM2's short convolution and the sparse-attention indexer, per layer, on two paths.
+
+- ``kernel`` (the default: what a GPU team runs): fla's chunked gated delta rule, mamba-ssm's fused
+  ``mamba_split_conv1d_scan_combined`` and causal-conv1d, which transformers 5.24 calls when they
+  are installed (``use_kernel_func_from_hub_with_fallback``, and the Mamba-2 mixers'
+  ``cuda_kernels_forward`` in training). Modelled from what each ``torch.autograd.Function`` passes
+  to ``ctx.save_for_backward`` (sources named at each term); **not measured** here (no GPU).
+- ``fallback``: transformers' PyTorch code that runs on CPU (``torch_chunk_gated_delta_rule``, the
+  mixers' ``torch_forward``, ``F.conv1d``), measured tensor by tensor with ``saved_tensors_hooks``
+  (``benchmarks/hybrid_activations.py``; ratios in ``benchmarks/ACCURACY.md``). It keeps the chunked
+  scan's intermediates in fp32, several times what the kernels keep.
+
+The layers' norms, their linear inputs and their MLPs are the calibrated terms of
+:mod:`bot.estimate.saved_activations`; the attention of a hybrid model's attention layers is that
+module's too (read back from ``layer_saved_bytes``), so only the mixers are new here. Bytes per
+token are for 16-bit activations (the kernels take bf16 inputs under autocast as well: fla's
+``autocast_custom_fwd``, mamba-ssm's ``custom_fwd``). Pure Python; nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from bot.estimate.families import family
+from bot.estimate.family_traits import FamilyTraits
+from bot.estimate.models import Architecture
+from bot.estimate.setup import AttentionName, PrecisionName
+
+HybridPath = Literal["kernel", "fallback"]
+KERNEL_PATH: HybridPath = "kernel"
+HYBRID_PATHS: tuple[HybridPath, ...] = ("kernel", "fallback")
+MlpOf = Literal["dense", "moe", "none"]
+
+# fla's chunk_gated_delta_rule and transformers' torch_chunk_gated_delta_rule both chunk by 64 tokens.
+DELTA_NET_CHUNK = 64
+# transformers' Mamba-2 configs' chunk_size when a family declares none (Bamba, Granite 4, Mamba-2).
+MAMBA_CHUNK = 256
+
+
+def layer_mlp(arch: Architecture, index: int) -> MlpOf:
+    """Layer ``index``'s MLP, as ``Architecture.moe_layers`` / ``dense_layers`` count them."""
+    if index in arch.no_mlp_layers:
+        return "none"
+    moe = (
+        arch.is_moe
+        and index >= arch.first_k_dense_replace
+        and (index + 1) % arch.interleave_moe_layer_step == 0
+        and index not in arch.mlp_only_layers
+    )
+    return "moe" if moe else "dense"
+
+
+def is_modelled_hybrid(arch: Architecture) -> bool:
+    """Layers this module models: any layer kind other than plain attention, or an indexer."""
+    return arch.is_hybrid
+
+
+def delta_net_bytes(arch: Architecture, path: HybridPath) -> float:
+    """Gated DeltaNet (transformers ``Qwen3NextGatedDeltaNet``), bytes per token, from in_proj's
+    output to out_proj's input. K = key heads × d_k, V = value heads × d_v, C = 2K + V (the conv's
+    channels), Hv value heads, c = 64 the chunk.
+
+    kernel: causal-conv1d's ``CausalConv1dFn`` saves its input x (2C; SiLU is fused, its output is
+    not kept); fla's ``ChunkGatedDeltaRuleFunction`` (fla/ops/gated_delta_rule/chunk.py, with
+    ``use_qk_l2norm_in_kernel``) saves the normalized q and k (2K each, grouped: fla repeats no
+    head) and their fp32 rstd (4 per key head each), v's contiguous copy (2V), the fp32 chunk-cumsum
+    of g (4Hv), beta (2Hv) and the WY matrix A [B, T, Hv, 64] in k's dtype (2·64·Hv); transformers'
+    g = -exp(A_log) · softplus(a + dt_bias) keeps softplus' fp32 input and output (8Hv); fla's
+    ``FusedRMSNormGated`` (fla/modules/fused_norm_gate.py) saves x, the gate z (2V each) and an fp32
+    rstd per head (4Hv); out_proj keeps its input (2V).
+
+    fallback (``torch_chunk_gated_delta_rule``, measured): the conv's input and its padded output
+    (4C), q and k repeated to the value heads and cast to fp32 with their chunked products
+    (32·Hv·d_k), v, beta·v, the solved values, each chunk's new values and the gated norm's tensors
+    (30V), five fp32 c × c matrices per head and chunk (20·c·Hv), the per-head rstd, decays and
+    gates (38Hv) and one fp32 state per chunk (4·Hv·d_k·d_v / c)."""
+    hk, hv = arch.linear_key_heads or 0, arch.linear_value_heads or 0
+    dk, dv = arch.linear_key_head_dim or 0, arch.linear_value_head_dim or 0
+    key, value, conv, c = hk * dk, hv * dv, arch.linear_conv_dim, DELTA_NET_CHUNK
+    if path == "kernel":
+        return float(2 * conv + 4 * key + 8 * hk + 8 * value + (2 * c + 18) * hv)
+    return float(4 * conv + 20 * c * hv + 30 * value + 32 * hv * dk + 38 * hv + 4 * hv * dk * dv / c)
+
+
+def _delta_net_constants(arch: Architecture, path: HybridPath) -> tuple[float, float]:
+    """(per sequence, per layer) bytes of the fallback's Gated DeltaNet: the conv's k - 1 padded
+    columns 2C(k - 1); the chunk's c × c bool mask and exp(A_log) (8Hv). The kernels keep none."""
+    if path == "kernel":
+        return 0.0, 0.0
+    hv = arch.linear_value_heads or 0
+    pad = 2 * arch.linear_conv_dim * ((arch.linear_conv_kernel or 1) - 1)
+    return float(pad), float(DELTA_NET_CHUNK**2 + 8 * hv)
+
+
+def mamba_chunk(arch: Architecture) -> int:
+    """The Mamba-2 scan's chunk (the config class's default chunk_size, from the declaration)."""
+    declared = family(arch.family)
+    chunk = declared.mamba.chunk_size if declared is not None and declared.mamba is not None else None
+    return chunk or MAMBA_CHUNK
+
+
+def checkpointed_input_bytes(arch: Architecture, precision: PrecisionName) -> int:
+    """Bytes per token and hidden unit a checkpointed layer keeps as its input: the compute dtype's,
+    or fp32 where the family keeps its residual stream in fp32 (Mamba-2's residual_in_fp32;
+    measured: 4h a block)."""
+    declared = family(arch.family)
+    if declared is not None and declared.mamba is not None and declared.mamba.residual_fp32:
+        return 4
+    return 4 if precision == "amp" else 2
+
+
+def mamba_bytes(arch: Architecture, path: HybridPath) -> float:
+    """A Mamba-2 mixer (transformers ``Mamba2Mixer`` and its copies in Nemotron-H, Bamba, Granite 4,
+    Falcon-H1), bytes per token from in_proj's output to out_proj. I = heads × head_dim (the inner
+    width), G groups of B and C of state N, H heads, c the chunk.
+
+    kernel: mamba-ssm's ``MambaSplitConv1dScanCombinedFn`` (mamba_ssm/ops/triton/ssd_combined.py),
+    which runs the conv, the scan, the gated RMSNorm and out_proj in one function, saves in_proj's
+    output zxbcdt (2(2I + 2GN + H)), the scan's output before the gate out_x (2I) and the norm's fp32
+    rstd per group (4G); it recomputes the rest in backward.
+
+    fallback (the mixers' ``torch_forward``, measured): zxbcdt, the conv's padded output (2(I + 2GN)),
+    three fp32 c × c decay matrices per head (12·H·c), the fp32 x, dt·x, y and the gated norm's
+    tensors (40I; 24I + 4I without the norm), B and C repeated to the heads in fp32 (20·H·N), the
+    normalized output (2I), the chunk states (8·H·P·N / c) and the per-head dt and decays
+    (20H + 4G)."""
+    inner, heads = arch.mamba_inner_size, arch.mamba_heads or 1
+    groups, state = arch.mamba_groups or 1, arch.mamba_state_size or 0
+    zxbcdt = 2 * (2 * inner + 2 * groups * state + heads)
+    if path == "kernel":
+        return float(zxbcdt + 2 * inner + (4 * groups if arch.mamba_gated_norm else 0))
+    c = mamba_chunk(arch)
+    head_dim = inner // heads
+    # Without the gated norm (Falcon-H1's mamba_rms_norm off) y · silu(z) keeps fewer fp32 tensors
+    # (24I) and two 16-bit ones (4I) (measured).
+    inner_terms = 42 * inner + 4 * groups if arch.mamba_gated_norm else 28 * inner
+    return float(
+        zxbcdt
+        + 2 * arch.mamba_conv_dim
+        + 12 * heads * c
+        + inner_terms
+        + 20 * heads * state
+        + 8 * heads * head_dim * state / c
+        + 20 * heads
+    )
+
+
+def _mamba_constants(arch: Architecture, path: HybridPath) -> tuple[float, float]:
+    """(per sequence, per layer) bytes of the fallback's Mamba-2 mixer: the conv's padded columns and
+    the initial chunk state (2·conv_dim·(k - 1) + 4·I·N); two c × c bool masks."""
+    if path == "kernel":
+        return 0.0, 0.0
+    pad = 2 * arch.mamba_conv_dim * ((arch.mamba_conv_kernel or 1) - 1)
+    initial_state = 4 * arch.mamba_inner_size * (arch.mamba_state_size or 0)
+    return float(pad + initial_state), float(2 * mamba_chunk(arch) ** 2)
+
+
+def short_conv_bytes(arch: Architecture) -> float:
+    """LFM2's short convolution (transformers ``Lfm2ShortConv``), bytes per token, on both paths:
+    in_proj's output B, C, x (6h), B·x, the conv's input (2h: causal-conv1d's ``CausalConv1dFn``
+    saves it, as ``F.conv1d`` does), the conv's output that C multiplies (2h) and out_proj's
+    contiguous input (2h)."""
+    return float(12 * arch.hidden_size)
+
+
+def _short_conv_constants(arch: Architecture, path: HybridPath) -> tuple[float, float]:
+    """The fallback's ``F.conv1d`` output keeps its k - 1 padded columns (2h(k - 1) per sequence)."""
+    if path == "kernel":
+        return 0.0, 0.0
+    return float(2 * arch.hidden_size * ((arch.conv_kernel or 1) - 1)), 0.0
+
+
+def indexer_mask_bytes_per_token(arch: Architecture, seq_len: int, precision: PrecisionName) -> float:
+    """DeepSeek-V3.2's sparse attention in transformers 5.24 (``DeepseekV32Indexer``): the indexer runs
+    under ``torch.no_grad`` and saves nothing, but its top-k becomes an additive b × s × s mask in the
+    compute dtype that SDPA keeps for backward (measured: 2·s² bytes per layer and sequence; CUDA's
+    memory-efficient SDPA saves its attn_bias too), in every attention layer. Per token: s × dtype."""
+    if arch.index_heads is None:
+        return 0.0
+    return float((4 if precision == "amp" else 2) * seq_len)
+
+
+def indexer_scores_bytes(arch: Architecture, batch_size: int, seq_len: int) -> float:
+    """The indexer's forward transient: the fp32 scores q·k of every index head over every key
+    ([b, s, heads, s]) and their scaled copy, alive together before the ReLU (transformers 5.24)."""
+    if arch.index_heads is None:
+        return 0.0
+    return float(8 * arch.index_heads * batch_size * seq_len * seq_len)
+
+
+def gated_attention_bytes(arch: Architecture) -> float:
+    """Qwen3-Next's and Qwen3.5's output gate on attention (``attn_output * sigmoid(gate)``), on top
+    of SDPA's output: the sigmoid's output, the output's contiguous copy it multiplies, and the
+    product, o_proj's input (2q each; measured)."""
+    return float(6 * arch.q_dim) if arch.attention_output_gate else 0.0
+
+
+def shared_expert_gate_bytes(arch: Architecture) -> float:
+    """Qwen3-Next's shared expert scaled by sigmoid(shared_expert_gate(x)) (a 16-bit h -> 1 linear):
+    the shared expert's output and the sigmoid's output that multiply (2h + 2; measured)."""
+    return float(2 * arch.hidden_size + 2) if arch.shared_expert_gate else 0.0
+
+
+def _per_token_and_constant(total_at: tuple[float, float]) -> tuple[float, float]:
+    """Split a figure affine in the tokens (at 1 and 2 sequences) into per sequence and constant."""
+    one, two = total_at
+    return two - one, 2 * one - two
+
+
+def hybrid_layers_saved_bytes(
+    arch: Architecture,
+    batch_size: int,
+    seq_len: int,
+    *,
+    attention: AttentionName,
+    precision: PrecisionName,
+    traits: FamilyTraits,
+    path: HybridPath = KERNEL_PATH,
+) -> list[float]:
+    """Each layer's saved bytes, in the model's order: its norm and linear input before the mixer,
+    the mixer of its kind, and its MLP side (norm, input, dense or MoE MLP, or none)."""
+    from bot.estimate.saved_activations import _norm_constant, dense_mlp_bytes, layer_saved_bytes, norm_bytes
+
+    s, b, h = seq_len, batch_size, arch.hidden_size
+    amp = precision == "amp"
+    norm = norm_bytes(h, 1, precision, traits.norm_style)
+    norm_constant = _norm_constant(h, traits.norm_style)  # Gemma-style norms keep 1 + weight in fp32
+
+    def calibrated(moe: bool) -> tuple[float, float]:
+        """The calibrated attention layer of this shape, per sequence of s tokens and constant."""
+        return _per_token_and_constant(
+            tuple(  # type: ignore[arg-type]
+                layer_saved_bytes(
+                    arch, n, s, attention=attention, precision=precision, traits=traits, moe_layer=moe
+                )
+                for n in (1, 2)
+            )
+        )
+
+    dense_seq, dense_const = calibrated(False)
+    attention_inputs = (1 if arch.fused_qkv else 3) if amp else 1
+    dense_inputs = (1 if arch.fused_gate_up else 2) if amp else 1
+    # The attention alone: the calibrated layer less its norms, linear inputs and dense MLP.
+    dense_side = norm + 2 * h * dense_inputs + dense_mlp_bytes(arch)
+    inputs = 2 * h * (attention_inputs + dense_inputs)
+    attention_seq = (
+        dense_seq
+        - s * (arch.norms_per_layer * norm + inputs + dense_mlp_bytes(arch))
+        + s * gated_attention_bytes(arch)
+        + s * indexer_mask_bytes_per_token(arch, s, precision)
+    )
+    # The calibrated attention's own constants (QK-norm's weights), without its norms'.
+    attention_const = dense_const - arch.norms_per_layer * norm_constant
+    mlp_side: dict[MlpOf, tuple[float, float]] = {
+        "none": (0.0, 0.0),
+        "dense": (s * dense_side, norm_constant),
+    }
+    if arch.is_moe:
+        moe_seq, moe_const = calibrated(True)
+        mlp_side["moe"] = (
+            s * (dense_side + shared_expert_gate_bytes(arch)) + moe_seq - dense_seq,
+            norm_constant + moe_const - dense_const,
+        )
+    mixers: dict[str, tuple[float, float, float]] = {}  # per token, per sequence, per layer
+    for kind in set(arch.layer_kinds or ("attention",)):
+        if kind == "none":
+            continue
+        per_token, per_sequence, per_layer = float(norm + 2 * h), 0.0, 0.0
+        if kind in ("attention", "attention_mamba"):
+            per_token += 2 * h * (attention_inputs - 1)
+        if kind in ("mamba", "attention_mamba"):
+            per_token += mamba_bytes(arch, path)
+            per_sequence, per_layer = _mamba_constants(arch, path)
+        elif kind == "linear_attention":
+            per_token += delta_net_bytes(arch, path)
+            per_sequence, per_layer = _delta_net_constants(arch, path)
+        elif kind == "conv":
+            per_token += short_conv_bytes(arch)
+            per_sequence, per_layer = _short_conv_constants(arch, path)
+        mixers[kind] = (per_token, per_sequence, per_layer)
+    found: list[float] = []
+    for index in range(arch.layers):
+        kind = arch.layer_kinds[index] if arch.layer_kinds else "attention"
+        mlp_seq, mlp_const = mlp_side[layer_mlp(arch, index)]
+        total = b * mlp_seq + mlp_const
+        if kind != "none":
+            per_token, per_sequence, per_layer = mixers[kind]
+            total += b * (s * per_token + per_sequence) + per_layer + norm_constant
+            if kind in ("attention", "attention_mamba"):
+                total += b * attention_seq + attention_const
+        found.append(float(total))
+    return found
+
+
+# The sequence length the answers' "fallback saves N× as much" is stated at.
+RATIO_SEQ_LEN = 4096
+
+
+def fallback_ratio(arch: Architecture, traits: FamilyTraits, seq_len: int = RATIO_SEQ_LEN) -> float:
+    """How much more the torch fallback saves than the kernels in the layers whose path differs (one
+    sequence of ``seq_len``, 16-bit weights, SDPA): what Details says beside the kernel path."""
+    paths = {
+        path: sum(
+            bytes_
+            for bytes_, kind in zip(
+                hybrid_layers_saved_bytes(
+                    arch, 1, seq_len, attention="sdpa", precision="mixed", traits=traits, path=path
+                ),
+                arch.layer_kinds,
+                strict=True,
+            )
+            if kind in ("linear_attention", "mamba", "attention_mamba", "conv")
+        )
+        for path in HYBRID_PATHS
+    }
+    return paths["fallback"] / paths["kernel"] if paths["kernel"] else 1.0
+
+
+def has_kernel_layers(arch: Architecture) -> bool:
+    """Layers whose saved bytes depend on the path (a GPU kernel or the torch fallback)."""
+    return any(kind in ("linear_attention", "mamba", "attention_mamba", "conv") for kind in arch.layer_kinds)

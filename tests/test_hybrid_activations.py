@@ -1,0 +1,84 @@
+"""The hybrid layers' activations (issue 20, point 3; bot/estimate/hybrid_saved.py): the kernel path
+from the kernels' own saves, by hand; the torch fallback against bytes measured on CPU
+(benchmarks/hybrid_activations.py); and the hybrid presets answering with activations, a peak and a
+largest batch. Pure: no torch.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.estimate.core import estimate
+from bot.estimate.family_traits import traits_for
+from bot.estimate.hub import architecture_from_config
+from bot.estimate.hybrid_saved import delta_net_bytes, hybrid_layers_saved_bytes, mamba_bytes
+from bot.estimate.models import presets
+from bot.estimate.request import EstimateRequest
+
+# One preset of each kind: Gated DeltaNet, Mamba-2, the sparse-attention indexer.
+HYBRID_PRESETS = ("qwen3-next-80b-a3b", "granite-4.0-h-small", "deepseek-v3.2")
+
+
+@pytest.mark.parametrize("key", HYBRID_PRESETS)
+def test_a_hybrid_preset_answers_with_its_activations_peak_and_largest_batch(key: str) -> None:
+    # Before: activations left to the user (activation_estimate None, no peak, no largest batch).
+    found = estimate(EstimateRequest(model=presets()[key], seq_len=4096, batch_size=1))
+    assert found.activation_estimate is not None
+    assert found.activations_gb > 0
+    assert found.peak is not None
+    assert found.largest_batch is not None
+
+
+def test_the_kernel_path_is_what_the_kernels_save_by_hand() -> None:
+    qwen = presets()["qwen3-next-80b-a3b"]  # 16 key heads, 32 value heads, d_k = d_v = 128, conv 4
+    k, v, conv = 16 * 128, 32 * 128, 2 * 16 * 128 + 32 * 128
+    # causal-conv1d: x; fla: q, k (normalized) and their rstd, v, g's cumsum, beta, A (64 per value
+    # head); softplus' fp32 input and output; FusedRMSNormGated: x, z, rstd; out_proj's input.
+    by_hand = 2 * conv + (2 * k + 4 * 16) * 2 + 2 * v + 4 * 32 + 2 * 32 + 2 * 64 * 32 + 8 * 32
+    by_hand += 2 * v + 2 * v + 4 * 32 + 2 * v
+    assert delta_net_bytes(qwen, "kernel") == by_hand
+    granite = presets()["granite-4.0-h-small"]  # 128 heads of 64 (I = 8192), 1 group of 128
+    # mamba_split_conv1d_scan_combined: zxbcdt (z, x, B, C, dt), out_x, the gated norm's rstd.
+    assert mamba_bytes(granite, "kernel") == 2 * (2 * 8192 + 2 * 128 + 128) + 2 * 8192 + 4 * 1
+    # The fallback keeps the chunked scan's fp32 intermediates: several times more.
+    assert delta_net_bytes(qwen, "fallback") > 4 * delta_net_bytes(qwen, "kernel")
+    assert mamba_bytes(granite, "fallback") > 4 * mamba_bytes(granite, "kernel")
+
+
+# Saved bytes per layer and token measured on CPU (torch 2.13, transformers 5.24) by
+# benchmarks/hybrid_activations.py's hook for these configs, batch 2 × 512 tokens, mixed precision:
+# (config, each layer's measured bytes per token).
+MEASURED = {
+    "qwen3_5_text": (
+        {
+            "model_type": "qwen3_5_text",
+            "hidden_size": 256,
+            "intermediate_size": 512,
+            "num_hidden_layers": 2,
+            "layer_types": ["linear_attention", "full_attention"],
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "head_dim": 64,
+            "vocab_size": 512,
+            "linear_num_key_heads": 2,
+            "linear_num_value_heads": 4,
+            "linear_key_head_dim": 64,
+            "linear_value_head_dim": 64,
+            "linear_conv_kernel_dim": 4,
+            "rms_norm_eps": 1e-6,
+            "tie_word_embeddings": False,
+        },
+        (33452, 15474),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MEASURED))
+def test_the_fallback_path_is_within_five_percent_of_the_measured_layers(name: str) -> None:
+    config, measured = MEASURED[name]
+    arch = architecture_from_config(f"bench/{name}", config)
+    estimated = hybrid_layers_saved_bytes(
+        arch, 2, 512, attention="sdpa", precision="mixed", traits=traits_for(arch), path="fallback"
+    )
+    for layer, per_token in zip(estimated, measured, strict=True):
+        assert abs(per_token / (layer / 1024) - 1) < 0.05
