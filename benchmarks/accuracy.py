@@ -35,7 +35,7 @@ from bot.estimate.models import Architecture
 from bot.estimate.optimizers import Optimizer
 from bot.estimate.step_peak import model_state_bytes_per_param
 from bot.measure import extrapolate, measure_step, torch_available
-from bot.measure.families import ALL_FAMILIES, CALIBRATED_EXTRA, EXTRA_FAMILIES, architecture
+from bot.measure.families import SMALL_CONFIGS, architecture
 from bot.measure.types import (
     ATTENTIONS,
     OPTIMIZERS,
@@ -55,7 +55,7 @@ QUICK_EXTRA: tuple[tuple[str, Precision, Attention], ...] = (
     ("deepseek_v3", "mixed", "sdpa"),
     ("deepseek_v3", "amp", "eager"),
 )
-# ... and a few of the other declared families (bot.measure.families.DECLARED_FAMILIES; the full run
+# ... and a few of the other declared families (bot.measure.families.SMALL_CONFIGS; the full run
 # measures them all): a dense one under autocast with eager attention (Granite's multipliers), a MoE
 # one (OLMoE's projection-wide QK-norm) and ERNIE 4.5's biases under checkpointing.
 QUICK_DECLARED: tuple[tuple[str, Precision, Attention, bool], ...] = (
@@ -114,12 +114,10 @@ class Row:
 
 
 def _estimates(
-    arch: Architecture, setup: Setup, parameters: int, with_formulas: bool
+    arch: Architecture, setup: Setup, parameters: int
 ) -> tuple[float, float, float, float | None, float | None, float | None, float | None]:
     seed_states = SEED_OPTIMIZER[setup.optimizer].bytes_per_param * parameters
     current_saved = setup.current_saved_bytes(arch)
-    if not with_formulas:
-        return seed_states, current_saved, seed_states + current_saved, None, None, None, None
     proposed = setup.proposed(arch)
     states = model_state_bytes_per_param(setup.precision, setup.optimizer) * parameters
     peak = setup.proposed_peak_bytes(arch, parameters)
@@ -135,14 +133,13 @@ def _estimates(
 
 
 def measure_row(family: str, setup: Setup, depth: int) -> Row:
-    config = ALL_FAMILIES[family]
+    config = SMALL_CONFIGS[family]
     started = time.perf_counter()
     shallow = measure_step(config, 1, setup)
     deep = measure_step(config, 2, setup)
     full = extrapolate(shallow, deep, depth)
     arch = architecture(family, config, depth)
-    calibrated = family not in EXTRA_FAMILIES or family in CALIBRATED_EXTRA
-    estimates = _estimates(arch, setup, full.parameters, calibrated)
+    estimates = _estimates(arch, setup, full.parameters)
     return Row(
         family=family,
         precision=setup.precision,
@@ -246,7 +243,7 @@ def worst(rows: list[Row]) -> dict[str, float]:
 
 
 def setups(quick: bool, batch: int, seq: int) -> list[tuple[str, Setup]]:
-    families = QUICK_FAMILIES if quick else tuple(ALL_FAMILIES)
+    families = QUICK_FAMILIES if quick else tuple(SMALL_CONFIGS)
     grid: list[tuple[str, Setup]] = []
     for family in families:
         for precision in PRECISIONS:
@@ -278,7 +275,7 @@ def setups(quick: bool, batch: int, seq: int) -> list[tuple[str, Setup]]:
 
 def check_extrapolation(family: str, setup: Setup, depth: int) -> dict[str, float]:
     """Measure ``depth`` layers directly and compare with the extension of depths 1 and 2."""
-    config = ALL_FAMILIES[family]
+    config = SMALL_CONFIGS[family]
     full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), depth)
     direct: Measurement = measure_step(config, depth, setup)
     return {

@@ -31,7 +31,7 @@ from bot.estimate.methods import adapter_params
 from bot.estimate.saved_activations import measured_activations
 from bot.estimate.step_peak import step_peak
 from bot.measure import extrapolate, measure_step, torch_available
-from bot.measure.families import ALL_FAMILIES, architecture
+from bot.measure.families import SMALL_CONFIGS, architecture
 from bot.measure.types import Attention, Setup
 
 DEFAULT_OUT = Path(__file__).with_name("accuracy_methods.json")
@@ -92,7 +92,7 @@ class Row:
 def _before(family: str, setup: Setup, depth: int) -> float:
     """The bot's LoRA total before the method option: 2 B/param of base + adapters on every linear
     × the full fine-tune's 16 B + the full fine-tune's saved activations (its hint's V)."""
-    config = ALL_FAMILIES[family]
+    config = SMALL_CONFIGS[family]
     arch = architecture(family, config, depth)
     full = setup.training.but(method=setup.training.method.FULL)
     saved = measured_activations(arch, setup.batch_size, setup.seq_len, setup=full).saved_bytes
@@ -100,7 +100,7 @@ def _before(family: str, setup: Setup, depth: int) -> float:
 
 
 def measure_row(family: str, setup: Setup, depth: int) -> Row:
-    config = ALL_FAMILIES[family]
+    config = SMALL_CONFIGS[family]
     started = time.perf_counter()
     full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), depth)
     arch = architecture(family, config, depth)

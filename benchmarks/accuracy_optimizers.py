@@ -41,7 +41,7 @@ from bot.estimate.step_peak import (
     step_temporary_bytes_per_param,
 )
 from bot.measure import torch_available
-from bot.measure.families import ALL_FAMILIES, architecture
+from bot.measure.families import SMALL_CONFIGS, architecture
 
 QUICK_FAMILIES = ("llama",)
 FULL_FAMILIES = ("llama", "qwen3")
@@ -153,7 +153,7 @@ def measure(family: str, precision: str, optimizer: OptimizerKind, savers: Saver
     from bot.measure.step import _LiveBytes, _Tracker, _unique_bytes, build_model
     from bot.measure.types import Setup
 
-    config = ALL_FAMILIES[family]
+    config = SMALL_CONFIGS[family]
     model = build_model(config, LAYERS, Setup(precision=precision, batch_size=BATCH, seq_len=SEQ))  # type: ignore[arg-type]
     params = [p for p in model.parameters() if p.requires_grad]
     outside = {id(model.model.embed_tokens.weight), id(model.lm_head.weight)}

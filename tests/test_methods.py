@@ -110,11 +110,11 @@ def test_the_adapters_are_peft_s_to_the_parameter(targets: LoraTargets) -> None:
     pytest.importorskip("peft")
     from bot.estimate.hub import ConfigProblem
     from bot.measure.configs import MeasureError
-    from bot.measure.families import ALL_FAMILIES, architecture
+    from bot.measure.families import SMALL_CONFIGS, architecture
 
     exact: list[str] = []
     off: list[str] = []
-    for family, config in ALL_FAMILIES.items():
+    for family, config in SMALL_CONFIGS.items():
         try:
             arch = architecture(family, config, 2)
         except (ConfigProblem, MeasureError):  # a hybrid's small config lacks its layers' fields
@@ -138,12 +138,12 @@ def test_a_lora_step_saves_what_the_formula_says_to_the_byte(precision: Any) -> 
     pytest.importorskip("peft")
     from bot.estimate.saved_activations import measured_activations
     from bot.measure import extrapolate, measure_step
-    from bot.measure.families import ALL_FAMILIES, architecture
+    from bot.measure.families import SMALL_CONFIGS, architecture
     from bot.measure.types import Setup
 
     for family in ("llama", "mixtral") if precision == "bf16" else ("llama",):
         setup = Setup(precision=precision, batch_size=2, seq_len=32, method="lora")
-        config = ALL_FAMILIES[family]
+        config = SMALL_CONFIGS[family]
         full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), 2)
         found = measured_activations(architecture(family, config, 2), 2, 32, setup=setup.training)
         assert full.saved_per_layer == found.per_layer_bytes, family

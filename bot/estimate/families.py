@@ -140,6 +140,22 @@ class Indexer:
 
 
 @dataclass(frozen=True, slots=True)
+class SlidingLayers:
+    """Which layers use the sliding window when a config sets ``sliding_window`` but no
+    ``layer_types``, as the family's config class of transformers 5.24 decides (its cache then slides
+    those layers: cache_utils.get_layer_types_and_kwargs)."""
+
+    window: int | None  # sliding_window when the config leaves it out (Mistral's 4096; None: no window)
+    switch: str | None = None  # the window is used only when this field is true (Qwen2's use_sliding_window)
+    # ... and then only on the layers i >= this field, by its default (Qwen2's max_window_layers, 28).
+    from_layer: tuple[str, int] | None = None
+    # Every n-th layer full attention, the others sliding: n's field (None: a constant) and its
+    # default (Gemma 2: every 2nd; Gemma 3: sliding_window_pattern, 6); None: every layer slides.
+    full_every: tuple[str | None, int] | None = None
+    full_first: bool = False  # the full layers are i % n == 0 (CWM, Granite SWA), not (i + 1) % n == 0
+
+
+@dataclass(frozen=True, slots=True)
 class Family:
     """One transformers ``model_type`` (and the names it is also saved under), as the counter reads it."""
 
@@ -198,13 +214,17 @@ class Family:
     dense_experts: bool = False  # Llama 4 runs every token through every expert
     compute_dtype_softmax: bool = False
     complex_rope: bool = False
-    # How vram-bot measure writes a preset as this family's config (bot.measure.configs).
+    # Sliding-window attention: which layers slide when the config has no layer_types (None: none do).
+    sliding: SlidingLayers | None = None
     takes_layer_types: bool = False  # the config class takes a per-layer attention list
-    takes_sliding_window: bool = False  # ... and a sliding_window (Mistral's defaults to 4096)
     # Fields of the real models' configs that change what the step computes, not what it holds
     # (Qwen3-MoE's checkpoints renormalise the top-k routing weights).
     measure_fields: Mapping[str, object] = field(default_factory=dict)
-    sliding_window_switch: str | None = None  # Qwen2's use_sliding_window
+    # The small config every measuring path builds (bot.measure.families.small_config) is derived
+    # from this declaration: the shared small shape in the family's own field names, its experts,
+    # latent attention, sliding window and hybrid layers. These fields are laid over it, only where
+    # the derivation alone would not build or would not be the model measured.
+    small: Mapping[str, object] = field(default_factory=dict)
     # Hybrid layers (issue 20, point 3): where each layer's kind is read, and the mixers' fields.
     layer_kinds: LayerKinds | None = None
     mamba: Mamba | None = None
@@ -218,6 +238,12 @@ class Family:
 
     def default(self, name: str) -> object:
         return self.defaults.get(name, COMMON_DEFAULTS.get(name))
+
+    @property
+    def slides_by_default(self) -> bool:
+        """Whether the config class slides some layers when the config names none (Mistral, Gemma 2)."""
+        rule = self.sliding
+        return self.takes_layer_types or (rule is not None and rule.window is not None and not rule.switch)
 
     def name(self, key: str) -> tuple[str, ...]:
         return self.names.get(key, (key,))
@@ -246,6 +272,11 @@ _DEEPSEEK_EXPERTS = Experts(
     correction_bias=True,
 )
 
+# Qwen2 and Qwen3 slide the layers from max_window_layers on, and only with use_sliding_window.
+_QWEN_SLIDING = SlidingLayers(4096, switch="use_sliding_window", from_layer=("max_window_layers", 28))
+_EVERY_LAYER = SlidingLayers(None)  # Mixtral, Phi-3, ...: a sliding_window given slides every layer
+_ALTERNATING = SlidingLayers(4096, full_every=(None, 2))  # Gemma 2: sliding, full, sliding, ...
+
 FAMILIES: tuple[Family, ...] = (
     Family("llama", activations_measured=True, preset_prefixes=("llama",)),
     Family(
@@ -253,7 +284,7 @@ FAMILIES: tuple[Family, ...] = (
         activations_measured=True,
         qkv_bias=False,
         o_bias=False,
-        takes_sliding_window=True,
+        sliding=SlidingLayers(4096),  # MistralConfig: every layer slides, a 4096 window by default
         preset_prefixes=("mistral",),
     ),
     Family(
@@ -261,12 +292,16 @@ FAMILIES: tuple[Family, ...] = (
         activations_measured=True,
         qkv_bias=True,
         o_bias=False,
-        sliding_window_switch="use_sliding_window",
-        takes_sliding_window=True,
+        sliding=_QWEN_SLIDING,
         preset_prefixes=("qwen2.5",),
     ),
     Family(
-        "qwen3", activations_measured=True, qk_norm=True, router_weight_bytes=2, preset_prefixes=("qwen3",)
+        "qwen3",
+        activations_measured=True,
+        qk_norm=True,
+        router_weight_bytes=2,
+        sliding=_QWEN_SLIDING,
+        preset_prefixes=("qwen3",),
     ),
     Family(
         "qwen3_moe",
@@ -278,6 +313,7 @@ FAMILIES: tuple[Family, ...] = (
             dense_list="mlp_only_layers",
         ),
         router_weight_bytes=2,
+        sliding=SlidingLayers(4096, switch="use_sliding_window"),  # every layer, no layer_types
         measure_fields=MappingProxyType({"norm_topk_prob": True}),
     ),
     Family(
@@ -286,6 +322,7 @@ FAMILIES: tuple[Family, ...] = (
         qkv_bias=False,
         o_bias=False,
         experts=Experts(count=("num_local_experts",), width=None),
+        sliding=_EVERY_LAYER,
         preset_prefixes=("mixtral",),
     ),
     Family("gemma", tied_by_default=True, norm_style="gemma"),
@@ -296,7 +333,7 @@ FAMILIES: tuple[Family, ...] = (
         norms_per_layer=4,
         norm_style="gemma",
         softcapping=True,
-        takes_sliding_window=True,
+        sliding=_ALTERNATING,
         takes_layer_types=True,
         preset_prefixes=("gemma-2",),
     ),
@@ -307,7 +344,7 @@ FAMILIES: tuple[Family, ...] = (
         norms_per_layer=4,
         qk_norm=True,
         norm_style="gemma",
-        takes_sliding_window=True,
+        sliding=SlidingLayers(4096, full_every=("sliding_window_pattern", 6)),
         rope_tables=2,
         takes_layer_types=True,
         preset_prefixes=("gemma-3",),
@@ -320,6 +357,7 @@ FAMILIES: tuple[Family, ...] = (
         fused_qkv=True,
         fused_gate_up=True,
         rope_cat=True,
+        sliding=_EVERY_LAYER,
         preset_prefixes=("phi",),
     ),
     Family(
@@ -329,6 +367,7 @@ FAMILIES: tuple[Family, ...] = (
         mla=True,
         experts=_DEEPSEEK_EXPERTS,
         multi_token_prediction=True,
+        small=MappingProxyType({"n_group": 1, "topk_group": 1}),  # one group of the 4 small experts
         preset_prefixes=("deepseek", "kimi"),
     ),
     Family(
@@ -345,7 +384,7 @@ FAMILIES: tuple[Family, ...] = (
         clamped_swiglu=True,
         rope_half_width=True,
         takes_layer_types=True,
-        takes_sliding_window=True,
+        sliding=SlidingLayers(128, full_every=(None, 2)),
         preset_prefixes=("gpt-oss",),
     ),
     Family(
@@ -363,6 +402,8 @@ FAMILIES: tuple[Family, ...] = (
         active_embeddings="none",
         rope_cat=True,
         partial_rope=True,
+        # GLM-4.5's own switches, which the class defaults leave off.
+        small=MappingProxyType({"attention_bias": True, "use_qk_norm": True, "partial_rotary_factor": 0.5}),
         preset_prefixes=("glm-4.5",),
     ),
     Family(
@@ -382,6 +423,9 @@ FAMILIES: tuple[Family, ...] = (
         dense_experts=True,
         compute_dtype_softmax=True,
         complex_rope=True,
+        # Top-1 routing as Llama 4's; without Scout's weightless QK-norm (Maverick has none), whose
+        # layers the estimate leaves out (benchmarks/ACCURACY.md, section 4).
+        small=MappingProxyType({"num_experts_per_tok": 1, "use_qk_norm": False}),
         preset_prefixes=("llama-4",),
     ),
 )
@@ -425,7 +469,13 @@ FAMILIES += (
     Family(
         "cohere", tied_by_default=True, norms_per_layer=1, qk_norm="use_qk_norm", qk_norm_scope="projection"
     ),
-    Family("cohere2", tied_by_default=True, norms_per_layer=1, takes_layer_types=True),
+    Family(
+        "cohere2",
+        tied_by_default=True,
+        norms_per_layer=1,
+        sliding=SlidingLayers(4096, full_every=("sliding_window_pattern", 4)),
+        takes_layer_types=True,
+    ),
     Family(
         "cohere2_moe",
         tied_by_default=True,
@@ -459,6 +509,7 @@ FAMILIES += (
         preset_prefixes=("olmo-3",),
         qk_norm=True,
         qk_norm_scope="projection",
+        sliding=SlidingLayers(4096, full_every=(None, 4)),
         takes_layer_types=True,
     ),
     Family(
@@ -504,7 +555,8 @@ FAMILIES += (
             dense_list="mlp_only_layers",
             fused_gate_up=True,
         ),
-        sliding_window_switch="use_sliding_window",
+        # Qwen2MoeConfig slides the odd layers below max_window_layers, a rule not modelled here.
+        unsupported=("use_sliding_window",),
     ),
     Family(
         "starcoder2",
@@ -516,6 +568,7 @@ FAMILIES += (
         mlp_bias="use_bias",
         norm_parameters="weight_bias",
         defaults=MappingProxyType({"use_bias": True}),
+        sliding=_EVERY_LAYER,
     ),
     Family(
         "stablelm",
@@ -543,6 +596,8 @@ FAMILIES += (
         mlp_bias=True,
         norm_parameters="weight_bias",
         defaults=MappingProxyType({"attention_bias": True}),
+        # No grouped-query attention: GPTNeoXConfig has no num_key_value_heads (a stray one is ignored).
+        names=MappingProxyType({"num_key_value_heads": ("num_attention_heads",)}),
     ),
     Family("helium", mlp_bias="mlp_bias"),
     Family("internlm3", activations_measured=True, mlp_bias="mlp_bias"),
@@ -568,7 +623,7 @@ FAMILIES += (
         qk_norm=True,
         takes_layer_types=True,
     ),
-    Family("ministral3", activations_measured=True, qkv_bias=False, o_bias=False),
+    Family("ministral3", activations_measured=True, qkv_bias=False, o_bias=False, sliding=_EVERY_LAYER),
     Family(
         "hyperclovax",
         activations_measured=True,
@@ -583,12 +638,15 @@ FAMILIES += (
         experts=Experts(count=("num_local_experts",), kinds=("mlp_layer_types", "dense"), fused_gate_up=True),
         takes_layer_types=True,
     ),
-    Family("vaultgemma", tied_by_default=True, norm_style="gemma", takes_layer_types=True),
+    Family(
+        "vaultgemma", tied_by_default=True, norm_style="gemma", sliding=_ALTERNATING, takes_layer_types=True
+    ),
     Family(
         "phimoe",
         norm_parameters="weight_bias",
         lm_head_bias="lm_head_bias",
         experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True),
+        sliding=_EVERY_LAYER,
     ),
     Family(
         "minimax_m2",
@@ -605,6 +663,10 @@ FAMILIES += (
 )
 
 _LIKE = {f.model_type: f for f in FAMILIES}
+_GRANITE_SLIDING = SlidingLayers(128, full_every=(None, 4), full_first=True)
+# Their config classes make the first layer dense when mlp_layer_types is left out: the small
+# config lists its two layers' kinds.
+_EVERY_LAYER_MOE = MappingProxyType({"num_hidden_layers": 2, "mlp_layer_types": ["sparse", "sparse"]})
 FAMILIES += (
     Family("iquestcoder", activations_measured=True, mlp_bias="mlp_bias"),  # built as Llama
     Family(
@@ -613,6 +675,7 @@ FAMILIES += (
         qkv_bias=False,
         o_bias=False,
         mlp_bias="mlp_bias",
+        sliding=SlidingLayers(8192, full_every=(None, 4), full_first=True),
         takes_layer_types=True,
     ),
     # Sarvam's MLA model is DeepSeek-V3's classes, its MoE model GLM-4.5's, under configs of their own.
@@ -620,7 +683,12 @@ FAMILIES += (
     replace(_LIKE["glm4_moe"], model_type="sarvam_moe", preset_prefixes=(), activations_measured=False),
     # Granite's sliding-window variants: one learned sink logit per head.
     Family(
-        "granite_swa", tied_by_default=True, attention_sinks=True, mlp_bias="mlp_bias", takes_layer_types=True
+        "granite_swa",
+        tied_by_default=True,
+        attention_sinks=True,
+        mlp_bias="mlp_bias",
+        sliding=_GRANITE_SLIDING,
+        takes_layer_types=True,
     ),
     Family(
         "granitemoe_swa",
@@ -631,6 +699,7 @@ FAMILIES += (
             shared_width="shared_intermediate_size",
             fused_gate_up=True,
         ),
+        sliding=_GRANITE_SLIDING,
         takes_layer_types=True,
     ),
     # Solar Open: every layer MoE with a shared expert; no dense width.
@@ -653,6 +722,7 @@ FAMILIES += (
             kinds=("mlp_layer_types", "dense"),
             fused_gate_up=True,
         ),
+        small=_EVERY_LAYER_MOE,
     ),
     Family(
         "deepseek_v2",
@@ -696,6 +766,7 @@ FAMILIES += (
             fused_gate_up=True,
         ),
         takes_layer_types=True,
+        small=_EVERY_LAYER_MOE,
     ),
 )
 
@@ -828,6 +899,7 @@ FAMILIES += (
     Family(
         "falcon_h1",
         mlp_bias="mlp_bias",
+        defaults=MappingProxyType({"mamba_rms_norm": False}),  # FalconH1Config's default
         layer_kinds=LayerKinds(fields=(), words=MappingProxyType({}), default="attention_mamba"),
         mamba=replace(
             _GRANITE_MAMBA, width="mamba_d_ssm", out_bias="projectors_bias", gated_norm="mamba_rms_norm"
@@ -954,6 +1026,7 @@ __all__ = [
     "MlpKind",
     "Multimodal",
     "ShortConv",
+    "SlidingLayers",
     "Switch",
     "declared_model_types",
     "family",

@@ -29,7 +29,7 @@ from bot.measure.configs import (
     preset_target,
     transformers_refuses,
 )
-from bot.measure.families import ALL_FAMILIES, architecture
+from bot.measure.families import SMALL_CONFIGS, architecture
 from bot.measure.types import ATTENTIONS, METHODS, OPTIMIZERS, PRECISIONS, Setup
 
 __all__ = ["MeasureError", "main", "needed_bytes", "resolve", "run"]
@@ -185,7 +185,10 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--config", type=Path, help="a model's config.json, instead of MODEL")
     parser.add_argument(
-        "--family", choices=sorted(ALL_FAMILIES), help="one of the benchmark's small models, instead of MODEL"
+        "--family",
+        choices=sorted(SMALL_CONFIGS),
+        metavar="NAME",
+        help="a declared family's small model (llama, gemma3, mixtral, qwen3_next, ...), instead of MODEL",
     )
     parser.add_argument("--precision", choices=PRECISIONS, default="mixed", help="default: %(default)s")
     parser.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw", help="default: %(default)s")
@@ -226,7 +229,7 @@ def target_of(args: argparse.Namespace) -> Target:
         return resolve(args.model)
     if args.config is not None:
         return _file_target(str(args.config), load_config(args.config))
-    return _file_target(f"family {args.family}", dict(ALL_FAMILIES[args.family]))
+    return _file_target(f"family {args.family}", dict(SMALL_CONFIGS[args.family]))
 
 
 def main(argv: list[str] | None = None, prog: str = "python -m bot.measure") -> int:

@@ -41,6 +41,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from bot.measure.configs import MeasureError
+from bot.measure.families import at_depth
 from bot.measure.types import Measurement, Setup
 
 OUTSIDE = -1
@@ -234,10 +235,7 @@ def _unique_bytes(tensors: Iterator[Any], seen: set[int]) -> int:
 
 def build_model(config_dict: dict[str, Any], layers: int, setup: Setup) -> Any:
     """A randomly initialised causal LM from a config dict, ``layers`` decoder layers deep."""
-    fields = {k: v for k, v in config_dict.items() if k != "model_type"}
-    fields["num_hidden_layers"] = layers
-    if "layer_types" in fields and isinstance(fields["layer_types"], list):
-        fields["layer_types"] = fields["layer_types"][:layers]
+    fields = {k: v for k, v in at_depth(config_dict, layers).items() if k != "model_type"}
     model_type = str(config_dict["model_type"])
     dtype = torch.float32 if setup.precision == "amp" else torch.bfloat16
     torch.manual_seed(0)
