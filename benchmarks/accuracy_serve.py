@@ -43,14 +43,9 @@ WORKING_SEQ_LEN = 512  # the working set's forward: enough tokens for the layer'
 WORKING_TOLERANCE = 0.10
 QUICK = ("llama", "qwen3", "gemma3", "gemma2", "mixtral", "deepseek_v3", "gpt_oss", "mistral")
 # Where the bot's reading of a config differs from what transformers builds, named rather than hidden:
-# reported in the table, left out of --check until the reader learns it.
-KNOWN_GAPS = {
-    # bot.estimate.hub reads sliding layers from layer_types or Gemma's pattern only; transformers
-    # slides every layer of a Mistral config that sets sliding_window without layer_types
-    # (cache_utils.get_layer_types_and_kwargs), so a Hub Mistral repo's cache is overestimated past
-    # the window (the mistral-7b preset declares its 32 sliding layers and is exact).
-    "mistral": "Hub reader: sliding_window without layer_types",
-}
+# reported in the table, left out of --check until the reader learns it. (Mistral's, a sliding_window
+# without layer_types, left when the reader learned each family's SlidingLayers.)
+KNOWN_GAPS: dict[str, str] = {}
 
 
 @dataclass

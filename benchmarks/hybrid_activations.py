@@ -1,7 +1,8 @@
 """What the hybrid layers save for the backward pass, measured with PyTorch on CPU (issue 20, point 3).
 
-Each hybrid family is built small (hidden 256) with one layer of each of its kinds, and one real
-training step runs through ``bot.measure`` (bf16 weights with fp32 master weights, SDPA, AdamW):
+Each hybrid family is built small (hidden 256: its small config, bot.measure.families) with one
+layer of each of its kinds, and one real training step runs through ``bot.measure`` (bf16 weights
+with fp32 master weights, SDPA, AdamW):
 ``torch.autograd.graph.saved_tensors_hooks`` counts what each layer saves, each storage once, as
 ``benchmarks/accuracy.py`` does. Two sequence lengths give each layer's bytes per token. These
 figures follow the **torch fallback** that runs on CPU (the chunked Gated DeltaNet of
@@ -22,63 +23,23 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from bot.measure.families import SMALL_CONFIGS
+
 ACCURACY_MD = Path(__file__).with_name("ACCURACY.md")
 BEGIN = "<!-- hybrid activations: python -m benchmarks.hybrid_activations --write -->"
 END = "<!-- end of hybrid activations -->"
 HIDDEN = 256
 LENGTHS = (128, 256)
-_ATTENTION = {"num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 512}
-
-# family -> (config fields, each layer's kind as the bot reads it)
+# family -> (its small config, from its declaration: bot.measure.families; one layer of each of its
+# kinds), each layer's kind as the bot reads it)
 FAMILIES: dict[str, tuple[dict[str, Any], list[str]]] = {
-    "qwen3_5_text": (
-        {
-            **_ATTENTION,
-            "hidden_size": HIDDEN,
-            "intermediate_size": 512,
-            "layer_types": ["linear_attention", "full_attention"],
-            "linear_num_key_heads": 2,
-            "linear_num_value_heads": 4,
-            "linear_key_head_dim": 64,
-            "linear_value_head_dim": 64,
-        },
-        ["Gated DeltaNet + MLP", "gated attention + MLP"],
-    ),
+    "qwen3_5": (SMALL_CONFIGS["qwen3_5"], ["Gated DeltaNet + MLP", "gated attention + MLP"]),
     "nemotron_h": (
-        {
-            **_ATTENTION,
-            "hidden_size": HIDDEN,
-            "layers_block_type": ["mamba", "attention", "mlp"],
-            "intermediate_size": 512,
-            "mamba_num_heads": 8,
-            "mamba_head_dim": 64,
-            "n_groups": 2,
-            "ssm_state_size": 64,
-        },
-        ["Mamba-2 alone", "attention alone", "ReLU² MLP alone"],
+        SMALL_CONFIGS["nemotron_h"],
+        ["Mamba-2 alone", "attention alone", "ReLU² MLP alone", "MoE alone"],
     ),
-    "bamba": (
-        {
-            **_ATTENTION,
-            "hidden_size": HIDDEN,
-            "num_hidden_layers": 2,
-            "attn_layer_indices": [1],
-            "intermediate_size": 512,
-            "mamba_n_heads": 8,
-            "mamba_d_head": 64,
-            "mamba_d_state": 64,
-        },
-        ["Mamba-2 + MLP", "attention + MLP"],
-    ),
-    "lfm2": (
-        {
-            **_ATTENTION,
-            "hidden_size": HIDDEN,
-            "layer_types": ["conv", "full_attention"],
-            "intermediate_size": 768,
-        },
-        ["short conv + MLP", "attention + MLP"],
-    ),
+    "bamba": (SMALL_CONFIGS["bamba"], ["Mamba-2 + MLP", "attention + MLP"]),
+    "lfm2": (SMALL_CONFIGS["lfm2"], ["short conv + MLP", "attention + MLP"]),
 }
 
 
@@ -86,8 +47,7 @@ def measure(family: str) -> list[tuple[str, float]]:
     """Each layer's saved bytes per token (batch 1), from two lengths' difference."""
     from bot.measure import Setup, measure_step
 
-    fields, kinds = FAMILIES[family]
-    config = {"model_type": family, **fields}
+    config, kinds = FAMILIES[family]
     per_length = [
         measure_step(config, len(kinds), Setup(batch_size=1, seq_len=length)).saved_per_layer
         for length in LENGTHS

@@ -276,6 +276,7 @@ _DEEPSEEK_EXPERTS = Experts(
 _QWEN_SLIDING = SlidingLayers(4096, switch="use_sliding_window", from_layer=("max_window_layers", 28))
 _EVERY_LAYER = SlidingLayers(None)  # Mixtral, Phi-3, ...: a sliding_window given slides every layer
 _ALTERNATING = SlidingLayers(4096, full_every=(None, 2))  # Gemma 2: sliding, full, sliding, ...
+_EVERY_4TH_FULL = SlidingLayers(4096, full_every=("sliding_window_pattern", 4))  # Cohere 2, EXAONE 4
 
 FAMILIES: tuple[Family, ...] = (
     Family("llama", activations_measured=True, preset_prefixes=("llama",)),
@@ -473,7 +474,7 @@ FAMILIES += (
         "cohere2",
         tied_by_default=True,
         norms_per_layer=1,
-        sliding=SlidingLayers(4096, full_every=("sliding_window_pattern", 4)),
+        sliding=_EVERY_4TH_FULL,
         takes_layer_types=True,
     ),
     Family(
@@ -621,6 +622,7 @@ FAMILIES += (
         qkv_bias=False,
         o_bias=False,
         qk_norm=True,
+        sliding=_EVERY_4TH_FULL,
         takes_layer_types=True,
     ),
     Family("ministral3", activations_measured=True, qkv_bias=False, o_bias=False, sliding=_EVERY_LAYER),
@@ -765,6 +767,7 @@ FAMILIES += (
             kinds=("mlp_layer_types", "dense"),
             fused_gate_up=True,
         ),
+        sliding=_EVERY_4TH_FULL,
         takes_layer_types=True,
         small=_EVERY_LAYER_MOE,
     ),

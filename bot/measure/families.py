@@ -131,9 +131,11 @@ def small_config(declared: Family) -> dict[str, Any]:
     return config | _experts(declared) | _hybrid(declared) | copy.deepcopy(dict(declared.small))
 
 
-# Every declared family's small config, by name_of: the one table, derived (tests/test_small_configs.py).
+# Every declared family by name_of, and its small config: derived, the one table of them
+# (tests/test_small_configs.py).
+DECLARED: MappingProxyType[str, Family] = MappingProxyType({name_of(f): f for f in FAMILIES})
 SMALL_CONFIGS: MappingProxyType[str, dict[str, Any]] = MappingProxyType(
-    {name_of(f): small_config(f) for f in FAMILIES}
+    {name: small_config(f) for name, f in DECLARED.items()}
 )
 
 
