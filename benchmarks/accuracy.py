@@ -42,9 +42,9 @@ from bot.measure.types import (
     PRECISIONS,
     Attention,
     Measurement,
+    MeasureSetup,
     OptimizerName,
     Precision,
-    Setup,
 )
 
 DEFAULT_OUT = Path(__file__).with_name("accuracy.json")
@@ -114,7 +114,7 @@ class Row:
 
 
 def _estimates(
-    arch: Architecture, setup: Setup, parameters: int
+    arch: Architecture, setup: MeasureSetup, parameters: int
 ) -> tuple[float, float, float, float | None, float | None, float | None, float | None]:
     seed_states = SEED_OPTIMIZER[setup.optimizer].bytes_per_param * parameters
     current_saved = setup.current_saved_bytes(arch)
@@ -132,7 +132,7 @@ def _estimates(
     )
 
 
-def measure_row(family: str, setup: Setup, depth: int) -> Row:
+def measure_row(family: str, setup: MeasureSetup, depth: int) -> Row:
     config = SMALL_CONFIGS[family]
     started = time.perf_counter()
     shallow = measure_step(config, 1, setup)
@@ -242,38 +242,43 @@ def worst(rows: list[Row]) -> dict[str, float]:
     return out
 
 
-def setups(quick: bool, batch: int, seq: int) -> list[tuple[str, Setup]]:
+def setups(quick: bool, batch: int, seq: int) -> list[tuple[str, MeasureSetup]]:
     families = QUICK_FAMILIES if quick else tuple(SMALL_CONFIGS)
-    grid: list[tuple[str, Setup]] = []
+    grid: list[tuple[str, MeasureSetup]] = []
     for family in families:
         for precision in PRECISIONS:
             if quick and precision == "bf16":
                 continue
             for attention in ATTENTIONS:
                 for checkpointing in (False, True):
-                    grid.append((family, Setup(precision, "adamw", attention, checkpointing, batch, seq)))
+                    grid.append(
+                        (family, MeasureSetup(precision, "adamw", attention, checkpointing, batch, seq))
+                    )
     if quick:
         for family, precision, attention in QUICK_EXTRA:
-            grid.append((family, Setup(precision, "adamw", attention, False, batch, seq)))
+            grid.append((family, MeasureSetup(precision, "adamw", attention, False, batch, seq)))
         for family, precision, attention, checkpointing in QUICK_DECLARED:
-            grid.append((family, Setup(precision, "adamw", attention, checkpointing, batch, seq)))
+            grid.append((family, MeasureSetup(precision, "adamw", attention, checkpointing, batch, seq)))
     if not quick:
         for family in LONG_FAMILIES:
             for precision in ("mixed", "amp"):
                 for attention in ATTENTIONS:
                     for checkpointing in (False, True):
                         grid.append(
-                            (family, Setup(precision, "adamw", attention, checkpointing, batch, LONG_SEQ))
+                            (
+                                family,
+                                MeasureSetup(precision, "adamw", attention, checkpointing, batch, LONG_SEQ),
+                            )
                         )
     # Every optimizer under every precision, on the Llama-like family.
     optimizers: tuple[OptimizerName, ...] = ("adamw_fused", "sgd") if quick else OPTIMIZERS[1:]
     for precision in PRECISIONS:
         for optimizer in optimizers:
-            grid.append(("llama", Setup(precision, optimizer, "sdpa", False, batch, seq)))
+            grid.append(("llama", MeasureSetup(precision, optimizer, "sdpa", False, batch, seq)))
     return grid
 
 
-def check_extrapolation(family: str, setup: Setup, depth: int) -> dict[str, float]:
+def check_extrapolation(family: str, setup: MeasureSetup, depth: int) -> dict[str, float]:
     """Measure ``depth`` layers directly and compare with the extension of depths 1 and 2."""
     config = SMALL_CONFIGS[family]
     full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), depth)
@@ -332,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     extrapolation = {}
     if not args.quick:
         for family in ("llama", "mixtral"):
-            setup = Setup("mixed", "adamw", "sdpa", False, args.batch, seq)
+            setup = MeasureSetup("mixed", "adamw", "sdpa", False, args.batch, seq)
             extrapolation[family] = check_extrapolation(family, setup, 4)
         print("extension of depths 1–2 ÷ a direct measurement at depth 4:", extrapolation)
     deviations = worst(rows)

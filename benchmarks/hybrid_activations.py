@@ -45,11 +45,11 @@ FAMILIES: dict[str, tuple[dict[str, Any], list[str]]] = {
 
 def measure(family: str) -> list[tuple[str, float]]:
     """Each layer's saved bytes per token (batch 1), from two lengths' difference."""
-    from bot.measure import Setup, measure_step
+    from bot.measure import MeasureSetup, measure_step
 
     config, kinds = FAMILIES[family]
     per_length = [
-        measure_step(config, len(kinds), Setup(batch_size=1, seq_len=length)).saved_per_layer
+        measure_step(config, len(kinds), MeasureSetup(batch_size=1, seq_len=length)).saved_per_layer
         for length in LENGTHS
     ]
     span = LENGTHS[1] - LENGTHS[0]

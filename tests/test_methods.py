@@ -73,11 +73,11 @@ def _peft_adapters(config: dict[str, Any], targets: LoraTargets) -> int:
     import peft
 
     from bot.measure.step import build_model, with_lora
-    from bot.measure.types import Attention, Setup
+    from bot.measure.types import Attention, MeasureSetup
 
     attention: Attention = "eager" if config["model_type"] in ("gpt_oss", "gemma2") else "sdpa"
-    model = build_model(config, 2, Setup(attention=attention))
-    adapted = with_lora(model, Setup(method="lora", lora_targets=targets.value))
+    model = build_model(config, 2, MeasureSetup(attention=attention))
+    adapted = with_lora(model, MeasureSetup(method="lora", lora_targets=targets.value))
     assert isinstance(adapted, peft.PeftModel)
     return sum(int(p.numel()) for p in adapted.parameters() if p.requires_grad)
 
@@ -139,10 +139,10 @@ def test_a_lora_step_saves_what_the_formula_says_to_the_byte(precision: Any) -> 
     from bot.estimate.saved_activations import measured_activations
     from bot.measure import extrapolate, measure_step
     from bot.measure.families import SMALL_CONFIGS, architecture
-    from bot.measure.types import Setup
+    from bot.measure.types import MeasureSetup
 
     for family in ("llama", "mixtral") if precision == "bf16" else ("llama",):
-        setup = Setup(precision=precision, batch_size=2, seq_len=32, method="lora")
+        setup = MeasureSetup(precision=precision, batch_size=2, seq_len=32, method="lora")
         config = SMALL_CONFIGS[family]
         full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), 2)
         found = measured_activations(architecture(family, config, 2), 2, 32, setup=setup.training)

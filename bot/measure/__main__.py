@@ -30,7 +30,7 @@ from bot.measure.configs import (
     transformers_refuses,
 )
 from bot.measure.families import SMALL_CONFIGS, architecture
-from bot.measure.types import ATTENTIONS, METHODS, OPTIMIZERS, PRECISIONS, Setup
+from bot.measure.types import ATTENTIONS, METHODS, OPTIMIZERS, PRECISIONS, MeasureSetup
 
 __all__ = ["MeasureError", "main", "needed_bytes", "resolve", "run"]
 
@@ -125,13 +125,13 @@ def available_bytes() -> int | None:
     return None
 
 
-def needed_bytes(target: Target, setup: Setup, layers: int = 2) -> float:
+def needed_bytes(target: Target, setup: MeasureSetup, layers: int = 2) -> float:
     """The calibrated peak of a ``layers``-deep copy of the model (what measuring it needs)."""
     arch = at_depth(target.architecture, layers)
     return setup.proposed_peak_bytes(arch, arch.parameter_count)
 
 
-def check_memory(target: Target, setup: Setup) -> None:
+def check_memory(target: Target, setup: MeasureSetup) -> None:
     """Refuse, before torch is even imported, a model whose two layers this machine cannot hold."""
     need = needed_bytes(target, setup)
     free = available_bytes()
@@ -145,7 +145,7 @@ def check_memory(target: Target, setup: Setup) -> None:
         )
 
 
-def run(target: Target, setup: Setup) -> dict[str, float]:
+def run(target: Target, setup: MeasureSetup) -> dict[str, float]:
     config, full_arch = target.config, target.architecture
     depth = full_arch.layers
     check_memory(target, setup)
@@ -234,7 +234,7 @@ def target_of(args: argparse.Namespace) -> Target:
 
 def main(argv: list[str] | None = None, prog: str = "python -m bot.measure") -> int:
     args = parse_args(argv, prog)
-    setup = Setup(
+    setup = MeasureSetup(
         args.precision,
         args.optimizer,
         args.attention,
