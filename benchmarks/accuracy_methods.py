@@ -31,7 +31,7 @@ from bot.estimate.methods import adapter_params
 from bot.estimate.saved_activations import measured_activations
 from bot.estimate.step_peak import step_peak
 from bot.measure import extrapolate, measure_step, torch_available
-from bot.measure.families import SMALL_CONFIGS, architecture
+from bot.measure.families import DECLARED, SMALL_CONFIGS, architecture
 from bot.measure.types import Attention, MeasureSetup
 
 DEFAULT_OUT = Path(__file__).with_name("accuracy_methods.json")
@@ -53,7 +53,6 @@ FAMILIES = (
     "llama4",
     "gpt_oss",
 )
-EAGER_ONLY = ("gemma2", "gpt_oss")  # transformers runs them without SDPA in these configs
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +133,7 @@ def measure_row(family: str, setup: MeasureSetup, depth: int) -> Row:
 def setups(quick: bool, batch: int, seq: int) -> list[tuple[str, MeasureSetup]]:
     grid: list[tuple[str, MeasureSetup]] = []
     for family in QUICK_FAMILIES if quick else FAMILIES:
-        attention: Attention = "eager" if family in EAGER_ONLY else "sdpa"
+        attention: Attention = "sdpa" if DECLARED[family].runs_sdpa else "eager"
         grid.append((family, MeasureSetup("bf16", "adamw", attention, False, batch, seq, method="lora")))
     grid.append(("llama", MeasureSetup("amp", "adamw", "sdpa", False, batch, seq, method="lora")))
     grid.append(("llama", MeasureSetup("bf16", "adamw", "sdpa", True, batch, seq, method="lora")))

@@ -217,6 +217,9 @@ class Family:
     # Sliding-window attention: which layers slide when the config has no layer_types (None: none do).
     sliding: SlidingLayers | None = None
     takes_layer_types: bool = False  # the config class takes a per-layer attention list
+    # transformers 5.24 runs the family's attention with SDPA; False: eager only (Gemma 2's capped
+    # scores, attention sinks, Mamba-2 without attention), so a measurement builds it eager.
+    runs_sdpa: bool = True
     # Fields of the real models' configs that change what the step computes, not what it holds
     # (Qwen3-MoE's checkpoints renormalise the top-k routing weights).
     measure_fields: Mapping[str, object] = field(default_factory=dict)
@@ -335,6 +338,7 @@ FAMILIES: tuple[Family, ...] = (
         norm_style="gemma",
         softcapping=True,
         sliding=_ALTERNATING,
+        runs_sdpa=False,
         takes_layer_types=True,
         preset_prefixes=("gemma-2",),
     ),
@@ -384,6 +388,7 @@ FAMILIES: tuple[Family, ...] = (
         router_weight_bytes=2,
         clamped_swiglu=True,
         rope_half_width=True,
+        runs_sdpa=False,
         takes_layer_types=True,
         sliding=SlidingLayers(128, full_every=(None, 2)),
         preset_prefixes=("gpt-oss",),
@@ -641,7 +646,12 @@ FAMILIES += (
         takes_layer_types=True,
     ),
     Family(
-        "vaultgemma", tied_by_default=True, norm_style="gemma", sliding=_ALTERNATING, takes_layer_types=True
+        "vaultgemma",
+        tied_by_default=True,
+        norm_style="gemma",
+        sliding=_ALTERNATING,
+        takes_layer_types=True,
+        runs_sdpa=False,
     ),
     Family(
         "phimoe",
@@ -688,6 +698,7 @@ FAMILIES += (
         "granite_swa",
         tied_by_default=True,
         attention_sinks=True,
+        runs_sdpa=False,
         mlp_bias="mlp_bias",
         sliding=_GRANITE_SLIDING,
         takes_layer_types=True,
@@ -695,6 +706,7 @@ FAMILIES += (
     Family(
         "granitemoe_swa",
         attention_sinks=True,
+        runs_sdpa=False,
         experts=Experts(
             count=("num_local_experts",),
             width=None,
@@ -924,6 +936,7 @@ FAMILIES += (
     Family(
         "mamba2",
         norms_per_layer=1,
+        runs_sdpa=False,
         defaults=MappingProxyType({"num_attention_heads": 1, "intermediate_size": 1}),
         layer_kinds=LayerKinds(fields=(), words=MappingProxyType({}), default="mamba", default_mlp="none"),
         mamba=Mamba(
