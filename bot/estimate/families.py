@@ -11,7 +11,11 @@ one is refused rather than counted as if it were Llama (``ConfigProblem("undecla
 
 Adding a family: one :class:`Family` below, and its coverage row
 (``tests/test_family_coverage.py`` builds every transformers causal LM on the meta device and
-holds the declared ones to its count within 0.1 %).
+holds the declared ones to its count within 0.1 %). Its small config for measuring on CPU follows
+from the declaration (``bot.measure.families.small_config``: the shared small shape in the fields
+the declaration names, its experts, MLA, sliding window and one layer of each hybrid kind); give
+``small`` only the fields that derivation cannot know (``tests/test_small_configs.py`` builds each
+one with transformers and holds it to the estimator's count).
 
 Pure data: no torch, no transformers.
 """
