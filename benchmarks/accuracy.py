@@ -35,16 +35,16 @@ from bot.estimate.models import Architecture
 from bot.estimate.optimizers import Optimizer
 from bot.estimate.step_peak import model_state_bytes_per_param
 from bot.measure import extrapolate, measure_step, torch_available
-from bot.measure.families import ALL_FAMILIES, CALIBRATED_EXTRA, EXTRA_FAMILIES, architecture
+from bot.measure.families import SMALL_CONFIGS, architecture
 from bot.measure.types import (
     ATTENTIONS,
     OPTIMIZERS,
     PRECISIONS,
     Attention,
     Measurement,
+    MeasureSetup,
     OptimizerName,
     Precision,
-    Setup,
 )
 
 DEFAULT_OUT = Path(__file__).with_name("accuracy.json")
@@ -55,7 +55,7 @@ QUICK_EXTRA: tuple[tuple[str, Precision, Attention], ...] = (
     ("deepseek_v3", "mixed", "sdpa"),
     ("deepseek_v3", "amp", "eager"),
 )
-# ... and a few of the other declared families (bot.measure.families.DECLARED_FAMILIES; the full run
+# ... and a few of the other declared families (bot.measure.families.SMALL_CONFIGS; the full run
 # measures them all): a dense one under autocast with eager attention (Granite's multipliers), a MoE
 # one (OLMoE's projection-wide QK-norm) and ERNIE 4.5's biases under checkpointing.
 QUICK_DECLARED: tuple[tuple[str, Precision, Attention, bool], ...] = (
@@ -123,12 +123,10 @@ class Row:
 
 
 def _estimates(
-    arch: Architecture, setup: Setup, parameters: int, with_formulas: bool
+    arch: Architecture, setup: MeasureSetup, parameters: int
 ) -> tuple[float, float, float, float | None, float | None, float | None, float | None]:
     seed_states = SEED_OPTIMIZER[setup.optimizer].bytes_per_param * parameters
     current_saved = setup.current_saved_bytes(arch)
-    if not with_formulas:
-        return seed_states, current_saved, seed_states + current_saved, None, None, None, None
     proposed = setup.proposed(arch)
     states = model_state_bytes_per_param(setup.precision, setup.optimizer) * parameters
     peak = setup.proposed_peak_bytes(arch, parameters)
@@ -143,15 +141,14 @@ def _estimates(
     )
 
 
-def measure_row(family: str, setup: Setup, depth: int) -> Row:
-    config = ALL_FAMILIES[family]
+def measure_row(family: str, setup: MeasureSetup, depth: int) -> Row:
+    config = SMALL_CONFIGS[family]
     started = time.perf_counter()
     shallow = measure_step(config, 1, setup)
     deep = measure_step(config, 2, setup)
     full = extrapolate(shallow, deep, depth)
     arch = architecture(family, config, depth)
-    calibrated = family not in EXTRA_FAMILIES or family in CALIBRATED_EXTRA
-    estimates = _estimates(arch, setup, full.parameters, calibrated)
+    estimates = _estimates(arch, setup, full.parameters)
     return Row(
         family=family,
         precision=setup.precision,
@@ -254,40 +251,45 @@ def worst(rows: list[Row]) -> dict[str, float]:
     return out
 
 
-def setups(quick: bool, batch: int, seq: int) -> list[tuple[str, Setup]]:
-    families = QUICK_FAMILIES if quick else tuple(ALL_FAMILIES)
-    grid: list[tuple[str, Setup]] = []
+def setups(quick: bool, batch: int, seq: int) -> list[tuple[str, MeasureSetup]]:
+    families = QUICK_FAMILIES if quick else tuple(SMALL_CONFIGS)
+    grid: list[tuple[str, MeasureSetup]] = []
     for family in families:
         for precision in PRECISIONS:
             if quick and precision == "bf16":
                 continue
             for attention in ATTENTIONS:
                 for checkpointing in (False, True):
-                    grid.append((family, Setup(precision, "adamw", attention, checkpointing, batch, seq)))
+                    grid.append(
+                        (family, MeasureSetup(precision, "adamw", attention, checkpointing, batch, seq))
+                    )
     if quick:
         for family, precision, attention in QUICK_EXTRA:
-            grid.append((family, Setup(precision, "adamw", attention, False, batch, seq)))
+            grid.append((family, MeasureSetup(precision, "adamw", attention, False, batch, seq)))
         for family, precision, attention, checkpointing in QUICK_DECLARED:
-            grid.append((family, Setup(precision, "adamw", attention, checkpointing, batch, seq)))
+            grid.append((family, MeasureSetup(precision, "adamw", attention, checkpointing, batch, seq)))
     if not quick:
         for family in LONG_FAMILIES:
             for precision in ("mixed", "amp"):
                 for attention in ATTENTIONS:
                     for checkpointing in (False, True):
                         grid.append(
-                            (family, Setup(precision, "adamw", attention, checkpointing, batch, LONG_SEQ))
+                            (
+                                family,
+                                MeasureSetup(precision, "adamw", attention, checkpointing, batch, LONG_SEQ),
+                            )
                         )
     # Every optimizer under every precision, on the Llama-like family.
     optimizers: tuple[OptimizerName, ...] = ("adamw_fused", "sgd") if quick else OPTIMIZERS[1:]
     for precision in PRECISIONS:
         for optimizer in optimizers:
-            grid.append(("llama", Setup(precision, optimizer, "sdpa", False, batch, seq)))
+            grid.append(("llama", MeasureSetup(precision, optimizer, "sdpa", False, batch, seq)))
     return grid
 
 
-def check_extrapolation(family: str, setup: Setup, depth: int) -> dict[str, float]:
+def check_extrapolation(family: str, setup: MeasureSetup, depth: int) -> dict[str, float]:
     """Measure ``depth`` layers directly and compare with the extension of depths 1 and 2."""
-    config = ALL_FAMILIES[family]
+    config = SMALL_CONFIGS[family]
     full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), depth)
     direct: Measurement = measure_step(config, depth, setup)
     return {
@@ -344,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     extrapolation = {}
     if not args.quick:
         for family in ("llama", "mixtral"):
-            setup = Setup("mixed", "adamw", "sdpa", False, args.batch, seq)
+            setup = MeasureSetup("mixed", "adamw", "sdpa", False, args.batch, seq)
             extrapolation[family] = check_extrapolation(family, setup, 4)
         print("extension of depths 1–2 ÷ a direct measurement at depth 4:", extrapolation)
     deviations = worst(rows)

@@ -31,8 +31,8 @@ from bot.estimate.methods import adapter_params
 from bot.estimate.saved_activations import measured_activations
 from bot.estimate.step_peak import step_peak
 from bot.measure import extrapolate, measure_step, torch_available
-from bot.measure.families import ALL_FAMILIES, architecture
-from bot.measure.types import Attention, Setup
+from bot.measure.families import DECLARED, SMALL_CONFIGS, architecture
+from bot.measure.types import Attention, MeasureSetup
 
 DEFAULT_OUT = Path(__file__).with_name("accuracy_methods.json")
 # --check fails beyond these (the issue's ±10 % on the peak; the adapters are counted exactly).
@@ -53,7 +53,6 @@ FAMILIES = (
     "llama4",
     "gpt_oss",
 )
-EAGER_ONLY = ("gemma2", "gpt_oss")  # transformers runs them without SDPA in these configs
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,18 +88,18 @@ class Row:
         }
 
 
-def _before(family: str, setup: Setup, depth: int) -> float:
+def _before(family: str, setup: MeasureSetup, depth: int) -> float:
     """The bot's LoRA total before the method option: 2 B/param of base + adapters on every linear
     × the full fine-tune's 16 B + the full fine-tune's saved activations (its hint's V)."""
-    config = ALL_FAMILIES[family]
+    config = SMALL_CONFIGS[family]
     arch = architecture(family, config, depth)
     full = setup.training.but(method=setup.training.method.FULL)
     saved = measured_activations(arch, setup.batch_size, setup.seq_len, setup=full).saved_bytes
     return 2.0 * arch.parameter_count + 16.0 * arch.lora_adapter_params(setup.lora_rank) + saved
 
 
-def measure_row(family: str, setup: Setup, depth: int) -> Row:
-    config = ALL_FAMILIES[family]
+def measure_row(family: str, setup: MeasureSetup, depth: int) -> Row:
+    config = SMALL_CONFIGS[family]
     started = time.perf_counter()
     full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), depth)
     arch = architecture(family, config, depth)
@@ -131,29 +130,29 @@ def measure_row(family: str, setup: Setup, depth: int) -> Row:
     )
 
 
-def setups(quick: bool, batch: int, seq: int) -> list[tuple[str, Setup]]:
-    grid: list[tuple[str, Setup]] = []
+def setups(quick: bool, batch: int, seq: int) -> list[tuple[str, MeasureSetup]]:
+    grid: list[tuple[str, MeasureSetup]] = []
     for family in QUICK_FAMILIES if quick else FAMILIES:
-        attention: Attention = "eager" if family in EAGER_ONLY else "sdpa"
-        grid.append((family, Setup("bf16", "adamw", attention, False, batch, seq, method="lora")))
-    grid.append(("llama", Setup("amp", "adamw", "sdpa", False, batch, seq, method="lora")))
-    grid.append(("llama", Setup("bf16", "adamw", "sdpa", True, batch, seq, method="lora")))
-    grid.append(("llama", Setup("bf16", "adamw", "sdpa", False, batch, seq, method="qlora")))
+        attention: Attention = "sdpa" if DECLARED[family].runs_sdpa else "eager"
+        grid.append((family, MeasureSetup("bf16", "adamw", attention, False, batch, seq, method="lora")))
+    grid.append(("llama", MeasureSetup("amp", "adamw", "sdpa", False, batch, seq, method="lora")))
+    grid.append(("llama", MeasureSetup("bf16", "adamw", "sdpa", True, batch, seq, method="lora")))
+    grid.append(("llama", MeasureSetup("bf16", "adamw", "sdpa", False, batch, seq, method="qlora")))
     if not quick:
         for family in ("llama", "mixtral"):
-            grid.append((family, Setup("bf16", "adamw", "eager", False, batch, seq, method="lora")))
+            grid.append((family, MeasureSetup("bf16", "adamw", "eager", False, batch, seq, method="lora")))
             grid.append(
                 (
                     family,
-                    Setup(
+                    MeasureSetup(
                         "bf16", "adamw", "sdpa", False, batch, seq, method="lora", lora_targets="attention"
                     ),
                 )
             )
-            grid.append((family, Setup("bf16", "sgd", "sdpa", False, batch, seq, method="lora")))
-            grid.append((family, Setup("bf16", "adamw", "sdpa", False, batch, seq, method="qlora")))
-        grid.append(("mixtral", Setup("amp", "adamw", "sdpa", False, batch, seq, method="lora")))
-        grid.append(("qwen3", Setup("bf16", "adamw", "sdpa", True, batch, 4 * seq, method="lora")))
+            grid.append((family, MeasureSetup("bf16", "sgd", "sdpa", False, batch, seq, method="lora")))
+            grid.append((family, MeasureSetup("bf16", "adamw", "sdpa", False, batch, seq, method="qlora")))
+        grid.append(("mixtral", MeasureSetup("amp", "adamw", "sdpa", False, batch, seq, method="lora")))
+        grid.append(("qwen3", MeasureSetup("bf16", "adamw", "sdpa", True, batch, 4 * seq, method="lora")))
     return grid
 
 

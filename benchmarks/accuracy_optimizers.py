@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.estimate.savers import LOSS_CHUNKS, NO_SAVERS, Savers
-from bot.estimate.setup import Setup as StepSetup
+from bot.estimate.setup import Setup
 from bot.estimate.step_peak import (
     OptimizerKind,
     largest_tensor_params,
@@ -41,7 +41,7 @@ from bot.estimate.step_peak import (
     step_temporary_bytes_per_param,
 )
 from bot.measure import torch_available
-from bot.measure.families import ALL_FAMILIES, architecture
+from bot.measure.families import SMALL_CONFIGS, architecture
 
 QUICK_FAMILIES = ("llama",)
 FULL_FAMILIES = ("llama", "qwen3")
@@ -151,10 +151,10 @@ def measure(family: str, precision: str, optimizer: OptimizerKind, savers: Saver
     import torch
 
     from bot.measure.step import _LiveBytes, _Tracker, _unique_bytes, build_model
-    from bot.measure.types import Setup
+    from bot.measure.types import MeasureSetup
 
-    config = ALL_FAMILIES[family]
-    model = build_model(config, LAYERS, Setup(precision=precision, batch_size=BATCH, seq_len=SEQ))  # type: ignore[arg-type]
+    config = SMALL_CONFIGS[family]
+    model = build_model(config, LAYERS, MeasureSetup(precision=precision, batch_size=BATCH, seq_len=SEQ))  # type: ignore[arg-type]
     params = [p for p in model.parameters() if p.requires_grad]
     outside = {id(model.model.embed_tokens.weight), id(model.lm_head.weight)}
     hidden = {id(p) for p in params if p.ndim == 2 and id(p) not in outside}
@@ -224,9 +224,7 @@ def measure(family: str, precision: str, optimizer: OptimizerKind, savers: Saver
         estimated_states += (2 if precision == "bf16" else 4) * muon_adamw_share(arch, n) * n
     if savers.optimizer_in_backward:  # no gradients are left after the step
         estimated_states -= (2 if precision == "bf16" else 4) * n
-    found = step_peak(
-        arch, n, BATCH, SEQ, setup=StepSetup(precision=kind, optimizer=optimizer, savers=savers)
-    )
+    found = step_peak(arch, n, BATCH, SEQ, setup=Setup(precision=kind, optimizer=optimizer, savers=savers))
     # The optimizer step's own temporaries (none after backward when each tensor stepped inside it).
     estimated_temporaries = (
         0.0

@@ -31,14 +31,13 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from bot.estimate.families import FAMILIES
 from bot.estimate.hub import ConfigProblem, architecture_from_config
 from bot.estimate.kv_cache import KvDtype, cache_bytes, layer_caches
 from bot.estimate.models import Architecture
 from bot.estimate.serving import working_set_bytes
 from bot.measure import torch_available
 from bot.measure.cache import cache_bytes as cache_bytes_held
-from bot.measure.families import ALL_FAMILIES
+from bot.measure.families import SMALL_CONFIGS
 
 BATCH = 2
 SEQ_LEN = 40  # longer than every window below
@@ -47,16 +46,11 @@ LAYERS = 4
 WORKING_SEQ_LEN = 512  # the working set's forward: enough tokens for the layer's tensors to dominate
 WORKING_BATCH = 2  # sequences in it: the estimate's logits are one per sequence
 WORKING_TOLERANCE = 0.10
-QUICK = ("llama", "qwen3", "gemma3_text", "gemma2", "mixtral", "deepseek_v3", "gpt_oss", "mistral")
+QUICK = ("llama", "qwen3", "gemma3", "gemma2", "mixtral", "deepseek_v3", "gpt_oss", "mistral")
 # Where the bot's reading of a config differs from what transformers builds, named rather than hidden:
-# reported in the table, left out of --check until the reader learns it.
-KNOWN_GAPS = {
-    # bot.estimate.hub reads sliding layers from layer_types or Gemma's pattern only; transformers
-    # slides every layer of a Mistral config that sets sliding_window without layer_types
-    # (cache_utils.get_layer_types_and_kwargs), so a Hub Mistral repo's cache is overestimated past
-    # the window (the mistral-7b preset declares its 32 sliding layers and is exact).
-    "mistral": "Hub reader: sliding_window without layer_types",
-}
+# reported in the table, left out of --check until the reader learns it. (Mistral's, a sliding_window
+# without layer_types, left when the reader learned each family's SlidingLayers.)
+KNOWN_GAPS: dict[str, str] = {}
 
 
 @dataclass
@@ -82,26 +76,15 @@ class Row:
 
 
 def _small_configs() -> dict[str, dict[str, Any]]:
-    """Each declared family at a small shape: the measurement's own (bot.measure.families) where it
-    has one, else the shared small shape with the family's model_type; sliding windows narrowed."""
-    base = dict(ALL_FAMILIES["llama"])
+    """Each declared family's small config (bot.measure.families), LAYERS deep where it does not
+    list its own layers, with its sliding window (where its layers slide) narrowed to WINDOW."""
     configs: dict[str, dict[str, Any]] = {}
-    for declared in FAMILIES:
-        configs[declared.model_type] = {**base, "model_type": declared.model_type}
-    for config in ALL_FAMILIES.values():
-        configs[str(config["model_type"])] = dict(config)
-    configs["mistral"] = {**base, "model_type": "mistral", "sliding_window": WINDOW}
-    by_type = {f.model_type: f for f in FAMILIES}
-    for name, config in configs.items():
-        found = by_type.get(name)
-        if found is not None and not (found.takes_sliding_window or found.takes_layer_types):
-            # A sliding_window with no layer_types slides every layer in transformers; a family
-            # that has no sliding layers is measured without (the Mistral case is KNOWN_GAPS').
-            config.pop("sliding_window", None)
-        elif config.get("sliding_window"):
+    for name, small in SMALL_CONFIGS.items():
+        config = {**small, "use_cache": True}
+        if config.get("sliding_window"):
             config["sliding_window"] = WINDOW
-        config["use_cache"] = True
-        config["num_hidden_layers"] = LAYERS
+        config.setdefault("num_hidden_layers", LAYERS)
+        configs[name] = config
     return configs
 
 

@@ -204,7 +204,7 @@ def measure_row(family: str, precision: str, checkpointing: bool, seq_len: int, 
     from bot.estimate.saved_activations import measured_activations
     from bot.estimate.setup import Setup as StepSetup
     from bot.estimate.step_peak import step_peak_bytes
-    from bot.measure import Setup, measure_step
+    from bot.measure import MeasureSetup, measure_step
 
     fields = FAMILIES[family]
     config = {"model_type": family, "use_cache": False, **fields}
@@ -214,7 +214,7 @@ def measure_row(family: str, precision: str, checkpointing: bool, seq_len: int, 
     measured = measure_step(
         config,
         arch.layers,
-        Setup(
+        MeasureSetup(
             # A model without attention layers (Mamba-2) builds only with eager; nothing attends.
             attention="sdpa" if arch.attention_layers else "eager",
             precision=precision,  # type: ignore[arg-type]

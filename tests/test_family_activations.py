@@ -13,7 +13,7 @@ import pytest
 
 from bot.estimate.family_traits import offers_activations
 from bot.estimate.saved_activations import AttentionImpl, Precision, layer_saved_bytes
-from bot.measure.families import ALL_FAMILIES, architecture
+from bot.measure.families import SMALL_CONFIGS, architecture
 
 # family: (mixed SDPA, amp eager) bytes per token of one layer, measured; ERNIE 4.5 MoE's is its MoE
 # layer (its first layer is dense). Before, the whole step's saved bytes were 0.95-1.66x the estimate
@@ -36,7 +36,7 @@ SETUPS: tuple[tuple[Precision, AttentionImpl], ...] = (("mixed", "sdpa"), ("amp"
 
 @pytest.mark.parametrize("family", sorted(MEASURED))
 def test_a_measured_familys_layer_saves_what_its_real_step_saved(family: str) -> None:
-    arch = architecture(family, ALL_FAMILIES[family], 8)
+    arch = architecture(family, SMALL_CONFIGS[family], 8)
     assert offers_activations(arch)
     for (precision, attention), measured in zip(SETUPS, MEASURED[family], strict=True):
         estimated = layer_saved_bytes(

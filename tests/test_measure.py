@@ -27,9 +27,8 @@ from bot.estimate.setup import Setup as TrainingSetup
 from bot.estimate.step_peak import step_peak, step_peak_bytes
 from bot.measure import extrapolate, measure_step
 from bot.measure.configs import config_for
-from bot.measure.families import EXTRA_FAMILIES as FAMILIES_EXTRA
-from bot.measure.families import FAMILIES, architecture
-from bot.measure.types import Setup
+from bot.measure.families import SMALL_CONFIGS, architecture
+from bot.measure.types import MeasureSetup
 from tests.fake_hub import FakeHub, point_hub_client_at, running_in_thread
 from tests.test_presets_2025 import TRANSFORMERS_COUNT
 
@@ -56,7 +55,7 @@ TINY: dict[str, Any] = {
     "tie_word_embeddings": False,
     "use_cache": False,
 }
-SETUP = Setup(precision="mixed", optimizer="adamw", attention="sdpa", batch_size=2, seq_len=32)
+SETUP = MeasureSetup(precision="mixed", optimizer="adamw", attention="sdpa", batch_size=2, seq_len=32)
 
 
 def _counted_parameters(config: dict[str, Any], layers: int) -> int:
@@ -72,7 +71,7 @@ def _counted_parameters(config: dict[str, Any], layers: int) -> int:
 def test_parameter_bytes_are_the_counted_parameters_times_their_bytes(
     precision: Any, weight_bytes: int
 ) -> None:
-    setup = Setup(precision=precision, batch_size=2, seq_len=16)
+    setup = MeasureSetup(precision=precision, batch_size=2, seq_len=16)
     measured = measure_step(TINY, 2, setup)
     counted = _counted_parameters(TINY, 2)
     assert measured.parameters == counted
@@ -106,7 +105,7 @@ def test_the_calibrated_formulas_match_the_measured_saved_bytes() -> None:
 
 
 def test_checkpointing_keeps_only_each_layers_input() -> None:
-    setup = Setup(precision="mixed", checkpointing=True, batch_size=2, seq_len=32)
+    setup = MeasureSetup(precision="mixed", checkpointing=True, batch_size=2, seq_len=32)
     one = measure_step(TINY, 1, setup)
     two = measure_step(TINY, 2, setup)
     assert two.saved_bytes - one.saved_bytes == 2 * 2 * 32 * TINY["hidden_size"]
@@ -135,10 +134,10 @@ SHRINK = {
 def test_each_familys_layer_matches_its_formula_to_the_byte(
     family: str, precision: Any, attention: Any
 ) -> None:
-    config = {**FAMILIES[family], **SHRINK}
-    if "moe_intermediate_size" not in FAMILIES[family]:
+    config = {**SMALL_CONFIGS[family], **SHRINK}
+    if "moe_intermediate_size" not in SMALL_CONFIGS[family]:
         del config["moe_intermediate_size"]
-    setup = Setup(precision=precision, attention=attention, batch_size=2, seq_len=32)
+    setup = MeasureSetup(precision=precision, attention=attention, batch_size=2, seq_len=32)
     full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), 2)
     expected = layer_saved_bytes(
         architecture(family, config, 2), 2, 32, attention=attention, precision=precision
@@ -148,9 +147,9 @@ def test_each_familys_layer_matches_its_formula_to_the_byte(
 
 @pytest.mark.parametrize("precision", ["mixed", "amp"])
 def test_gpt_oss_sinks_and_clamped_experts_match_their_formula(precision: Any) -> None:
-    config = {**FAMILIES_EXTRA["gpt_oss"], **SHRINK}
+    config = {**SMALL_CONFIGS["gpt_oss"], **SHRINK}
     del config["moe_intermediate_size"]
-    setup = Setup(precision=precision, attention="eager", batch_size=2, seq_len=32)
+    setup = MeasureSetup(precision=precision, attention="eager", batch_size=2, seq_len=32)
     full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), 2)
     arch = architecture("gpt_oss", config, 2)
     assert full.saved_per_layer == layer_saved_bytes(arch, 2, 32, attention="eager", precision=precision)
@@ -166,7 +165,7 @@ def _assert_a_layer_matches_its_formulas(
 ) -> None:
     """Depths 1 and 2 measured and extended: one layer, what is outside the layers and autocast's
     weight copies each equal the formulas', to the byte."""
-    setup = Setup(precision=precision, attention=attention, batch_size=2, seq_len=32)
+    setup = MeasureSetup(precision=precision, attention=attention, batch_size=2, seq_len=32)
     two = measure_step(config, 2, setup)
     full = extrapolate(measure_step(config, 1, setup), two, 2)
     arch = architecture(family, config, 2)
@@ -193,7 +192,7 @@ LLAMA4_SHRINK = {
 def test_llama4_experts_match_their_formula_to_the_byte(precision: Any, attention: Any) -> None:
     """Every token through every expert (4 of them, 1 routed), the shared expert, the compute-dtype
     eager softmax, the complex64 RoPE table, and under autocast every expert's weight copy."""
-    config = {**FAMILIES_EXTRA["llama4"], **LLAMA4_SHRINK}
+    config = {**SMALL_CONFIGS["llama4"], **LLAMA4_SHRINK}
     _assert_a_layer_matches_its_formulas("llama4", config, precision, attention)
 
 
@@ -203,8 +202,8 @@ def test_glm_4_5_layers_match_their_formula_to_the_byte(precision: Any, attentio
     head (whose concatenated Q leaves SDPA's output head-major: o_proj's input is a copy). Layer 0
     is dense (first_k_dense_replace = 1), layer 1 MoE; the RoPE tables are saved in layer 0's region,
     which the formula counts outside the layers."""
-    config = {**FAMILIES_EXTRA["glm4_moe"], **SHRINK, "first_k_dense_replace": 1}
-    setup = Setup(precision=precision, attention=attention, batch_size=2, seq_len=32)
+    config = {**SMALL_CONFIGS["glm4_moe"], **SHRINK, "first_k_dense_replace": 1}
+    setup = MeasureSetup(precision=precision, attention=attention, batch_size=2, seq_len=32)
     measured = measure_step(config, 2, setup)
     arch = architecture("glm4_moe", config, 2)
     kw: dict[str, Any] = {"attention": attention, "precision": precision}
@@ -311,7 +310,7 @@ def test_a_causal_lm_transformers_does_not_know_is_refused_in_one_line(
 def test_phi_3_fused_projections_match_their_formula_to_the_byte(precision: Any, attention: Any) -> None:
     """One qkv_proj and one gate_up_proj (one autocast copy of each input; V a view of qkv's
     storage under SDPA) and RoPE by concatenation (o_proj's input a copy of SDPA's output)."""
-    config = {**FAMILIES_EXTRA["phi3"], **SHRINK}
+    config = {**SMALL_CONFIGS["phi3"], **SHRINK}
     del config["moe_intermediate_size"]
     _assert_a_layer_matches_its_formulas("phi3", config, precision, attention)
 
@@ -320,9 +319,9 @@ def test_phi_3_fused_projections_match_their_formula_to_the_byte(precision: Any,
 def test_gemma_2_soft_capping_matches_its_formula_to_the_byte(precision: Any) -> None:
     """The tanh of the capped scores (eager, the only attention transformers runs Gemma 2 with) and of
     the capped logits."""
-    config = {**FAMILIES_EXTRA["gemma2"], **SHRINK}
+    config = {**SMALL_CONFIGS["gemma2"], **SHRINK}
     del config["moe_intermediate_size"]
-    setup = Setup(precision=precision, attention="eager", batch_size=2, seq_len=32)
+    setup = MeasureSetup(precision=precision, attention="eager", batch_size=2, seq_len=32)
     full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), 2)
     arch = architecture("gemma2", config, 2)
     assert full.saved_per_layer == layer_saved_bytes(arch, 2, 32, attention="eager", precision=precision)
@@ -377,17 +376,17 @@ MLA_SHRINK = {
 def test_deepseek_v3_mla_and_moe_match_their_formula_to_the_byte(precision: Any, attention: Any) -> None:
     """MLA and DeepSeek-V3's MoE; under autocast the bf16 copies of attention, router and
     shared-expert weights, + the LM head's."""
-    config = {**FAMILIES_EXTRA["deepseek_v3"], **MLA_SHRINK}
+    config = {**SMALL_CONFIGS["deepseek_v3"], **MLA_SHRINK}
     _assert_a_layer_matches_its_formulas("deepseek_v3", config, precision, attention)
 
 
 def test_mla_sdpa_runs_the_padded_v_stand_in_without_an_s2_term() -> None:
     from bot.measure.step import PADDED_V_SDPA, build_model
 
-    config = {**FAMILIES_EXTRA["deepseek_v3"], **MLA_SHRINK}
-    short, long = (Setup(batch_size=2, seq_len=n) for n in (32, 64))
+    config = {**SMALL_CONFIGS["deepseek_v3"], **MLA_SHRINK}
+    short, long = (MeasureSetup(batch_size=2, seq_len=n) for n in (32, 64))
     assert build_model(config, 1, short).config._attn_implementation == PADDED_V_SDPA
-    assert build_model(config, 1, Setup(attention="eager")).config._attn_implementation == "eager"
+    assert build_model(config, 1, MeasureSetup(attention="eager")).config._attn_implementation == "eager"
     per_layer = [
         extrapolate(measure_step(config, 1, s), measure_step(config, 2, s), 2).saved_per_layer
         for s in (short, long)
@@ -399,8 +398,8 @@ def test_mla_sdpa_runs_the_padded_v_stand_in_without_an_s2_term() -> None:
 @pytest.mark.parametrize("precision", ["mixed", "amp"])
 def test_deepseek_dense_first_layers_match_their_formula(precision: Any) -> None:
     # first_k_dense_replace = 1: layer 0 is a dense MLP of intermediate_size, layer 1 a MoE layer.
-    config = {**FAMILIES_EXTRA["deepseek_v3"], **MLA_SHRINK, "first_k_dense_replace": 1}
-    setup = Setup(precision=precision, attention="sdpa", batch_size=2, seq_len=32)
+    config = {**SMALL_CONFIGS["deepseek_v3"], **MLA_SHRINK, "first_k_dense_replace": 1}
+    setup = MeasureSetup(precision=precision, attention="sdpa", batch_size=2, seq_len=32)
     measured = measure_step(config, 2, setup)
     arch = architecture("deepseek_v3", config, 2)
     assert (arch.dense_layers, arch.moe_layers) == (1, 1)
@@ -427,7 +426,7 @@ def test_a_gemma3_hub_repo_is_estimated_with_gemma3s_traits(precision: Any, atte
     from bot.measure.configs import hub_target
 
     arch = architecture_from_config("acme/Tiny-Gemma3", TINY_GEMMA3)
-    setup = Setup(precision=precision, attention=attention, batch_size=2, seq_len=32)
+    setup = MeasureSetup(precision=precision, attention=attention, batch_size=2, seq_len=32)
     figures = run(hub_target("acme/Tiny-Gemma3", TINY_GEMMA3, arch), setup)
     assert figures["saved_proposed"] == pytest.approx(figures["saved_measured"], rel=0.05)
     assert figures["peak_proposed"] == pytest.approx(figures["peak_measured"], rel=0.10)
@@ -440,8 +439,8 @@ def test_a_moe_layers_eager_peak_follows_the_experts_width(checkpointing: bool) 
     # layer) holds the peak; with the dense width in its terms the estimate was 1.044 (1.266) low.
     from bot.estimate.hub import architecture_from_config
 
-    config = {**FAMILIES["qwen3_moe"], "intermediate_size": 4096, "num_hidden_layers": 8}
-    setup = Setup(
+    config = {**SMALL_CONFIGS["qwen3_moe"], "intermediate_size": 4096, "num_hidden_layers": 8}
+    setup = MeasureSetup(
         precision="mixed", attention="eager", checkpointing=checkpointing, batch_size=2, seq_len=1024
     )
     full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), 8)

@@ -23,7 +23,7 @@ from bot.measure.configs import (
     model_type_of,
     preset_target,
 )
-from bot.measure.types import Setup
+from bot.measure.types import MeasureSetup
 from tests.fake_hub import FakeHub, point_hub_client_at, running_in_thread
 from tests.fresh_python import run_fresh
 from tests.hub_configs import CONFIGS
@@ -213,7 +213,7 @@ def test_a_model_too_large_at_two_layers_exits_2_with_the_memory_it_needs(
 
 
 def test_the_memory_needed_follows_the_presets_own_architecture() -> None:
-    setup = Setup(batch_size=1, seq_len=512)
+    setup = MeasureSetup(batch_size=1, seq_len=512)
     kimi = measure_cli.needed_bytes(preset_target(presets()["kimi-k2"]), setup)
     # Two layers of Kimi K2: one dense, one of 384 experts: about 20B parameters at 16 B each and more.
     assert at_depth(presets()["kimi-k2"], 2).parameter_count > 19e9
@@ -228,7 +228,7 @@ def test_the_figures_are_printed_under_the_models_name(
     monkeypatch.setattr(measure_cli, "available_bytes", lambda: 10**15)
     seen: list[Target] = []
 
-    def run(target: Target, setup: Setup) -> dict[str, float]:
+    def run(target: Target, setup: MeasureSetup) -> dict[str, float]:
         seen.append(target)
         return {"layers": target.architecture.layers, "parameters": 8e9, "peak_measured": 5e10}
 

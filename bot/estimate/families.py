@@ -11,7 +11,11 @@ one is refused rather than counted as if it were Llama (``ConfigProblem("undecla
 
 Adding a family: one :class:`Family` below, and its coverage row
 (``tests/test_family_coverage.py`` builds every transformers causal LM on the meta device and
-holds the declared ones to its count within 0.1 %).
+holds the declared ones to its count within 0.1 %). Its small config for measuring on CPU follows
+from the declaration (``bot.measure.families.small_config``: the shared small shape in the fields
+the declaration names, its experts, MLA, sliding window and one layer of each hybrid kind); give
+``small`` only the fields that derivation cannot know (``tests/test_small_configs.py`` builds each
+one with transformers and holds it to the estimator's count).
 
 Pure data: no torch, no transformers.
 """
@@ -182,6 +186,22 @@ class Mamba1:
 
 
 @dataclass(frozen=True, slots=True)
+class SlidingLayers:
+    """Which layers use the sliding window when a config sets ``sliding_window`` but no
+    ``layer_types``, as the family's config class of transformers 5.24 decides (its cache then slides
+    those layers: cache_utils.get_layer_types_and_kwargs)."""
+
+    window: int | None  # sliding_window when the config leaves it out (Mistral's 4096; None: no window)
+    switch: str | None = None  # the window is used only when this field is true (Qwen2's use_sliding_window)
+    # ... and then only on the layers i >= this field, by its default (Qwen2's max_window_layers, 28).
+    from_layer: tuple[str, int] | None = None
+    # Every n-th layer full attention, the others sliding: n's field (None: a constant) and its
+    # default (Gemma 2: every 2nd; Gemma 3: sliding_window_pattern, 6); None: every layer slides.
+    full_every: tuple[str | None, int] | None = None
+    full_first: bool = False  # the full layers are i % n == 0 (CWM, Granite SWA), not (i + 1) % n == 0
+
+
+@dataclass(frozen=True, slots=True)
 class Family:
     """One transformers ``model_type`` (and the names it is also saved under), as the counter reads it."""
 
@@ -258,12 +278,20 @@ class Family:
     # (Qwen2-MoE, Cohere 2 MoE: gate and up, 2).
     shared_expert_casts: int = 0
     # How vram-bot measure writes a preset as this family's config (bot.measure.configs).
+    # Sliding-window attention: which layers slide when the config has no layer_types (None: none do).
+    sliding: SlidingLayers | None = None
     takes_layer_types: bool = False  # the config class takes a per-layer attention list
-    takes_sliding_window: bool = False  # ... and a sliding_window (Mistral's defaults to 4096)
+    # transformers 5.24 runs the family's attention with SDPA; False: eager only (Gemma 2's capped
+    # scores, attention sinks, Mamba-2 without attention), so a measurement builds it eager.
+    runs_sdpa: bool = True
     # Fields of the real models' configs that change what the step computes, not what it holds
     # (Qwen3-MoE's checkpoints renormalise the top-k routing weights).
     measure_fields: Mapping[str, object] = field(default_factory=dict)
-    sliding_window_switch: str | None = None  # Qwen2's use_sliding_window
+    # The small config every measuring path builds (bot.measure.families.small_config) is derived
+    # from this declaration: the shared small shape in the family's own field names, its experts,
+    # latent attention, sliding window and hybrid layers. These fields are laid over it, only where
+    # the derivation alone would not build or would not be the model measured.
+    small: Mapping[str, object] = field(default_factory=dict)
     # Hybrid layers (issue 20, point 3): where each layer's kind is read, and the mixers' fields.
     layer_kinds: LayerKinds | None = None
     mamba: Mamba | None = None
@@ -280,6 +308,12 @@ class Family:
 
     def default(self, name: str) -> object:
         return self.defaults.get(name, COMMON_DEFAULTS.get(name))
+
+    @property
+    def slides_by_default(self) -> bool:
+        """Whether the config class slides some layers when the config names none (Mistral, Gemma 2)."""
+        rule = self.sliding
+        return self.takes_layer_types or (rule is not None and rule.window is not None and not rule.switch)
 
     def name(self, key: str) -> tuple[str, ...]:
         return self.names.get(key, (key,))
@@ -308,6 +342,12 @@ _DEEPSEEK_EXPERTS = Experts(
     correction_bias=True,
 )
 
+# Qwen2 and Qwen3 slide the layers from max_window_layers on, and only with use_sliding_window.
+_QWEN_SLIDING = SlidingLayers(4096, switch="use_sliding_window", from_layer=("max_window_layers", 28))
+_EVERY_LAYER = SlidingLayers(None)  # Mixtral, Phi-3, ...: a sliding_window given slides every layer
+_ALTERNATING = SlidingLayers(4096, full_every=(None, 2))  # Gemma 2: sliding, full, sliding, ...
+_EVERY_4TH_FULL = SlidingLayers(4096, full_every=("sliding_window_pattern", 4))  # Cohere 2, EXAONE 4
+
 FAMILIES: tuple[Family, ...] = (
     Family("llama", activations_measured=True, preset_prefixes=("llama",)),
     Family(
@@ -315,7 +355,7 @@ FAMILIES: tuple[Family, ...] = (
         activations_measured=True,
         qkv_bias=False,
         o_bias=False,
-        takes_sliding_window=True,
+        sliding=SlidingLayers(4096),  # MistralConfig: every layer slides, a 4096 window by default
         preset_prefixes=("mistral",),
     ),
     Family(
@@ -323,12 +363,16 @@ FAMILIES: tuple[Family, ...] = (
         activations_measured=True,
         qkv_bias=True,
         o_bias=False,
-        sliding_window_switch="use_sliding_window",
-        takes_sliding_window=True,
+        sliding=_QWEN_SLIDING,
         preset_prefixes=("qwen2.5",),
     ),
     Family(
-        "qwen3", activations_measured=True, qk_norm=True, router_weight_bytes=2, preset_prefixes=("qwen3",)
+        "qwen3",
+        activations_measured=True,
+        qk_norm=True,
+        router_weight_bytes=2,
+        sliding=_QWEN_SLIDING,
+        preset_prefixes=("qwen3",),
     ),
     Family(
         "qwen3_moe",
@@ -340,6 +384,7 @@ FAMILIES: tuple[Family, ...] = (
             dense_list="mlp_only_layers",
         ),
         router_weight_bytes=2,
+        sliding=SlidingLayers(4096, switch="use_sliding_window"),  # every layer, no layer_types
         measure_fields=MappingProxyType({"norm_topk_prob": True}),
     ),
     Family(
@@ -348,6 +393,7 @@ FAMILIES: tuple[Family, ...] = (
         qkv_bias=False,
         o_bias=False,
         experts=Experts(count=("num_local_experts",), width=None),
+        sliding=_EVERY_LAYER,
         preset_prefixes=("mixtral",),
     ),
     Family("gemma", tied_by_default=True, norm_style="gemma"),
@@ -358,7 +404,8 @@ FAMILIES: tuple[Family, ...] = (
         norms_per_layer=4,
         norm_style="gemma",
         softcapping=True,
-        takes_sliding_window=True,
+        sliding=_ALTERNATING,
+        runs_sdpa=False,
         takes_layer_types=True,
         preset_prefixes=("gemma-2",),
     ),
@@ -369,7 +416,7 @@ FAMILIES: tuple[Family, ...] = (
         norms_per_layer=4,
         qk_norm=True,
         norm_style="gemma",
-        takes_sliding_window=True,
+        sliding=SlidingLayers(4096, full_every=("sliding_window_pattern", 6)),
         rope_tables=2,
         takes_layer_types=True,
         preset_prefixes=("gemma-3",),
@@ -382,6 +429,7 @@ FAMILIES: tuple[Family, ...] = (
         fused_qkv=True,
         fused_gate_up=True,
         rope_cat=True,
+        sliding=_EVERY_LAYER,
         preset_prefixes=("phi",),
     ),
     Family(
@@ -391,6 +439,7 @@ FAMILIES: tuple[Family, ...] = (
         mla=True,
         experts=_DEEPSEEK_EXPERTS,
         multi_token_prediction=True,
+        small=MappingProxyType({"n_group": 1, "topk_group": 1}),  # one group of the 4 small experts
         preset_prefixes=("deepseek", "kimi"),
     ),
     Family(
@@ -406,8 +455,9 @@ FAMILIES: tuple[Family, ...] = (
         router_weight_bytes=2,
         clamped_swiglu=True,
         rope_half_width=True,
+        runs_sdpa=False,
         takes_layer_types=True,
-        takes_sliding_window=True,
+        sliding=SlidingLayers(128, full_every=(None, 2)),
         preset_prefixes=("gpt-oss",),
     ),
     Family(
@@ -425,6 +475,8 @@ FAMILIES: tuple[Family, ...] = (
         active_embeddings="none",
         rope_cat=True,
         partial_rope=True,
+        # GLM-4.5's own switches, which the class defaults leave off.
+        small=MappingProxyType({"attention_bias": True, "use_qk_norm": True, "partial_rotary_factor": 0.5}),
         preset_prefixes=("glm-4.5",),
     ),
     Family(
@@ -444,6 +496,9 @@ FAMILIES: tuple[Family, ...] = (
         dense_experts=True,
         compute_dtype_softmax=True,
         complex_rope=True,
+        # Top-1 routing as Llama 4's; without Scout's weightless QK-norm (Maverick has none), whose
+        # layers the estimate leaves out (benchmarks/ACCURACY.md, section 4).
+        small=MappingProxyType({"num_experts_per_tok": 1, "use_qk_norm": False}),
         preset_prefixes=("llama-4",),
     ),
 )
@@ -516,6 +571,7 @@ FAMILIES += (
         "cohere2",
         tied_by_default=True,
         norms_per_layer=1,
+        sliding=_EVERY_4TH_FULL,
         takes_layer_types=True,
         norm_style="cohere",
         parallel_block=True,
@@ -559,6 +615,7 @@ FAMILIES += (
         preset_prefixes=("olmo-3",),
         qk_norm=True,
         qk_norm_scope="projection",
+        sliding=SlidingLayers(4096, full_every=(None, 4)),
         takes_layer_types=True,
     ),
     Family(
@@ -604,7 +661,8 @@ FAMILIES += (
             dense_list="mlp_only_layers",
             fused_gate_up=True,
         ),
-        sliding_window_switch="use_sliding_window",
+        # Qwen2MoeConfig slides the odd layers below max_window_layers, a rule not modelled here.
+        unsupported=("use_sliding_window",),
         activations_measured=True,
         router_weight_bytes=2,
         shared_expert_casts=2,
@@ -619,6 +677,7 @@ FAMILIES += (
         mlp_bias="use_bias",
         norm_parameters="weight_bias",
         defaults=MappingProxyType({"use_bias": True}),
+        sliding=_EVERY_LAYER,
     ),
     Family(
         "stablelm",
@@ -651,6 +710,8 @@ FAMILIES += (
         mlp_bias=True,
         norm_parameters="weight_bias",
         defaults=MappingProxyType({"attention_bias": True}),
+        # No grouped-query attention: GPTNeoXConfig has no num_key_value_heads (a stray one is ignored).
+        names=MappingProxyType({"num_key_value_heads": ("num_attention_heads",)}),
     ),
     # Helium: an RMSNorm multiplying its weight in fp32, RoPE re-interleaved in every layer.
     Family(
@@ -677,9 +738,10 @@ FAMILIES += (
         qkv_bias=False,
         o_bias=False,
         qk_norm=True,
+        sliding=_EVERY_4TH_FULL,
         takes_layer_types=True,
     ),
-    Family("ministral3", activations_measured=True, qkv_bias=False, o_bias=False),
+    Family("ministral3", activations_measured=True, qkv_bias=False, o_bias=False, sliding=_EVERY_LAYER),
     Family(
         "hyperclovax",
         activations_measured=True,
@@ -694,12 +756,20 @@ FAMILIES += (
         experts=Experts(count=("num_local_experts",), kinds=("mlp_layer_types", "dense"), fused_gate_up=True),
         takes_layer_types=True,
     ),
-    Family("vaultgemma", tied_by_default=True, norm_style="gemma", takes_layer_types=True),
+    Family(
+        "vaultgemma",
+        tied_by_default=True,
+        norm_style="gemma",
+        sliding=_ALTERNATING,
+        takes_layer_types=True,
+        runs_sdpa=False,
+    ),
     Family(
         "phimoe",
         norm_parameters="weight_bias",
         lm_head_bias="lm_head_bias",
         experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True),
+        sliding=_EVERY_LAYER,
     ),
     Family(
         "minimax_m2",
@@ -716,6 +786,10 @@ FAMILIES += (
 )
 
 _LIKE = {f.model_type: f for f in FAMILIES}
+_GRANITE_SLIDING = SlidingLayers(128, full_every=(None, 4), full_first=True)
+# Their config classes make the first layer dense when mlp_layer_types is left out: the small
+# config lists its two layers' kinds.
+_EVERY_LAYER_MOE = MappingProxyType({"num_hidden_layers": 2, "mlp_layer_types": ["sparse", "sparse"]})
 FAMILIES += (
     Family("iquestcoder", activations_measured=True, mlp_bias="mlp_bias"),  # built as Llama
     Family(
@@ -724,6 +798,7 @@ FAMILIES += (
         qkv_bias=False,
         o_bias=False,
         mlp_bias="mlp_bias",
+        sliding=SlidingLayers(8192, full_every=(None, 4), full_first=True),
         takes_layer_types=True,
     ),
     # Sarvam's MLA model is DeepSeek-V3's classes, its MoE model GLM-4.5's, under configs of their own.
@@ -731,17 +806,25 @@ FAMILIES += (
     replace(_LIKE["glm4_moe"], model_type="sarvam_moe", preset_prefixes=(), activations_measured=False),
     # Granite's sliding-window variants: one learned sink logit per head.
     Family(
-        "granite_swa", tied_by_default=True, attention_sinks=True, mlp_bias="mlp_bias", takes_layer_types=True
+        "granite_swa",
+        tied_by_default=True,
+        attention_sinks=True,
+        runs_sdpa=False,
+        mlp_bias="mlp_bias",
+        sliding=_GRANITE_SLIDING,
+        takes_layer_types=True,
     ),
     Family(
         "granitemoe_swa",
         attention_sinks=True,
+        runs_sdpa=False,
         experts=Experts(
             count=("num_local_experts",),
             width=None,
             shared_width="shared_intermediate_size",
             fused_gate_up=True,
         ),
+        sliding=_GRANITE_SLIDING,
         takes_layer_types=True,
     ),
     # Solar Open: every layer MoE with a shared expert; no dense width.
@@ -764,6 +847,7 @@ FAMILIES += (
             kinds=("mlp_layer_types", "dense"),
             fused_gate_up=True,
         ),
+        small=_EVERY_LAYER_MOE,
     ),
     Family(
         "deepseek_v2",
@@ -806,7 +890,9 @@ FAMILIES += (
             kinds=("mlp_layer_types", "dense"),
             fused_gate_up=True,
         ),
+        sliding=_EVERY_4TH_FULL,
         takes_layer_types=True,
+        small=_EVERY_LAYER_MOE,
     ),
 )
 
@@ -946,6 +1032,7 @@ FAMILIES += (
         "falcon_h1",
         activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
         mlp_bias="mlp_bias",
+        defaults=MappingProxyType({"mamba_rms_norm": False}),  # FalconH1Config's default
         layer_kinds=LayerKinds(fields=(), words=MappingProxyType({}), default="attention_mamba"),
         mamba=replace(
             _GRANITE_MAMBA, width="mamba_d_ssm", out_bias="projectors_bias", gated_norm="mamba_rms_norm"
@@ -972,6 +1059,7 @@ FAMILIES += (
         "mamba2",
         activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
         norms_per_layer=1,
+        runs_sdpa=False,
         defaults=MappingProxyType({"num_attention_heads": 1, "intermediate_size": 1}),
         layer_kinds=LayerKinds(fields=(), words=MappingProxyType({}), default="mamba", default_mlp="none"),
         mamba=Mamba(
@@ -1175,6 +1263,7 @@ __all__ = [
     "Multimodal",
     "PerLayer",
     "ShortConv",
+    "SlidingLayers",
     "Switch",
     "declared_model_types",
     "family",

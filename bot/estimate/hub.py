@@ -206,21 +206,38 @@ class _Reader:
         return tuple(sorted(set(value)))
 
 
-def _sliding_layers(text: dict[str, Any], layers: int) -> int:
-    """Layers with sliding-window attention, where the config says which: ``layer_types`` (gpt-oss,
-    recent transformers) or Gemma 3's ``sliding_window_pattern`` (every n-th layer global). Anything
-    else counts as full attention everywhere, the larger activation estimate. (Mistral's and Qwen2's
-    ``sliding_window`` alone does not say which layers use it, or whether any do.)"""
-    window = text.get("sliding_window")
-    if not isinstance(window, int) or isinstance(window, bool) or not 0 < window <= _MAX_DIMENSION * 10:
-        return 0
+def _whole(value: object, top: int) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= top else None
+
+
+def _sliding_layers(text: dict[str, Any], layers: int, declared: Family) -> tuple[int | None, int]:
+    """The sliding window and how many layers use it, as transformers 5.24 builds the family: from
+    ``layer_types`` where the config lists them, else by its config class's rule (the declaration's
+    SlidingLayers: Mistral slides every layer, Qwen2 those from max_window_layers when
+    use_sliding_window is on, Gemma 2 every other one). A family without a rule, or a window that is
+    not a plain number, counts as full attention everywhere, the larger estimate."""
+    rule = declared.sliding
+    window = _whole(text.get("sliding_window", rule.window if rule else None), _MAX_DIMENSION * 10)
+    if window is None or (rule is not None and rule.switch and text.get(rule.switch) is not True):
+        return None, 0
     types = text.get("layer_types")
     if isinstance(types, list) and len(types) == layers:
-        return sum(kind == "sliding_attention" for kind in types)
-    pattern = text.get("sliding_window_pattern")
-    if isinstance(pattern, int) and not isinstance(pattern, bool) and 0 < pattern <= layers:
-        return layers - layers // pattern
-    return 0
+        sliding = sum(kind == "sliding_attention" for kind in types)
+    elif rule is None:
+        sliding = 0
+    elif rule.from_layer is not None:
+        name, first = rule.from_layer
+        start = text.get(name, first)
+        sliding = max(0, layers - start) if isinstance(start, int) and not isinstance(start, bool) else 0
+    elif rule.full_every is not None:
+        field_name, default = rule.full_every
+        every = _whole(text.get(field_name, default) if field_name else default, _MAX_DIMENSION)
+        if every is None:
+            return None, 0
+        sliding = layers - ((layers + every - 1) // every if rule.full_first else layers // every)
+    else:
+        sliding = layers
+    return (window, sliding) if sliding else (None, 0)
 
 
 def plain_model_type(model_type: object) -> str:
@@ -432,7 +449,7 @@ def _frontier_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
             shared
             and isinstance(types, list)
             and len(types) == layers
-            and _sliding_layers(read.config, layers)
+            and _sliding_layers(read.config, layers, declared)[1]
         ):
             sliding = sum(kind == "sliding_attention" for kind in types[layers - shared :])
         fields.update(
@@ -516,7 +533,7 @@ def architecture_from_config(
     mla_names = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
     mla = {name: read.whole(name) for name in mla_names} if declared.mla else {}
     mtp = read.count("num_nextn_predict_layers") if declared.multi_token_prediction else 0
-    sliding = _sliding_layers(text, layers or 0)
+    window, sliding = _sliding_layers(text, layers or 0, declared)
     hybrid = _hybrid_fields(read, hidden or 0, layers or 0)
     hybrid_dense = hybrid.pop("hybrid_dense", ())
     if hybrid_dense and moe_fields:  # Nemotron-H's MLP blocks among its MoE blocks
@@ -559,7 +576,7 @@ def architecture_from_config(
         "experts": experts if moe_fields else 1,
         **moe_fields,
         "mtp_layers": mtp,
-        "sliding_window": text["sliding_window"] if sliding else None,
+        "sliding_window": window,
         "sliding_window_layers": sliding,
         **hybrid,
         "intermediate_sizes": widths,

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.measure.types import Extrapolated, Measurement, Setup, extrapolate
+from bot.measure.types import Extrapolated, Measurement, MeasureSetup, extrapolate
 
-__all__ = ["Extrapolated", "Measurement", "Setup", "extrapolate", "measure_step", "torch_available"]
+__all__ = ["Extrapolated", "MeasureSetup", "Measurement", "extrapolate", "measure_step", "torch_available"]
 
 
 def torch_available() -> bool:
@@ -23,7 +23,7 @@ def torch_available() -> bool:
     return True
 
 
-def measure_step(config: dict[str, Any], layers: int, setup: Setup) -> Measurement:
+def measure_step(config: dict[str, Any], layers: int, setup: MeasureSetup) -> Measurement:
     """Build the model of ``config`` (a config.json-like dict) ``layers`` deep with random weights,
     run one real training step of ``setup`` on CPU and count its bytes (see ``bot.measure.step``)."""
     from bot.measure import step  # torch is imported here, on demand

@@ -33,8 +33,8 @@ from bot.measure.configs import (
     preset_target,
     transformers_refuses,
 )
-from bot.measure.families import ALL_FAMILIES, architecture
-from bot.measure.types import ATTENTIONS, METHODS, OPTIMIZERS, PRECISIONS, Measurement, Setup
+from bot.measure.families import SMALL_CONFIGS, architecture
+from bot.measure.types import ATTENTIONS, METHODS, OPTIMIZERS, PRECISIONS, Measurement, MeasureSetup
 
 __all__ = ["MeasureError", "main", "needed_bytes", "resolve", "run"]
 
@@ -129,13 +129,13 @@ def available_bytes() -> int | None:
     return None
 
 
-def needed_bytes(target: Target, setup: Setup, layers: int = 2) -> float:
+def needed_bytes(target: Target, setup: MeasureSetup, layers: int = 2) -> float:
     """The calibrated peak of a ``layers``-deep copy of the model (what measuring it needs)."""
     arch = at_depth(target.architecture, layers)
     return setup.proposed_peak_bytes(arch, arch.parameter_count)
 
 
-def check_memory(target: Target, setup: Setup) -> None:
+def check_memory(target: Target, setup: MeasureSetup) -> None:
     """Refuse, before torch is even imported, a model whose two layers this machine cannot hold."""
     need = needed_bytes(target, setup)
     free = available_bytes()
@@ -154,7 +154,7 @@ _ESTIMATED_OPTIMIZERS = {"adamw": "adam", "adamw_fused": "adam", "sgd": "sgd", "
 
 
 def measured_parts(
-    arch: Architecture, setup: Setup, shallow: Measurement, deep: Measurement
+    arch: Architecture, setup: MeasureSetup, shallow: Measurement, deep: Measurement
 ) -> PartsTable | None:
     """The estimate's parts table for the measured setup, each card row with what the step held of
     it, extended to the model's depth as every figure is (affine in depth); None where the setup is
@@ -191,7 +191,7 @@ def measured_parts(
     return estimate(request).table.with_measured(by_row)
 
 
-def run(target: Target, setup: Setup) -> dict[str, float]:
+def run(target: Target, setup: MeasureSetup) -> dict[str, float]:
     config, full_arch = target.config, target.architecture
     depth = full_arch.layers
     check_memory(target, setup)
@@ -245,7 +245,10 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     )
     parser.add_argument("--config", type=Path, help="a model's config.json, instead of MODEL")
     parser.add_argument(
-        "--family", choices=sorted(ALL_FAMILIES), help="one of the benchmark's small models, instead of MODEL"
+        "--family",
+        choices=sorted(SMALL_CONFIGS),
+        metavar="NAME",
+        help="a declared family's small model (llama, gemma3, mixtral, qwen3_next, ...), instead of MODEL",
     )
     parser.add_argument("--precision", choices=PRECISIONS, default="mixed", help="default: %(default)s")
     parser.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw", help="default: %(default)s")
@@ -286,12 +289,12 @@ def target_of(args: argparse.Namespace) -> Target:
         return resolve(args.model)
     if args.config is not None:
         return _file_target(str(args.config), load_config(args.config))
-    return _file_target(f"family {args.family}", dict(ALL_FAMILIES[args.family]))
+    return _file_target(f"family {args.family}", dict(SMALL_CONFIGS[args.family]))
 
 
 def main(argv: list[str] | None = None, prog: str = "python -m bot.measure") -> int:
     args = parse_args(argv, prog)
-    setup = Setup(
+    setup = MeasureSetup(
         args.precision,
         args.optimizer,
         args.attention,

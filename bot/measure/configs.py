@@ -190,11 +190,14 @@ def config_for(preset: Architecture) -> dict[str, Any]:
             "v_head_dim": preset.v_head_dim,
         }
     config |= _switches(preset, declared)
-    if declared.takes_sliding_window:
+    window = declared.sliding
+    if window is not None:
         # Mistral's class defaults to a 4096 window: a preset without one says None.
         config["sliding_window"] = preset.sliding_window
-    if declared.sliding_window_switch is not None:
-        config[declared.sliding_window_switch] = preset.sliding_window is not None
+        if window.switch is not None:
+            config[window.switch] = preset.sliding_window is not None
+        if window.from_layer is not None and preset.sliding_window is not None:
+            config[window.from_layer[0]] = preset.layers - preset.sliding_window_layers
     layer_types = _layer_types(preset)
     if declared.takes_layer_types and layer_types is not None:
         config["layer_types"] = layer_types

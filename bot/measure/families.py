@@ -1,18 +1,26 @@
-"""Small Hugging Face configs, one per preset family, for measuring a real training step on CPU.
+"""Small Hugging Face configs for measuring on CPU: one per declared family, derived from its declaration.
 
-Pure Python: each family is a ``config.json``-like dict (``model_type`` plus the fields its
-``transformers`` config class takes) at shapes small enough for two CPU cores, with hidden size,
-MLP width, K/V width and vocabulary all different so that the s·b·h, s·b·f, s·b·kv and s·b·v terms
-can be told apart. ``architecture`` reads such a dict as the bot reads a Hub config.json, so the
-benchmark compares measured bytes with the estimate /vram gives.
+Pure Python. :func:`small_config` writes one shared small shape in the field names of the family's
+declaration (``bot.estimate.families``): hidden size, MLP width, K/V width and vocabulary all
+different, so that the s·b·h, s·b·f, s·b·kv and s·b·v terms can be told apart; its experts (4 of
+them, 2 active, one shared expert where it has shared experts), latent attention, a sliding window
+where its config class slides layers by default, and one layer of each of its hybrid layer kinds in
+its config's own words. The declaration's ``small`` fields are laid over that, where the derivation
+alone would not build or would not be the model measured. A new declaration needs nothing here.
+
+``vram-bot measure --family``, the accuracy benchmarks (``benchmarks/accuracy*.py``,
+``benchmarks/hybrid_activations.py``) and the accuracy tests all take a family's config from
+:data:`SMALL_CONFIGS`; ``architecture`` reads such a dict as the bot reads a Hub config.json, so a
+measurement is compared with the estimate /vram gives.
 """
 
 from __future__ import annotations
 
+import copy
+from types import MappingProxyType
 from typing import Any
 
-from bot.estimate.families import FAMILIES as DECLARED
-from bot.estimate.families import Family
+from bot.estimate.families import FAMILIES, Family, LayerKind, LayerKinds, MlpKind, family
 from bot.estimate.hub import architecture_from_config
 from bot.estimate.models import Architecture
 
@@ -28,157 +36,129 @@ _BASE: dict[str, Any] = {
     "tie_word_embeddings": False,
     "use_cache": False,
     "attention_dropout": 0.0,
+    "pad_token_id": 0,  # within the small vocabulary
 }
-
-
-def _with(model_type: str, **fields: Any) -> dict[str, Any]:
-    return {"model_type": model_type, **_BASE, **fields}
-
-
-# Each family: its config dict (what the estimator counts follows from its model_type's declaration).
-FAMILIES: dict[str, dict[str, Any]] = {
-    # Llama 3-style dense GQA, SiLU-gated MLP, two RMSNorms per layer.
-    "llama": _with("llama"),
-    # Qwen2: the same with biases on Q, K and V.
-    "qwen2": _with("qwen2"),
-    # Qwen3: per-head RMSNorm on Q and K (QK-norm), no QKV bias.
-    "qwen3": _with("qwen3"),
-    # Gemma 3 (text): four RMSNorms per layer (pre/post attention, pre/post MLP), QK-norm, GELU-tanh
-    # gated MLP, embeddings scaled by sqrt(h). The sliding window is wider than the benchmark's
-    # sequences, so local and global layers keep the same.
-    "gemma3": _with(
-        "gemma3_text",
-        sliding_window=4096,
-        query_pre_attn_scalar=32,
-        final_logit_softcapping=None,
-        attn_logit_softcapping=None,
-    ),
-    # Mixtral-style MoE: 4 experts, 2 active per token, no shared expert.
-    "mixtral": _with("mixtral", num_local_experts=4, num_experts_per_tok=2),
-    # Qwen3-MoE: 4 experts of width moe_intermediate_size, 2 active, QK-norm.
-    "qwen3_moe": _with(
-        "qwen3_moe",
-        num_experts=4,
-        num_experts_per_tok=2,
-        moe_intermediate_size=344,
-        decoder_sparse_step=1,
-        mlp_only_layers=[],
-        norm_topk_prob=True,
-    ),
+# Wider than the benchmarks' sequences, so that local and global layers keep the same (the serving
+# benchmark narrows it to reach the cap).
+WIDE_WINDOW = 4096
+EXPERT_WIDTH = 344
+# Multi-head latent attention (DeepSeek-V3): low-rank Q and KV, decoupled RoPE; head_dim is RoPE's
+# width, as DeepSeek-V3's config sets it.
+_MLA: dict[str, Any] = {
+    "num_key_value_heads": 8,
+    "q_lora_rank": 96,
+    "kv_lora_rank": 64,
+    "qk_rope_head_dim": 16,
+    "head_dim": 16,
+    "qk_nope_head_dim": 32,
+    "v_head_dim": 32,
 }
-
-# DeepSeek-V3's MoE layer, which GLM-4.5 runs too: 4 routed experts with 2 active and one shared
-# expert, every layer MoE (first_k_dense_replace = 0), one expert group.
-_DEEPSEEK_MOE: dict[str, Any] = {
-    "n_routed_experts": 4,
-    "num_experts_per_tok": 2,
-    "n_shared_experts": 1,
-    "moe_intermediate_size": 344,
-    "first_k_dense_replace": 0,
-    "n_group": 1,
-    "topk_group": 1,
-}
-
-# Families whose estimator inputs need more than the fields above (MLA, shared experts, sinks):
-# measured and reported, compared with the estimate only where the estimate has a meaning.
-EXTRA_FAMILIES: dict[str, dict[str, Any]] = {
-    # DeepSeek-V3: multi-head latent attention (low-rank Q and KV, decoupled RoPE) and its MoE above.
-    "deepseek_v3": _with(
-        "deepseek_v3",
-        num_key_value_heads=8,
-        q_lora_rank=96,
-        kv_lora_rank=64,
-        qk_rope_head_dim=16,
-        head_dim=16,  # RoPE's width: DeepSeek-V3's config sets head_dim to qk_rope_head_dim
-        qk_nope_head_dim=32,
-        v_head_dim=32,
-        **_DEEPSEEK_MOE,
-    ),
-    # Llama 4 (text): 4 experts, 1 active, and the shared expert, on every layer; transformers runs
-    # every token through every expert. Without Scout's weightless QK-norm (Maverick has none), whose
-    # layers the estimate leaves out (benchmarks/ACCURACY.md, section 4).
-    "llama4": _with(
-        "llama4_text",
-        intermediate_size=344,  # Llama 4's name for an expert's width
-        intermediate_size_mlp=688,  # and for the dense layers' (none here)
-        num_local_experts=4,
-        num_experts_per_tok=1,
-        interleave_moe_layer_step=1,
-        use_qk_norm=False,
-        attention_chunk_size=8192,
-    ),
-    # GLM-4.5: DeepSeek-V3's MoE above (sigmoid router with correction bias) under GQA attention with
-    # QK-norm, biases on Q, K and V, and RoPE on half of each head (the dense first layers are checked
-    # on their own: tests/test_measure.py).
-    "glm4_moe": _with(
-        "glm4_moe",
-        **_DEEPSEEK_MOE,
-        attention_bias=True,
-        use_qk_norm=True,
-        partial_rotary_factor=0.5,
-    ),
-    # Phi-3 (and Phi-4): Llama's layer with qkv_proj and gate_up_proj fused, and RoPE written as a
-    # concatenation of the rotated and passed parts of each head.
-    "phi3": _with("phi3", pad_token_id=0, bos_token_id=1, eos_token_id=2),
-    # Gemma 2: Gemma's four norms and GELU-tanh MLP, with attention scores and logits capped by tanh
-    # (transformers runs it with eager attention only: SDPA cannot cap the scores).
-    "gemma2": _with(
-        "gemma2",
-        sliding_window=4096,
-        query_pre_attn_scalar=32,
-        attn_logit_softcapping=50.0,
-        final_logit_softcapping=30.0,
-    ),
-    # gpt-oss: attention sinks, biases everywhere, 4 experts with 2 active, clamped SwiGLU.
-    "gpt_oss": _with(
-        "gpt_oss",
-        num_local_experts=4,
-        num_experts_per_tok=2,
-        intermediate_size=688,
-        sliding_window=4096,
-    ),
-}
-
-# Every other declared family (bot.estimate.families; issue 20), at the same small shape: MoE
-# families with 4 experts of 344, 2 active and one shared expert where they have shared experts,
-# MLA families with DeepSeek-V3's small latent widths above. Whether the estimate offers their
-# activations is their declaration's ``activations_measured``; the benchmark reports them all.
-_SMALL_EXPERTS: dict[str, Any] = {
-    **_DEEPSEEK_MOE,
-    "num_experts": 4,
-    "num_local_experts": 4,
-    "moe_num_experts": 4,
-    "moe_k": 2,
-    "moe_num_shared_experts": 1,
-    "num_shared_experts": 1,
-    "shared_expert_intermediate_size": 344,
-    "shared_intermediate_size": 344,
-}
-_SMALL_MLA: dict[str, Any] = {
-    key: EXTRA_FAMILIES["deepseek_v3"][key]
-    for key in ("num_key_value_heads", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "head_dim")
-} | {"qk_nope_head_dim": 32, "v_head_dim": 32}
+# The hybrid mixers: Mamba-2 with an inner width of 2h = 8 heads × 64, Gated DeltaNet, the indexer.
+_MAMBA_HEADS, _MAMBA_HEAD_DIM, _MAMBA_EXPAND = 8, 64, 2
 
 
-def _declared(declared: Family) -> dict[str, Any]:
-    fields: dict[str, Any] = {"sliding_window": 4096, "pad_token_id": 0}
-    if declared.experts is not None:
-        fields |= _SMALL_EXPERTS
+def name_of(declared: Family) -> str:
+    """The family's name in the benchmarks and ``vram-bot measure --family``: its model_type, a text
+    model's without ``_text`` (gemma3_text is "gemma3")."""
+    return declared.model_type.removesuffix("_text")
+
+
+def _experts(declared: Family) -> dict[str, Any]:
+    moe = declared.experts
+    if moe is None:
+        return {}
+    fields: dict[str, Any] = {moe.count[0]: 4, moe.active: 2}
+    if moe.width is not None:  # else intermediate_size is every expert's (Mixtral)
+        dense = declared.name("intermediate_size")[0]
+        fields |= {dense: _BASE["intermediate_size"], moe.width: EXPERT_WIDTH}
+    if isinstance(moe.shared, str):
+        fields[moe.shared] = 1
+    if moe.shared_width is not None:
+        fields[moe.shared_width] = EXPERT_WIDTH
+    if moe.first_dense is not None:
+        fields[moe.first_dense] = 0  # every layer MoE
+    if moe.step is not None:
+        fields[moe.step] = 1
+    if moe.dense_list is not None:
+        fields[moe.dense_list] = []
+    return fields
+
+
+def _one_layer_of_each_kind(kinds: LayerKinds) -> list[tuple[str, tuple[LayerKind, MlpKind]]]:
+    """Each meaning the family's words have, once, by its first word; the default kind's first."""
+    meanings: dict[tuple[LayerKind, MlpKind], str] = {}
+    for word, meaning in kinds.words.items():
+        meanings.setdefault(meaning, word)
+    ordered = sorted(meanings.items(), key=lambda item: item[0][0] != kinds.default)
+    return [(word, meaning) for meaning, word in ordered]
+
+
+def _hybrid(declared: Family) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    kinds = declared.layer_kinds
+    if kinds is not None and kinds.words:
+        layers = _one_layer_of_each_kind(kinds)
+        fields["num_hidden_layers"] = len(layers)
+        if kinds.indices is not None:  # Bamba's attn_layer_indices: the list is derived from it
+            name, kind = kinds.indices
+            fields[name] = [i for i, (_, (mixer, _)) in enumerate(layers) if mixer == kind]
+        elif kinds.fields:
+            fields[kinds.fields[0]] = [word for word, _ in layers]
+    if declared.mamba is not None:
+        m = declared.mamba
+        fields |= {m.heads: _MAMBA_HEADS, m.head_dim: _MAMBA_HEAD_DIM, m.groups: 2, m.state: 16, m.conv: 4}
+        if m.width is not None:
+            fields[m.width] = _MAMBA_HEADS * _MAMBA_HEAD_DIM
+        if m.expand is not None:
+            fields[m.expand] = _MAMBA_EXPAND
+    if declared.delta_net is not None:
+        d = declared.delta_net
+        fields |= {d.key_heads: 2, d.value_heads: 4, d.key_dim: 64, d.value_dim: 64, d.conv: 4}
+    if declared.short_conv is not None:
+        fields[declared.short_conv.kernel] = 3
+    if declared.indexer is not None:
+        fields |= {declared.indexer.heads: 2, declared.indexer.head_dim: 32}
+    return fields
+
+
+def small_config(declared: Family) -> dict[str, Any]:
+    """The family's small ``config.json``-like dict, which transformers builds on CPU."""
+    config: dict[str, Any] = {"model_type": declared.model_type, **_BASE, **declared.measure_fields}
+    if declared.slides_by_default:
+        config["sliding_window"] = WIDE_WINDOW
     if declared.mla:
-        fields |= _SMALL_MLA
-    return _with(declared.model_type, **fields)
+        config |= _MLA
+    return config | _experts(declared) | _hybrid(declared) | copy.deepcopy(dict(declared.small))
 
 
-_MEASURED_ABOVE = {"llama", "qwen2", "qwen3", "gemma3_text", "mixtral", "qwen3_moe"} | {
-    str(config["model_type"]) for config in EXTRA_FAMILIES.values()
-}
-DECLARED_FAMILIES: dict[str, dict[str, Any]] = {
-    f.model_type: _declared(f) for f in DECLARED if f.model_type not in _MEASURED_ABOVE
-}
+# Every declared family by name_of, and its small config: derived, the one table of them
+# (tests/test_small_configs.py).
+DECLARED: MappingProxyType[str, Family] = MappingProxyType({name_of(f): f for f in FAMILIES})
+SMALL_CONFIGS: MappingProxyType[str, dict[str, Any]] = MappingProxyType(
+    {name: small_config(f) for name, f in DECLARED.items()}
+)
 
-ALL_FAMILIES: dict[str, dict[str, Any]] = {**FAMILIES, **EXTRA_FAMILIES, **DECLARED_FAMILIES}
-# The extra families whose calibrated formulas exist (bot.estimate.saved_activations and step_peak).
-CALIBRATED_EXTRA = ("deepseek_v3", "gpt_oss", "llama4", "glm4_moe", "gemma2", "phi3")
+
+def at_depth(config: dict[str, Any], layers: int) -> dict[str, Any]:
+    """``config`` cut to its first ``layers`` layers: each per-layer list (as long as the config's
+    num_hidden_layers, or ``layer_types``) and each list of layer indices its declaration names."""
+    declared = family(str(config.get("model_type") or ""))
+    indices: set[str] = set()
+    if declared is not None and declared.layer_kinds is not None and declared.layer_kinds.indices:
+        indices.add(declared.layer_kinds.indices[0])
+    if declared is not None and declared.experts is not None and declared.experts.dense_list:
+        indices.add(declared.experts.dense_list)
+    depth = config.get("num_hidden_layers")
+    cut = dict(config)
+    for name, value in config.items():
+        if not isinstance(value, list):
+            continue
+        if name in indices:
+            cut[name] = [i for i in value if isinstance(i, int) and i < layers]
+        elif name == "layer_types" or (depth is not None and len(value) == depth):
+            cut[name] = value[:layers]
+    cut["num_hidden_layers"] = layers
+    return cut
 
 
 def architecture(name: str, config: dict[str, Any], layers: int | None = None) -> Architecture:
@@ -186,7 +166,7 @@ def architecture(name: str, config: dict[str, Any], layers: int | None = None) -
     config.json (bot.estimate.hub, by the family's declaration in bot.estimate.families), so the
     benchmark compares the measurement with exactly what /vram would estimate."""
     depth = int(layers or config.get("num_hidden_layers") or 1)
-    read = architecture_from_config(name, {**config, "num_hidden_layers": depth})
+    read = architecture_from_config(name, at_depth(config, depth))
     # Named like a preset (keys are plain: [a-z0-9.-]); the family follows its model_type.
     return read.model_copy(
         update={"key": name.replace("_", "-"), "name": name, "hub_id": None, "source": "preset"}

@@ -41,7 +41,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from bot.measure.configs import MeasureError
-from bot.measure.types import Measurement, Setup
+from bot.measure.families import at_depth
+from bot.measure.types import Measurement, MeasureSetup
 
 OUTSIDE = -1
 
@@ -232,12 +233,9 @@ def _unique_bytes(tensors: Iterator[Any], seen: set[int]) -> int:
     return total
 
 
-def build_model(config_dict: dict[str, Any], layers: int, setup: Setup) -> Any:
+def build_model(config_dict: dict[str, Any], layers: int, setup: MeasureSetup) -> Any:
     """A randomly initialised causal LM from a config dict, ``layers`` decoder layers deep."""
-    fields = {k: v for k, v in config_dict.items() if k != "model_type"}
-    fields["num_hidden_layers"] = layers
-    if "layer_types" in fields and isinstance(fields["layer_types"], list):
-        fields["layer_types"] = fields["layer_types"][:layers]
+    fields = {k: v for k, v in at_depth(config_dict, layers).items() if k != "model_type"}
     model_type = str(config_dict["model_type"])
     dtype = torch.float32 if setup.precision == "amp" else torch.bfloat16
     torch.manual_seed(0)
@@ -264,7 +262,7 @@ def build_model(config_dict: dict[str, Any], layers: int, setup: Setup) -> Any:
     return model
 
 
-def with_lora(model: Any, setup: Setup) -> Any:
+def with_lora(model: Any, setup: MeasureSetup) -> Any:
     """The base frozen and peft's LoRA adapters on it, as a team's recipe sets them up: rank
     ``lora_rank``, alpha 2r, no dropout (a dropout p > 0 would save its mask and its output too)."""
     import peft  # the measure extra's; only a LoRA step needs it
@@ -327,7 +325,7 @@ def _build_refusal(model_type: str, attention: str, error: Exception) -> str:
     return f"transformers {transformers.__version__} cannot build this {model_type} config: {reason}"
 
 
-def _optimizer(setup: Setup, params: list[Any]) -> Any:
+def _optimizer(setup: MeasureSetup, params: list[Any]) -> Any:
     # Hyper-parameters are the Hugging Face Trainer's defaults; weight decay on so that AdamW's
     # decoupled decay runs (it is in place and allocates nothing).
     if setup.optimizer == "adamw":
@@ -358,7 +356,7 @@ class _Trainer:
     bf16 mixed precision), ``amp`` runs fp32 weights under bf16 autocast (Trainer ``--bf16``),
     ``bf16`` trains the bf16 weights directly with bf16 optimizer states."""
 
-    def __init__(self, model: Any, setup: Setup) -> None:
+    def __init__(self, model: Any, setup: MeasureSetup) -> None:
         self.model = model
         self.setup = setup
         self.params = [p for p in model.parameters() if p.requires_grad]
@@ -411,7 +409,7 @@ def _layers_of(model: Any) -> list[Any]:
     return list((inner.model if hasattr(inner, "model") else inner.backbone).layers)
 
 
-def measure_step(config_dict: dict[str, Any], layers: int, setup: Setup) -> Measurement:
+def measure_step(config_dict: dict[str, Any], layers: int, setup: MeasureSetup) -> Measurement:
     """Build the model ``layers`` deep, warm up one step, then measure the next one."""
     started = time.perf_counter()
     model = build_model(config_dict, layers, setup)

@@ -26,7 +26,7 @@ METHODS: tuple[Method, ...] = ("full", "lora", "qlora")
 
 
 @dataclass(frozen=True, slots=True)
-class Setup:
+class MeasureSetup:
     """A training setup: precision, optimizer, attention implementation, checkpointing, shape."""
 
     precision: Precision = "mixed"
@@ -95,7 +95,7 @@ class Measurement:
     bytes within each phase (forward includes the loss, step the optimizer's temporaries).
     """
 
-    setup: Setup
+    setup: MeasureSetup
     layers: int
     parameters: int
     param_bytes: int
