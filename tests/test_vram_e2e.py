@@ -217,7 +217,8 @@ async def test_preset_embed_with_card_sharding_lora_rank_and_activations(
     # bar beyond one card, and what would fit, none of it already on.
     assert embed["title"] == "❌ Llama 3.1 8B · Adam: 82.2 GB peak per GPU on 8 × A100 80 GB with ZeRO-3"
     assert embed["color"] == 0xE74C3C
-    assert "🟪\u00a0activations ≈ " in embed["description"]
+    # A long answer gives the breakdown's words back to fit a phone: each part its square and GB.
+    assert "🟪\u00a0≈ 57.1\u00a0GB" in embed["description"]
     assert "💡 Fits with checkpointing 54.8 GB · 10 × A100 80 GB ZeRO-3" in embed["description"].replace(
         "\u00a0", " "
     )
