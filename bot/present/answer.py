@@ -114,8 +114,23 @@ _TITLE_KEYS = (
 )
 
 
-def _title(estimate: Estimate, seen: Glance, wording: _Wording, total: str, size: str) -> str:
-    """``total`` (V) and ``size`` (N) as the formula shows them, formatted once for both."""
+def _without_method(text: str, method: bool) -> str:
+    """A title's wording as it is, or without its " · {method}" (every title names it so)."""
+    if method:
+        return text
+    if _METHOD_IN_TITLE not in text:
+        raise ValueError(f"a title without {_METHOD_IN_TITLE!r}: {text!r}")
+    return text.replace(_METHOD_IN_TITLE, "")
+
+
+_METHOD_IN_TITLE = " · {method}"
+
+
+def _title(
+    estimate: Estimate, seen: Glance, wording: _Wording, total: str, size: str, named: bool = True
+) -> str:
+    """``total`` (V) and ``size`` (N) as the formula shows them, formatted once for both; without
+    ``named``, the method and optimizer are left out (the command line above names them)."""
     w = wording.words
     request = estimate.request
     # A preset's name, else the size, which the template words ("7B").
@@ -145,7 +160,7 @@ def _title(estimate: Estimate, seen: Glance, wording: _Wording, total: str, size
     else:
         key = "glance.sharded"
         values["gpus"] = w.plain(verdict.cards_needed)
-    return wording.titles[key, subject is not None].fill(values)
+    return wording.titles[key, subject is not None, named].fill(values)
 
 
 def part_sizes(estimate: Estimate) -> list[tuple[str, float]]:
@@ -281,10 +296,15 @@ class _Wording:
         self.captions: dict[tuple[str, float], Template] = {}
         # By (wording, whether the subject is a preset's name): a size's subject ("7B") worded in.
         size_subject = {"subject": strings["glance.subject"]}
+        # ... and whether it names the method ("7B · Adam: …"), which an answer short of phone rows
+        # leaves to its command line.
         self.titles = {
-            (key, named): Template(strings[key] if named else substituted(strings[key], size_subject))
+            (key, named, method): Template(
+                _without_method(strings[key] if named else substituted(strings[key], size_subject), method)
+            )
             for key in _TITLE_KEYS
             for named in (False, True)
+            for method in (False, True)
         }
         self.short_methods = {optimizer: w(key) for optimizer, key in SHORT_METHOD_KEYS.items()}
 
@@ -358,11 +378,13 @@ class Room:
     command line is long (every option of a recipe typed out), without the footer (Details' button
     says the same), without the LoRA hint line (Compare and Details have both methods), and at last
     with the breakdown's items as their square and GB alone (Details words each part). The lines that
-    say what was counted (a preset's variant, a Hub repo's notes, a MoE's active count) stay."""
+    say what was counted (a preset's variant, a Hub repo's notes, a MoE's active count) stay; last,
+    the title leaves the method and optimizer to the command line (its verdict and figure stay)."""
 
     footer: bool = True
     hint: bool = True
     words: bool = True
+    method: bool = True  # the title's method and optimizer, which the command line names too
 
 
 # Tried in this order until the answer fits the phone (bot.present.phone.MAX_PHONE_ROWS).
@@ -371,6 +393,7 @@ ROOMS = (
     Room(footer=False),
     Room(footer=False, hint=False),
     Room(footer=False, hint=False, words=False),
+    Room(footer=False, hint=False, words=False, method=False),
 )
 
 
@@ -562,13 +585,13 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     preset = preset_line(estimate, w)
     if preset:
         head += f"{preset}\n"
-    title = _title(estimate, seen, wording, total, size)
     bar = bar_line(estimate, wording, seen, parts)
     # Most answers fit a phone screen with everything; a long one (a recipe's every option typed
     # out, advice that wraps, what is in host RAM) has the answer count its rows and give some back,
     # least needed first (Room). Counting costs half a render, so only a long text is counted: no
     # answer of fewer characters than _ROOMY_CHARACTERS has more rows (tests/test_properties.py).
     for room in ROOMS:
+        title = _title(estimate, seen, wording, total, size, named=room.method)
         lines = _lines(estimate, wording, seen, parts, total, size, room)
         description = f"{head}{lines}\n{bar}"
         embed: dict[str, Any] = {"title": title, "description": description, "color": seen.colour}
