@@ -52,6 +52,10 @@ class FamilyTraits:
     compute_dtype_softmax: bool = False
     # Llama 4's RoPE table is one complex64 tensor (freqs_cis) in every precision.
     complex_rope: bool = False
+    # How peft 0.21's "all-linear" sees the MoE layer (families.Experts): the v4 expert names
+    # converted onto the 3-D experts and the router's weight, or a router that is an nn.Linear.
+    peft_converted: bool = False
+    linear_router: bool = False
 
 
 # A family without a declaration keeps what Llama's layers keep.
@@ -84,6 +88,8 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         dense_experts=declared.dense_experts,
         compute_dtype_softmax=declared.compute_dtype_softmax,
         complex_rope=declared.complex_rope,
+        peft_converted=declared.experts is not None and declared.experts.peft_converted,
+        linear_router=declared.experts is not None and declared.experts.linear_router,
     )
 
 

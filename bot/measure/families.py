@@ -160,8 +160,14 @@ _SMALL_MLA: dict[str, Any] = {
 } | {"qk_nope_head_dim": 32, "v_head_dim": 32}
 
 
+# Where a family's config class does not read the shared shape's field: GPT-NeoX has no grouped
+# K/V heads (GPTNeoXConfig takes no num_key_value_heads; its query_key_value is 3h wide).
+_SHAPE_OVERRIDES: dict[str, dict[str, Any]] = {"gpt_neox": {"num_key_value_heads": 8}}
+
+
 def _declared(declared: Family) -> dict[str, Any]:
     fields: dict[str, Any] = {"sliding_window": 4096, "pad_token_id": 0}
+    fields |= _SHAPE_OVERRIDES.get(declared.model_type, {})
     if declared.experts is not None:
         fields |= _SMALL_EXPERTS
     if declared.mla:
