@@ -60,6 +60,13 @@ class Experts:
     correction_bias: Switch = False  # DeepSeek-V3's e_score_correction_bias per expert
     expert_bias: bool = False  # gpt-oss: biases on every expert's projections
     fused_gate_up: bool = False  # the experts' gate and up as one 3-D gate_up_proj (LoRA's names)
+    # peft 0.21 maps the v4 expert names onto this model type's transformers 5 layout (transformers
+    # conversion_mapping._MODEL_TO_CONVERSION_PATTERN names mixtral or qwen2_moe, peft's
+    # transformers_weight_conversion): "all-linear" adapts the 3-D experts and the router's weight,
+    # and no module named gate_proj, up_proj or down_proj (the dense and shared MLPs').
+    peft_converted: bool = False
+    # The router is an nn.Linear, adapted where peft does not convert (Llama4Router, PhiMoE's router).
+    linear_router: bool = False
 
 
 # The mixer of one hybrid layer (issue 20, point 3): softmax attention (full or sliding), Gated
@@ -223,6 +230,9 @@ class Family:
     qk_norm_scope: Literal["head", "projection"] = "head"
     attention_sinks: bool = False  # gpt-oss: one learned logit per head
     fused_qkv: bool = False  # one qkv_proj (Phi-3)
+    # The attention's modules named otherwise than Llama's (q/k/v/o_proj, qkv_proj), by the counter's
+    # name: what a LoRA recipe targeting the attention lists (Phi's dense, GPT-NeoX's query_key_value).
+    attention_modules: Mapping[str, str] = field(default_factory=dict)
     mla: bool = False  # Multi-head Latent Attention (DeepSeek-V3): q/kv LoRA ranks and head dims
     # Norms.
     norms_per_layer: int = 2
@@ -340,6 +350,7 @@ _DEEPSEEK_EXPERTS = Experts(
     shared="n_shared_experts",
     first_dense="first_k_dense_replace",
     correction_bias=True,
+    peft_converted=True,
 )
 
 # Qwen2 and Qwen3 slide the layers from max_window_layers on, and only with use_sliding_window.
@@ -382,6 +393,7 @@ FAMILIES: tuple[Family, ...] = (
             count=("num_experts", "num_local_experts"),
             step="decoder_sparse_step",
             dense_list="mlp_only_layers",
+            peft_converted=True,
         ),
         router_weight_bytes=2,
         sliding=SlidingLayers(4096, switch="use_sliding_window"),  # every layer, no layer_types
@@ -392,7 +404,7 @@ FAMILIES: tuple[Family, ...] = (
         activations_measured=True,
         qkv_bias=False,
         o_bias=False,
-        experts=Experts(count=("num_local_experts",), width=None),
+        experts=Experts(count=("num_local_experts",), width=None, peft_converted=True),
         sliding=_EVERY_LAYER,
         preset_prefixes=("mixtral",),
     ),
@@ -465,12 +477,7 @@ FAMILIES: tuple[Family, ...] = (
         activations_measured=True,
         o_bias=False,
         qk_norm="use_qk_norm",
-        experts=Experts(
-            count=("n_routed_experts",),
-            shared="n_shared_experts",
-            first_dense="first_k_dense_replace",
-            correction_bias=True,
-        ),
+        experts=_DEEPSEEK_EXPERTS,
         multi_token_prediction=True,
         active_embeddings="none",
         rope_cat=True,
@@ -492,6 +499,7 @@ FAMILIES: tuple[Family, ...] = (
             shared=1,
             step="interleave_moe_layer_step",
             fused_gate_up=True,
+            linear_router=True,
         ),
         dense_experts=True,
         compute_dtype_softmax=True,
@@ -529,6 +537,7 @@ FAMILIES += (
             span=("moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval"),
             correction_bias=True,  # moe_statics.e_score_correction_bias
             fused_gate_up=True,
+            peft_converted=True,
         ),
         defaults=MappingProxyType(
             {"moe_layer_start_index": 1, "moe_layer_end_index": -1, "moe_layer_interval": 1}
@@ -595,6 +604,7 @@ FAMILIES += (
             shared="num_shared_experts",
             kinds=("mlp_layer_types", "dense"),
             fused_gate_up=True,
+            peft_converted=True,
         ),
         takes_layer_types=True,
     ),
@@ -623,7 +633,9 @@ FAMILIES += (
         activations_measured=True,
         qk_norm=True,
         qk_norm_scope="projection",
-        experts=Experts(count=("num_experts", "num_local_experts"), width=None, fused_gate_up=True),
+        experts=Experts(
+            count=("num_experts", "num_local_experts"), width=None, fused_gate_up=True, peft_converted=True
+        ),
     ),
     Family(
         "smollm3",
@@ -641,6 +653,7 @@ FAMILIES += (
     Family(
         "granitemoeshared",
         activations_measured=True,
+        fused_gate_up=True,  # the shared MLP's input_linear (GraniteMoeSharedMLP); no dense layers
         experts=Experts(
             count=("num_local_experts",),
             width=None,
@@ -702,10 +715,12 @@ FAMILIES += (
         mlp_activation="gelu_python",
         rope_cat=True,  # partial rotary: cat(rotated, passed) per head
         partial_rope=True,
+        attention_modules=MappingProxyType({"o_proj": "dense"}),  # PhiAttention
     ),
     Family(
         "gpt_neox",
         fused_qkv=True,
+        attention_modules=MappingProxyType({"qkv_proj": "query_key_value", "o_proj": "dense"}),
         gated_mlp=False,
         mlp_bias=True,
         norm_parameters="weight_bias",
@@ -753,7 +768,12 @@ FAMILIES += (
         "mellum",
         activations_measured=True,
         qk_norm=True,
-        experts=Experts(count=("num_local_experts",), kinds=("mlp_layer_types", "dense"), fused_gate_up=True),
+        experts=Experts(
+            count=("num_local_experts",),
+            kinds=("mlp_layer_types", "dense"),
+            fused_gate_up=True,
+            peft_converted=True,
+        ),
         takes_layer_types=True,
     ),
     Family(
@@ -768,7 +788,7 @@ FAMILIES += (
         "phimoe",
         norm_parameters="weight_bias",
         lm_head_bias="lm_head_bias",
-        experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True),
+        experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True, linear_router=True),
         sliding=_EVERY_LAYER,
     ),
     Family(
@@ -781,7 +801,13 @@ FAMILIES += (
         qk_norm=True,
         qk_norm_scope="projection",
         # e_score_correction_bias: a persistent buffer of one value per expert (the checkpoint holds it).
-        experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True, correction_bias=True),
+        experts=Experts(
+            count=("num_local_experts",),
+            width=None,
+            fused_gate_up=True,
+            correction_bias=True,
+            peft_converted=True,
+        ),
     ),
 )
 
@@ -803,7 +829,13 @@ FAMILIES += (
     ),
     # Sarvam's MLA model is DeepSeek-V3's classes, its MoE model GLM-4.5's, under configs of their own.
     replace(_LIKE["deepseek_v3"], model_type="sarvam_mla", also=(), preset_prefixes=()),
-    replace(_LIKE["glm4_moe"], model_type="sarvam_moe", preset_prefixes=(), activations_measured=False),
+    replace(
+        _LIKE["glm4_moe"],
+        model_type="sarvam_moe",
+        preset_prefixes=(),
+        activations_measured=False,
+        experts=replace(_DEEPSEEK_EXPERTS, peft_converted=False),  # transformers converts no sarvam_moe
+    ),
     # Granite's sliding-window variants: one learned sink logit per head.
     Family(
         "granite_swa",
@@ -818,6 +850,7 @@ FAMILIES += (
         "granitemoe_swa",
         attention_sinks=True,
         runs_sdpa=False,
+        fused_gate_up=True,  # the shared MLP's input_linear (GraniteMoeSharedMLP); no dense layers
         experts=Experts(
             count=("num_local_experts",),
             width=None,
@@ -831,7 +864,9 @@ FAMILIES += (
     Family(
         "solar_open",
         names=MappingProxyType({"intermediate_size": ("intermediate_size", "moe_intermediate_size")}),
-        experts=Experts(count=("n_routed_experts",), shared="n_shared_experts", fused_gate_up=True),
+        experts=Experts(
+            count=("n_routed_experts",), shared="n_shared_experts", fused_gate_up=True, peft_converted=True
+        ),
     ),
     Family(
         "youtu", activations_measured=True, tied_by_default=True, qkv_bias=False, o_bias=False, mla=True
@@ -846,6 +881,7 @@ FAMILIES += (
             shared="n_shared_experts",
             kinds=("mlp_layer_types", "dense"),
             fused_gate_up=True,
+            peft_converted=True,
         ),
         small=_EVERY_LAYER_MOE,
     ),
@@ -859,13 +895,16 @@ FAMILIES += (
             shared="n_shared_experts",
             first_dense="first_k_dense_replace",
             fused_gate_up=True,
+            peft_converted=True,
         ),
     ),
     Family(
         "flex_olmo",
         qk_norm=True,
         qk_norm_scope="projection",
-        experts=Experts(count=("num_experts", "num_local_experts"), width=None, fused_gate_up=True),
+        experts=Experts(
+            count=("num_experts", "num_local_experts"), width=None, fused_gate_up=True, peft_converted=True
+        ),
     ),
     Family(
         "jais2",
@@ -889,6 +928,7 @@ FAMILIES += (
             shared="num_shared_experts",
             kinds=("mlp_layer_types", "dense"),
             fused_gate_up=True,
+            peft_converted=True,
         ),
         sliding=_EVERY_4TH_FULL,
         takes_layer_types=True,
@@ -913,6 +953,7 @@ _QWEN_NEXT_EXPERTS = Experts(
     step="decoder_sparse_step",
     dense_list="mlp_only_layers",
     fused_gate_up=True,
+    peft_converted=True,
 )
 # Granite 4, Bamba: "mamba"/"attention" (their legacy words) or "linear_attention"/"full_attention".
 _MAMBA_OR_ATTENTION: Mapping[str, tuple[LayerKind, MlpKind]] = MappingProxyType(
@@ -958,7 +999,7 @@ FAMILIES += (
         model_type="qwen3_5_moe_text",
         # Every layer MoE: no dense width (Qwen3_5MoeTextConfig has no intermediate_size).
         names=MappingProxyType({"intermediate_size": ("intermediate_size", "moe_intermediate_size")}),
-        experts=_QWEN_NEXT_EXPERTS,
+        experts=replace(_QWEN_NEXT_EXPERTS, peft_converted=False),  # transformers converts no qwen3_5_moe
         preset_prefixes=("qwen3.5-35b-a3b", "qwen3.5-122b-a10b", "qwen3.5-397b-a17b"),
     ),
     # Nemotron-H: each block one mixer (Mamba-2 or attention) or one MLP (ReLU², up/down) or MoE.

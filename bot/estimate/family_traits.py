@@ -67,6 +67,10 @@ class FamilyTraits:
     fp32_router: bool = False
     # Under autocast: the shared expert's linears that each cast the fp32 input (gate and up: 2).
     shared_expert_casts: int = 0
+    # How peft 0.21's "all-linear" sees the MoE layer (families.Experts): the v4 expert names
+    # converted onto the 3-D experts and the router's weight, or a router that is an nn.Linear.
+    peft_converted: bool = False
+    linear_router: bool = False
 
 
 # A family without a declaration keeps what Llama's layers keep.
@@ -107,6 +111,8 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         rope_per_layer=declared.rope_per_layer,
         fp32_router=declared.fp32_router,
         shared_expert_casts=declared.shared_expert_casts,
+        peft_converted=declared.experts is not None and declared.experts.peft_converted,
+        linear_router=declared.experts is not None and declared.experts.linear_router,
     )
 
 

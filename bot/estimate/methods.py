@@ -5,10 +5,13 @@ method stores and saves that the full fine-tune does not.
   "all-linear")``; counted against peft on the benchmark's small configs, tests/test_methods.py):
   every ``nn.Linear`` but the LM head gets A (r × d_in) and B (d_out × r) (Hu et al. 2021, "LoRA").
   transformers 5 fuses a MoE layer's experts into 3-D ``gate_up_proj`` and ``down_proj`` tensors;
-  for the model types transformers converts from their v4 layout, peft adapts those tensors
+  for the model types transformers converts from their v4 layout (``Experts.peft_converted``, where
+  its conversion_mapping names mixtral or qwen2_moe; qwen2_moe itself not), peft adapts those tensors
   (``target_parameters``) with one A and B over every expert, at rank 2r for the fused gate and up,
   and the router's weight, and no longer targets the modules named like the v4 experts (the dense
-  MLPs' and the shared experts' gate/up/down). Other MoE families keep their 3-D experts un-adapted.
+  MLPs' and the shared experts' gate/up/down). Other MoE families keep their 3-D experts un-adapted,
+  and their router unless it is an nn.Linear (``Experts.linear_router``); Qwen2-MoE's shared-expert
+  gate (h -> 1) is adapted either way.
 - The adapters are fp32 whatever the base's dtype (peft's ``autocast_adapter_dtype``), trained
   without a master copy: fp32 weights and gradients plus the optimizer's fp32 state.
 - The base is frozen: its weights only, 16-bit (fp32 under amp) for LoRA; for QLoRA the linear
@@ -52,26 +55,6 @@ class LoraTargets(StrEnum):
 
 # NF4 with double quantization: 4 + 8/64 + 32/(64 × 256) bits per parameter (QLoRA, section 2).
 NF4_BYTES_PER_PARAM = (4 + 8 / 64 + 32 / (64 * 256)) / 8
-# The model types whose MoE experts transformers 5 converts from their v4 layout, and peft with them
-# (transformers ``conversion_mapping._MODEL_TO_CONVERSION_PATTERN`` and its two bases, the families
-# the bot declares; Kimi K2 is built as DeepSeek-V3).
-PEFT_CONVERTED_MOE = frozenset(
-    {
-        "mixtral",
-        "minimax",
-        "qwen2_moe",
-        "qwen3_moe",
-        "qwen3_next",
-        "deepseek_v2",
-        "deepseek_v3",
-        "kimi_k2",
-        "glm4_moe",
-        "olmoe",
-        "ernie4_5_moe",
-        "hunyuan_v1_moe",
-        "dots1",
-    }
-)
 
 
 @value_type
@@ -91,7 +74,8 @@ class AdaptedLinear:
 
 
 def _converted_moe(arch: Architecture) -> bool:
-    return arch.is_moe and arch.family in PEFT_CONVERTED_MOE
+    """Whether peft converts the model's v4 expert names (its declaration's ``Experts.peft_converted``)."""
+    return arch.is_moe and traits_for(arch).peft_converted
 
 
 def adapted_linears(
@@ -117,8 +101,10 @@ def adapted_linears(
             ]
         else:
             found += [AdaptedLinear(n, i, o, rank, moe) for n, i, o in arch.shared_expert_linears()]
-            if t.dense_experts:  # Llama 4's router is an nn.Linear; gpt-oss's is not
+            if t.linear_router:  # Llama 4's and PhiMoE's router is an nn.Linear; gpt-oss's is not
                 found.append(AdaptedLinear("router", h, arch.experts, rank, moe))
+        if arch.shared_expert_gate:  # Qwen2-MoE's nn.Linear h -> 1, named like no v4 expert
+            found.append(AdaptedLinear("shared_expert_gate", h, 1, rank, moe))
     return tuple(found)
 
 
@@ -244,7 +230,10 @@ def lora_layer_delta(
 
 def _moe_side(name: str) -> bool:
     """A MoE layer's adapted weight (experts, shared experts, router), not a dense MLP's."""
-    return name.startswith(("experts.", "shared_experts.")) or name in ("gate", "router")
+    return name.startswith(("experts.", "shared_experts.")) or name in _MOE_ROUTING
+
+
+_MOE_ROUTING = ("gate", "router", "shared_expert_gate")  # the routers, Qwen2-MoE's shared-expert gate
 
 
 def lora_outside_delta(arch: Architecture, precision: str, checkpointing: bool) -> int:

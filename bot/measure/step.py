@@ -40,6 +40,7 @@ import transformers
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from bot.estimate.families import family
 from bot.measure.configs import MeasureError
 from bot.measure.families import at_depth
 from bot.measure.types import Measurement, MeasureSetup
@@ -271,6 +272,9 @@ def with_lora(model: Any, setup: MeasureSetup) -> Any:
     if setup.lora_targets == "attention":
         targets = ["q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "q_a_proj", "q_b_proj"]
         targets += ["kv_a_proj_with_mqa", "kv_b_proj"]
+        # The family's own names for them (Phi's dense, GPT-NeoX's query_key_value).
+        declared = family(getattr(model.config, "model_type", None))
+        targets += sorted(declared.attention_modules.values()) if declared is not None else []
     config = peft.LoraConfig(
         r=setup.lora_rank, lora_alpha=2 * setup.lora_rank, lora_dropout=0.0, target_modules=targets
     )
