@@ -85,15 +85,12 @@ def _peft_adapters(config: dict[str, Any], targets: LoraTargets) -> int:
 
 
 # The declared families whose adapters the bot does not yet count as peft 0.21 creates them: named
-# so that a fix shows (remove the family) and a new gap fails. GLM-4.7-Flash's small config writes no
-# mlp_layer_types, which Glm4MoeLiteConfig then makes dense in the first layer; the bot reads every
-# layer MoE (its parameter count is off the same way).
+# so that a fix shows (remove the family) and a new gap fails. Every dense and MoE family is exact.
 LORA_KNOWN_GAPS: dict[str, tuple[str, ...]] = {
-    "glm4_moe_lite": ("all-linear",),
-    "granitemoe_swa": ("all-linear",),
-    # The hybrids (their small configs now carry their layer kinds): the mixers' projections, and
-    # attention adapters counted on every layer rather than the attention layers only. Nemotron-H,
-    # Falcon-H1 and Mamba-2: peft 0.21 finds no module it adapts under "all-linear".
+    # The hybrids and the frontier families (their small configs carry their layer kinds): the
+    # mixers' projections, and attention adapters counted on every layer rather than on the attention
+    # layers only (0.81-2.89x peft's). Nemotron-H, Falcon-H1, Mamba, Mamba-2 and Gemma 3n: peft 0.21
+    # raises on the modules the bot names (it finds none of them).
     "qwen3_next": ("all-linear", "attention"),
     "qwen3_5": ("all-linear", "attention"),
     "qwen3_5_moe": ("all-linear", "attention"),
@@ -105,6 +102,12 @@ LORA_KNOWN_GAPS: dict[str, tuple[str, ...]] = {
     "lfm2": ("all-linear", "attention"),
     "deepseek_v32": ("all-linear",),
     "glm_moe_dsa": ("all-linear",),
+    "gemma3n": ("all-linear", "attention"),
+    "mamba": ("all-linear", "attention"),
+    "falcon_mamba": ("all-linear", "attention"),
+    "jamba": ("all-linear", "attention"),
+    "lfm2_moe": ("all-linear", "attention"),
+    "olmo_hybrid": ("all-linear", "attention"),
 }
 
 

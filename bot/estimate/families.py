@@ -1192,7 +1192,17 @@ FAMILIES += (
         model_type="gemma3n_text",
         activations_measured=False,
         per_layer=PerLayer(),
+        # Gemma3nTextConfig's default when a config leaves it out (its checkpoints write it).
+        defaults=MappingProxyType({**_LIKE["gemma3_text"].defaults, "altup_num_inputs": 4}),
         preset_prefixes=("gemma-3n",),
+        # Its config class wants a list of each layer's sparsity as long as the layers.
+        small=MappingProxyType(
+            {
+                "num_hidden_layers": 4,
+                "layer_types": ["sliding_attention", "full_attention"] * 2,
+                "activation_sparsity_pattern": [0.0] * 4,
+            }
+        ),
     ),
     _MAMBA1_ONLY,
     # Falcon-Mamba: Mamba-1 with weightless RMSNorms on dt, B and C (no parameters more).
@@ -1224,6 +1234,16 @@ FAMILIES += (
             period=("expert_layer_period", "expert_layer_offset"),
             fused_gate_up=True,
         ),
+        # Small: attention and experts on every other layer, of four.
+        small=MappingProxyType(
+            {
+                "num_hidden_layers": 4,
+                "attn_layer_period": 2,
+                "attn_layer_offset": 1,
+                "expert_layer_period": 2,
+                "expert_layer_offset": 1,
+            }
+        ),
         defaults=MappingProxyType(
             {
                 "attn_layer_period": 8,
@@ -1241,6 +1261,10 @@ FAMILIES += (
         ffn_auto_adjust=False,
         experts=Experts(count=("num_experts",), first_dense="num_dense_layers", fused_gate_up=True),
         preset_prefixes=(),
+        # Its config class builds no default layer_types: one dense conv layer, then MoE.
+        small=MappingProxyType(
+            {"num_hidden_layers": 3, "layer_types": ["conv", "full_attention", "conv"], "num_dense_layers": 1}
+        ),
     ),
 )
 # OLMo Hybrid: Gated DeltaNet layers (q, k, v, gate, a, b as separate projections: Qwen3.5's

@@ -111,6 +111,14 @@ def _hybrid(declared: Family) -> dict[str, Any]:
             fields[m.width] = _MAMBA_HEADS * _MAMBA_HEAD_DIM
         if m.expand is not None:
             fields[m.expand] = _MAMBA_EXPAND
+    if declared.mamba1 is not None:  # Mamba-1: an inner width of 2h, a rank-16 dt
+        m1 = declared.mamba1
+        fields |= {m1.state: 16, m1.conv: 4, m1.expand: _MAMBA_EXPAND, m1.dt_rank: 16}
+        if m1.width is not None:
+            fields[m1.width] = _MAMBA_EXPAND * _BASE["hidden_size"]
+    if declared.per_layer is not None:  # Gemma 3n: small per-layer inputs, LAuReL and K/V sharing
+        p = declared.per_layer
+        fields |= {p.input_width: 8, p.input_vocab: 128, p.laurel: 4, p.kv_shared: 1}
     if declared.delta_net is not None:
         d = declared.delta_net
         fields |= {d.key_heads: 2, d.value_heads: 4, d.key_dim: 64, d.value_dim: 64, d.conv: 4}
