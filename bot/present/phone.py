@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -109,10 +109,14 @@ def _units(glyphs: list[tuple[str, float]]) -> list[tuple[float, float]]:
     return units
 
 
+@lru_cache(maxsize=4096)  # an answer's lines recur: its rooms, the footers, the captions
 def wrapped(line: str, font: str = "body", width: float = PHONE_TEXT_PX) -> int:
     """Rows one line of text takes at ``width`` px in ``font``."""
+    glyphs = _glyphs(line, font)
+    if sum(advance for _, advance in glyphs) <= width:
+        return 1  # most lines: no break to look for
     rows, used = 1, 0.0
-    for unit, space in _units(_glyphs(line, font)):
+    for unit, space in _units(glyphs):
         if used and used + unit > width:
             rows, used = rows + 1, 0.0
         used += unit
