@@ -439,4 +439,23 @@ FAMILY_CONFIGS: dict[str, tuple[dict[str, Any], int]] = {
         },
         3030371328,
     ),
+    # Hunyuan MoE's default, with the head_dim its checkpoints write (transformers cannot build None):
+    # one routed expert and the shared MLP in every layer (was refused: undeclared_family).
+    "hunyuan_v1_moe": (
+        {
+            "vocab_size": 290943,
+            "hidden_size": 4096,
+            "intermediate_size": 11008,
+            "num_hidden_layers": 32,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 32,
+            "head_dim": 128,
+            "tie_word_embeddings": False,
+            "attention_bias": False,
+            "num_experts": 1,
+            "moe_topk": 1,
+            "model_type": "hunyuan_v1_moe",
+        },
+        13188337664,
+    ),
 }

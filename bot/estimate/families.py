@@ -60,6 +60,8 @@ class Experts:
     correction_bias: Switch = False  # DeepSeek-V3's e_score_correction_bias per expert
     expert_bias: bool = False  # gpt-oss: biases on every expert's projections
     fused_gate_up: bool = False  # the experts' gate and up as one 3-D gate_up_proj (LoRA's names)
+    # Hunyuan MoE: the MoE block is built also when the config has one routed expert (its default).
+    one_expert_block: bool = False
 
 
 # The mixer of one hybrid layer (issue 20, point 3): softmax attention (full or sliding), Gated
@@ -1216,6 +1218,26 @@ FAMILIES += (
     ),
 )
 MULTIMODAL += (Multimodal("gemma3n", "gemma3n_text"),)
+# Hunyuan V1 (transformers' HunYuanDenseV1 / HunYuanMoEV1): Llama's layers with a head_dim-wide
+# RMSNorm on queries and keys (applied after RoPE: no parameter more). The MoE layer is a router
+# (h x num_experts, no bias), num_experts routed experts of intermediate_size in one 3-D
+# gate_up_proj, and one shared MLP of intermediate_size, in every layer and also with one expert.
+_HUNYUAN_DENSE = Family("hunyuan_v1_dense", qk_norm=True)
+FAMILIES += (
+    _HUNYUAN_DENSE,
+    replace(
+        _HUNYUAN_DENSE,
+        model_type="hunyuan_v1_moe",
+        experts=Experts(
+            count=("num_experts",),
+            active="moe_topk",
+            width=None,
+            shared=1,
+            fused_gate_up=True,
+            one_expert_block=True,
+        ),
+    ),
+)
 
 _BY_TYPE: dict[str, Family] = {name: f for f in FAMILIES for name in (f.model_type, *f.also)}
 _MULTIMODAL: dict[str, Multimodal] = {m.model_type: m for m in MULTIMODAL}

@@ -508,7 +508,7 @@ def architecture_from_config(
         found_count = read.first(*moe.count, mapped=False)
         if found_count is not None and found_count[1] not in (0, 0.0):
             experts = read.whole(*moe.count, default=1, top=_MAX_EXPERTS, mapped=False) or 1
-    is_moe = (experts or 1) > 1
+    is_moe = (experts or 1) > 1 or (moe is not None and moe.one_expert_block)
     moe_fields: dict[str, Any] = {}
     if moe is not None and is_moe:
         per_token = read.whole(moe.active, default=1, mapped=False) or 1
@@ -529,6 +529,7 @@ def architecture_from_config(
             "router_correction_bias": read.flag(moe.correction_bias),
             "expert_bias": moe.expert_bias,
             "fused_expert_gate_up": moe.fused_gate_up,
+            "moe_with_one_expert": moe.one_expert_block,
         }
     mla_names = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
     mla = {name: read.whole(name) for name in mla_names} if declared.mla else {}

@@ -96,6 +96,8 @@ class Architecture(BaseModel):
     router_bias: bool = False  # gpt-oss: the router is a Linear with bias
     router_correction_bias: bool = False  # DeepSeek-V3, GLM-4.5: e_score_correction_bias per expert
     expert_bias: bool = False  # gpt-oss: biases on every expert's projections
+    # Hunyuan MoE: the MoE block (router, experts, shared MLP) is built with one routed expert too.
+    moe_with_one_expert: bool = False
     mtp_layers: int = Field(default=0, ge=0)  # num_nextn_predict_layers: recorded, never counted
     # Sliding-window (local) attention: changes no parameter; the activation/KV estimate may use it.
     sliding_window: int | None = Field(default=None, gt=0)
@@ -254,7 +256,7 @@ class Architecture(BaseModel):
 
     @property
     def is_moe(self) -> bool:
-        return self.experts > 1
+        return self.experts > 1 or self.moe_with_one_expert
 
     @property
     def attention_head_dim(self) -> int:
