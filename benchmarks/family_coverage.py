@@ -199,6 +199,17 @@ LAYER_MIXES: dict[str, dict[str, Any]] = {
         "moe_topk": 2,
         "intermediate_size": 3072,
     },
+    # Kimi Linear: MLA every third layer, two dense MLPs, a query LoRA rank, fewer linear heads.
+    "kimi_linear": {
+        "num_hidden_layers": 6,
+        "layer_types": ["linear_attention", "linear_attention", "full_attention"] * 2,
+        "mlp_layer_types": ["dense", "sparse", "sparse", "dense", "sparse", "sparse"],
+        "q_lora_rank": 256,
+        "linear_num_heads": 8,
+        "linear_head_dim": 64,
+        "linear_conv_kernel_dim": 3,
+        "attention_bias": True,
+    },
 }
 
 # Families whose own default config transformers cannot build (LFM2-MoE leaves layer_types None and
