@@ -1162,6 +1162,29 @@ FAMILIES += (
         activations_measured=False,
         per_layer=PerLayer(),
         preset_prefixes=("gemma-3n",),
+        # Gemma3nTextConfig's defaults of its per-layer parts (a config.json may leave them out).
+        defaults=MappingProxyType(
+            {
+                **_LIKE["gemma3_text"].defaults,
+                "altup_num_inputs": 4,
+                "laurel_rank": 64,
+                "hidden_size_per_layer_input": 256,
+                "vocab_size_per_layer_input": 262_144,
+                "num_kv_shared_layers": 15,
+            }
+        ),
+        # Four layers, the last two reusing the first two's keys and values, and its per-layer parts.
+        small=MappingProxyType(
+            {
+                "num_hidden_layers": 4,
+                "layer_types": ["sliding_attention", "full_attention"] * 2,
+                "num_kv_shared_layers": 2,
+                "activation_sparsity_pattern": [0.0] * 4,
+                "hidden_size_per_layer_input": 16,
+                "vocab_size_per_layer_input": 1000,
+                "laurel_rank": 8,
+            }
+        ),
     ),
     _MAMBA1_ONLY,
     # Falcon-Mamba: Mamba-1 with weightless RMSNorms on dt, B and C (no parameters more).
@@ -1210,6 +1233,7 @@ FAMILIES += (
         ffn_auto_adjust=False,
         experts=Experts(count=("num_experts",), first_dense="num_dense_layers", fused_gate_up=True),
         preset_prefixes=(),
+        small=MappingProxyType({"layer_types": ["conv", "full_attention"]}),  # its class indexes them
     ),
 )
 # OLMo Hybrid: Gated DeltaNet layers (q, k, v, gate, a, b as separate projections: Qwen3.5's

@@ -118,6 +118,11 @@ def _hybrid(declared: Family) -> dict[str, Any]:
         fields[declared.short_conv.kernel] = 3
     if declared.indexer is not None:
         fields |= {declared.indexer.heads: 2, declared.indexer.head_dim: 32}
+    if declared.mamba1 is not None:  # Mamba-1: an inner width of 2h, its state, conv and dt's rank
+        m1 = declared.mamba1
+        fields |= {m1.state: 16, m1.conv: 4, m1.dt_rank: 16, m1.expand: _MAMBA_EXPAND}
+        if m1.width is not None:
+            fields[m1.width] = _MAMBA_EXPAND * _BASE["hidden_size"]
     return fields
 
 
