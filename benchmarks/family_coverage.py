@@ -190,12 +190,35 @@ LAYER_MIXES: dict[str, dict[str, Any]] = {
         "num_dense_layers": 1,
         "conv_bias": True,
     },
+    # Hunyuan: grouped keys and values; the MoE with its published eight of 64 experts' shape scaled.
+    "hunyuan_v1_dense": {"num_hidden_layers": 4, "num_key_value_heads": 8, "head_dim": 64},
+    "hunyuan_v1_moe": {
+        "num_hidden_layers": 4,
+        "num_key_value_heads": 8,
+        "num_experts": 16,
+        "moe_topk": 2,
+        "intermediate_size": 3072,
+    },
+    # Kimi Linear: MLA every third layer, two dense MLPs, a query LoRA rank, fewer linear heads.
+    "kimi_linear": {
+        "num_hidden_layers": 6,
+        "layer_types": ["linear_attention", "linear_attention", "full_attention"] * 2,
+        "mlp_layer_types": ["dense", "sparse", "sparse", "dense", "sparse", "sparse"],
+        "q_lora_rank": 256,
+        "linear_num_heads": 8,
+        "linear_head_dim": 64,
+        "linear_conv_kernel_dim": 3,
+        "attention_bias": True,
+    },
 }
 
 # Families whose own default config transformers cannot build (LFM2-MoE leaves layer_types None and
 # its layers index it): the default with these fields, as every published config writes them.
 DEFAULT_FIXES: dict[str, dict[str, Any]] = {
     "lfm2_moe": {"layer_types": ["conv", "conv", "full_attention", "conv"] * 8},
+    # Hunyuan V1 leaves head_dim None, which its attention reads as is; its checkpoints write 128.
+    "hunyuan_v1_dense": {"head_dim": 128},
+    "hunyuan_v1_moe": {"head_dim": 128},
 }
 
 

@@ -439,4 +439,53 @@ FAMILY_CONFIGS: dict[str, tuple[dict[str, Any], int]] = {
         },
         3030371328,
     ),
+    # Hunyuan MoE's default, with the head_dim its checkpoints write (transformers cannot build None):
+    # one routed expert and the shared MLP in every layer (was refused: undeclared_family).
+    "hunyuan_v1_moe": (
+        {
+            "vocab_size": 290943,
+            "hidden_size": 4096,
+            "intermediate_size": 11008,
+            "num_hidden_layers": 32,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 32,
+            "head_dim": 128,
+            "tie_word_embeddings": False,
+            "attention_bias": False,
+            "num_experts": 1,
+            "moe_topk": 1,
+            "model_type": "hunyuan_v1_moe",
+        },
+        13188337664,
+    ),
+    # Kimi Linear's default: Kimi Delta Attention with MLA on layers 4, 8, ..., 24, the first MLP
+    # dense and DeepSeek-V3's MoE after it (was refused: undeclared_family).
+    "kimi_linear": (
+        {
+            "vocab_size": 163840,
+            "hidden_size": 2304,
+            "intermediate_size": 9216,
+            "moe_intermediate_size": 1024,
+            "num_hidden_layers": 27,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 32,
+            "num_shared_experts": 1,
+            "num_experts": 256,
+            "num_experts_per_token": 8,
+            "kv_lora_rank": 512,
+            "q_lora_rank": None,
+            "qk_rope_head_dim": 64,
+            "v_head_dim": 128,
+            "qk_nope_head_dim": 128,
+            "tie_word_embeddings": False,
+            "attention_bias": False,
+            "linear_head_dim": 128,
+            "linear_num_heads": 32,
+            "linear_conv_kernel_dim": 4,
+            "layer_types": ["full_attention" if i and i % 4 == 0 else "linear_attention" for i in range(27)],
+            "mlp_layer_types": ["dense"] + ["sparse"] * 26,
+            "model_type": "kimi_linear",
+        },
+        49133074464,
+    ),
 }

@@ -1,5 +1,5 @@
 """The frontier of issue 20 (points 3 and 4): the families that answered only from their tensors
-(Gemma 3n, Mamba-1, Falcon-Mamba, Jamba, LFM2-MoE), and the presets added with them.
+(Gemma 3n, Mamba-1, Falcon-Mamba, Jamba, LFM2-MoE, OLMo Hybrid, Kimi Linear), and the presets added with them.
 
 The serving cache of each new layer kind is held to the cache a transformers forward returns (CPU,
 bf16, random weights, small configs) to the byte, through both the architecture's per-sequence and
@@ -78,6 +78,29 @@ SMALL: dict[str, dict[str, Any]] = {
         "num_experts": 4,
         "num_experts_per_tok": 2,
         "num_dense_layers": 1,
+    },
+    # Kimi Linear: Kimi Delta Attention beside MLA (its latent and rope key cached) and MoE.
+    "kimi_linear": {
+        "hidden_size": 64,
+        "num_hidden_layers": 3,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 4,
+        "vocab_size": 128,
+        "layer_types": ["linear_attention", "full_attention", "linear_attention"],
+        "intermediate_size": 96,
+        "moe_intermediate_size": 32,
+        "num_experts": 4,
+        "num_experts_per_token": 2,
+        "kv_lora_rank": 16,
+        "qk_rope_head_dim": 8,
+        "qk_nope_head_dim": 16,
+        "v_head_dim": 16,
+        "linear_num_heads": 2,
+        "linear_head_dim": 16,
+        "linear_conv_kernel_dim": 3,
+        "pad_token_id": 0,
+        "bos_token_id": 1,
+        "eos_token_id": 2,
     },
 }
 

@@ -266,11 +266,11 @@ def test_a_declared_familys_config_counts_as_transformers_builds_it(model_type: 
 @pytest.mark.parametrize(
     "config",
     [
-        # Kimi Linear's per-channel DeltaNet and DeepSeek-V4's compressed attention are not declared.
-        {"model_type": "kimi_linear", "hidden_size": 2048, "num_hidden_layers": 16},
-        {"model_type": "deepseek_v4", "hidden_size": 2048, "intermediate_size": [8192, 16384]},
+        # RWKV's recurrent time mixing and xLSTM's matrix memory are not declared.
+        {"model_type": "rwkv", "hidden_size": 2048, "num_hidden_layers": 16},
+        {"model_type": "xlstm", "hidden_size": 2048, "intermediate_size": [8192, 16384]},
     ],
-    ids=["kimi_linear", "deepseek_v4"],
+    ids=["rwkv", "xlstm"],
 )
 def test_a_family_without_a_declaration_is_refused_not_guessed(config: dict[str, Any]) -> None:
     with pytest.raises(ConfigProblem) as caught:

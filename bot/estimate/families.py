@@ -67,6 +67,11 @@ class Experts:
     peft_converted: bool = False
     # The router is an nn.Linear, adapted where peft does not convert (Llama4Router, PhiMoE's router).
     linear_router: bool = False
+    # Kimi Linear: first_dense only decides when the config has no ``kinds`` list (its class derives
+    # the list from first_k_dense_replace then).
+    first_dense_unless_listed: bool = False
+    # Hunyuan MoE: the MoE block is built also when the config has one routed expert (its default).
+    one_expert_block: bool = False
 
 
 # The mixer of one hybrid layer (issue 20, point 3): softmax attention (full or sliding), Gated
@@ -96,6 +101,8 @@ class LayerKinds:
     every: tuple[str, int, LayerKind] | None = None
     # Nemotron-H: the list is the model (num_hidden_layers is ignored when the list is given).
     list_is_layers: bool = False
+    # Kimi Linear: the config must list its layers (a config without the list is refused as missing it).
+    listed_only: bool = False
     # Jamba: layers i with i % period == offset are of a kind (the period's and offset's fields).
     period: tuple[str, str, LayerKind] | None = None
 
@@ -137,6 +144,9 @@ class DeltaNet:
     value_dim: str = "linear_value_head_dim"
     conv: str = "linear_conv_kernel_dim"
     fused: bool = True  # in_proj_qkvz and in_proj_ba (Qwen3-Next); Qwen3.5 splits qkv, z, b, a
+    # Kimi Delta Attention (Kimi Linear): q, k, v apart, a per-channel decay from a low-rank forget
+    # gate (f_a, f_b, dt_bias per channel) and a low-rank output gate (g_a, g_b) for z and a.
+    kda: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -1192,9 +1202,18 @@ FAMILIES += (
         model_type="gemma3n_text",
         activations_measured=False,
         per_layer=PerLayer(),
-        # Gemma3nTextConfig's default when a config leaves it out (its checkpoints write it).
-        defaults=MappingProxyType({**_LIKE["gemma3_text"].defaults, "altup_num_inputs": 4}),
         preset_prefixes=("gemma-3n",),
+        # Gemma3nTextConfig's defaults of its per-layer parts (a config.json may leave them out).
+        defaults=MappingProxyType(
+            {
+                **_LIKE["gemma3_text"].defaults,
+                "altup_num_inputs": 4,
+                "laurel_rank": 64,
+                "hidden_size_per_layer_input": 256,
+                "vocab_size_per_layer_input": 262_144,
+                "num_kv_shared_layers": 15,
+            }
+        ),
         # Its config class wants a list of each layer's sparsity as long as the layers.
         small=MappingProxyType(
             {
@@ -1281,6 +1300,72 @@ FAMILIES += (
     ),
 )
 MULTIMODAL += (Multimodal("gemma3n", "gemma3n_text"),)
+# Hunyuan V1 (transformers' HunYuanDenseV1 / HunYuanMoEV1): Llama's layers with a head_dim-wide
+# RMSNorm on queries and keys (applied after RoPE: no parameter more). The MoE layer is a router
+# (h x num_experts, no bias), num_experts routed experts of intermediate_size in one 3-D
+# gate_up_proj, and one shared MLP of intermediate_size, in every layer and also with one expert.
+_HUNYUAN_DENSE = Family("hunyuan_v1_dense", qk_norm=True)
+FAMILIES += (
+    _HUNYUAN_DENSE,
+    replace(
+        _HUNYUAN_DENSE,
+        model_type="hunyuan_v1_moe",
+        experts=Experts(
+            count=("num_experts",),
+            active="moe_topk",
+            width=None,
+            shared=1,
+            fused_gate_up=True,
+            one_expert_block=True,
+        ),
+    ),
+)
+
+# Kimi Linear (transformers' KimiLinear): Kimi Delta Attention layers (the same state as Gated
+# DeltaNet's, with as many key as value heads) and DeepSeek-V3's MLA every fourth layer; DeepSeek-V3's
+# MoE (its correction bias a buffer, not a parameter) except on the layers mlp_layer_types calls
+# "dense". The checkpoints' linear_attn_config (1-indexed layer lists) is refused, not read.
+FAMILIES += (
+    replace(
+        _LIKE["deepseek_v3"],
+        model_type="kimi_linear",
+        also=(),
+        activations_measured=False,
+        multi_token_prediction=False,
+        experts=Experts(
+            # The names transformers saves under (KimiLinearConfig.attribute_map), as the checkpoints do.
+            count=("num_experts", "num_local_experts"),
+            active="num_experts_per_token",
+            shared="num_shared_experts",
+            kinds=("mlp_layer_types", "dense"),
+            first_dense="first_k_dense_replace",
+            first_dense_unless_listed=True,
+            fused_gate_up=True,
+        ),
+        defaults=MappingProxyType({"first_k_dense_replace": 1}),
+        layer_kinds=LayerKinds(
+            fields=("layer_types",),
+            words=MappingProxyType(
+                {
+                    "linear_attention": ("linear_attention", "default"),
+                    "full_attention": ("attention", "default"),
+                }
+            ),
+            default="linear_attention",
+            listed_only=True,
+        ),
+        delta_net=DeltaNet(
+            key_heads="linear_num_heads",
+            value_heads="linear_num_heads",
+            key_dim="linear_head_dim",
+            value_dim="linear_head_dim",
+            fused=False,
+            kda=True,
+        ),
+        unsupported=("linear_attn_config",),
+        preset_prefixes=(),
+    ),
+)
 
 _BY_TYPE: dict[str, Family] = {name: f for f in FAMILIES for name in (f.model_type, *f.also)}
 _MULTIMODAL: dict[str, Multimodal] = {m.model_type: m for m in MULTIMODAL}

@@ -310,7 +310,7 @@ def _layer_kinds(
             return mixers, [], []
         mixers = [kinds.words[w][0] for w in listed]
         mlps = [kinds.words[w][1] for w in listed]
-    elif kinds.list_is_layers:
+    elif kinds.list_is_layers or kinds.listed_only:
         read.missing.append(kinds.fields[-1])
     elif kinds.indices is not None and isinstance(read.config.get(kinds.indices[0]), list):
         for i in read.layers_listed(kinds.indices[0], layers):
@@ -379,6 +379,7 @@ def _hybrid_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
             linear_value_head_dim=read.whole(d.value_dim, required=True, mapped=False),
             linear_conv_kernel=read.whole(d.conv, required=True, mapped=False),
             fused_linear_projections=d.fused,
+            linear_kda=d.kda,
         )
     if declared.short_conv is not None:
         c = declared.short_conv
@@ -508,7 +509,7 @@ def architecture_from_config(
         found_count = read.first(*moe.count, mapped=False)
         if found_count is not None and found_count[1] not in (0, 0.0):
             experts = read.whole(*moe.count, default=1, top=_MAX_EXPERTS, mapped=False) or 1
-    is_moe = (experts or 1) > 1
+    is_moe = (experts or 1) > 1 or (moe is not None and moe.one_expert_block)
     moe_fields: dict[str, Any] = {}
     if moe is not None and is_moe:
         per_token = read.whole(moe.active, default=1, mapped=False) or 1
@@ -522,13 +523,18 @@ def architecture_from_config(
             "shared_experts": 1 if shared_width else shared,
             "shared_expert_intermediate_size": shared_width or None,
             "shared_expert_gate": moe.shared_gate and bool(shared_width),
-            "first_k_dense_replace": read.count(moe.first_dense),
+            "first_k_dense_replace": (
+                0
+                if moe.first_dense_unless_listed and moe.kinds and isinstance(text.get(moe.kinds[0]), list)
+                else read.count(moe.first_dense)
+            ),
             "interleave_moe_layer_step": read.whole(moe.step, default=1, mapped=False) if moe.step else 1,
             "mlp_only_layers": _dense_layers(read, moe, layers or 0),
             "router_bias": moe.router_bias,
             "router_correction_bias": read.flag(moe.correction_bias),
             "expert_bias": moe.expert_bias,
             "fused_expert_gate_up": moe.fused_gate_up,
+            "moe_with_one_expert": moe.one_expert_block,
         }
     mla_names = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
     mla = {name: read.whole(name) for name in mla_names} if declared.mla else {}

@@ -96,6 +96,8 @@ class Architecture(BaseModel):
     router_bias: bool = False  # gpt-oss: the router is a Linear with bias
     router_correction_bias: bool = False  # DeepSeek-V3, GLM-4.5: e_score_correction_bias per expert
     expert_bias: bool = False  # gpt-oss: biases on every expert's projections
+    # Hunyuan MoE: the MoE block (router, experts, shared MLP) is built with one routed expert too.
+    moe_with_one_expert: bool = False
     mtp_layers: int = Field(default=0, ge=0)  # num_nextn_predict_layers: recorded, never counted
     # Sliding-window (local) attention: changes no parameter; the activation/KV estimate may use it.
     sliding_window: int | None = Field(default=None, gt=0)
@@ -113,6 +115,9 @@ class Architecture(BaseModel):
     linear_value_head_dim: int | None = Field(default=None, gt=0)
     linear_conv_kernel: int | None = Field(default=None, gt=0)
     fused_linear_projections: bool = True  # in_proj_qkvz + in_proj_ba (Qwen3.5: qkv, z, b, a)
+    # Kimi Delta Attention (Kimi Linear's KimiLinearDeltaAttention): q, k, v apart, low-rank forget
+    # and output gates; its cached state is Gated DeltaNet's.
+    linear_kda: bool = False
     # Mamba-2 (Nemotron-H, Granite 4, Falcon-H1, Bamba, Mamba-2).
     mamba_heads: int | None = Field(default=None, gt=0)
     mamba_head_dim: int | None = Field(default=None, gt=0)
@@ -254,7 +259,7 @@ class Architecture(BaseModel):
 
     @property
     def is_moe(self) -> bool:
-        return self.experts > 1
+        return self.experts > 1 or self.moe_with_one_expert
 
     @property
     def attention_head_dim(self) -> int:
@@ -477,6 +482,21 @@ class Architecture(BaseModel):
         if kind == "linear_attention":
             # Qwen3NextGatedDeltaNet: q, k, v, the output gate z, and the beta and alpha heads.
             k, v, heads = self.linear_key_dim, self.linear_value_dim, self.linear_value_heads or 0
+            if self.linear_kda:
+                # KimiLinearDeltaAttention: the forget gate f_a -> f_b and output gate g_a -> g_b
+                # through one head's width, beta per head (b_proj).
+                d = self.linear_key_head_dim or 0
+                return [
+                    ("q_proj", h, k),
+                    ("k_proj", h, k),
+                    ("v_proj", h, v),
+                    ("f_a_proj", h, d),
+                    ("f_b_proj", d, k),
+                    ("b_proj", h, heads),
+                    ("g_a_proj", h, d),
+                    ("g_b_proj", d, v),
+                    ("o_proj", v, h),
+                ]
             if self.fused_linear_projections:
                 ins = [("in_proj_qkvz", h, 2 * k + 2 * v), ("in_proj_ba", h, 2 * heads)]
             else:
@@ -519,6 +539,8 @@ class Architecture(BaseModel):
             # of one value head's width.
             params += self.linear_conv_dim * (self.linear_conv_kernel or 0)
             params += 2 * (self.linear_value_heads or 0) + (self.linear_value_head_dim or 0)
+            if self.linear_kda:  # Kimi: dt_bias per channel, not per head (KimiLinearForgetGate)
+                params += self.linear_key_dim - (self.linear_value_heads or 0)
         elif kind == "conv":
             h = self.hidden_size
             params += h * (self.conv_kernel or 0) + (3 * h + h + h) * self.conv_bias  # conv, in/out biases
@@ -575,7 +597,10 @@ class Architecture(BaseModel):
         params = sum(i * o for _, i, o in self.attention_linears())
         if self.is_mla:
             params += (self.q_lora_rank or 0) + (self.kv_lora_rank or 0)  # q_a_layernorm, kv_a_layernorm
-        if self.qkv_bias:
+        if self.qkv_bias and self.is_mla:
+            # DeepseekV3Attention: q_a_proj's and kv_a_proj_with_mqa's biases (q_proj, q_b, kv_b none).
+            params += (self.q_lora_rank or 0) + (self.kv_lora_rank or 0) + (self.qk_rope_head_dim or 0)
+        elif self.qkv_bias:
             params += self.q_dim + self.k_dim + self.v_dim
         if self.o_bias:
             params += self.hidden_size
