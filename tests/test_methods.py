@@ -108,6 +108,7 @@ LORA_KNOWN_GAPS: dict[str, tuple[str, ...]] = {
     "jamba": ("all-linear", "attention"),
     "lfm2_moe": ("all-linear", "attention"),
     "olmo_hybrid": ("all-linear", "attention"),
+    "kimi_linear": ("all-linear", "attention"),
 }
 
 

@@ -1317,6 +1317,7 @@ FAMILIES += (
             shared=1,
             fused_gate_up=True,
             one_expert_block=True,
+            peft_converted=True,  # conversion_mapping maps hunyuan_v1_moe to qwen2_moe's pattern
         ),
     ),
 )
