@@ -50,6 +50,7 @@ def _wide(char: str) -> bool:
     return unicodedata.east_asian_width(char) in "WF"
 
 
+@lru_cache(maxsize=4096)
 def _advance(char: str, font: str) -> float:
     if char in ZERO_WIDTH:
         return 0.0
@@ -75,9 +76,12 @@ def _glyphs(text: str, font: str) -> list[tuple[str, float]]:
         else:
             face = "bold" if bold and font == "body" else font
             pairs = _widths()["kerning_em"]["regular" if face in ("body", "footer") else "bold"]
-            for index, char in enumerate(part):
-                kerning = pairs.get(part[index - 1 : index + 1], 0.0) * FONT_PX[face] if index else 0.0
+            px = FONT_PX[face]
+            previous = ""
+            for char in part:
+                kerning = pairs.get(previous + char, 0.0) * px if previous else 0.0
                 out.append((char, _advance(char, face) + kerning))
+                previous = char
     return out
 
 
