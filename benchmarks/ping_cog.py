@@ -91,7 +91,8 @@ def _timed_async(
 
 
 def _validating(function: Callable[P, R]) -> Callable[P, R]:
-    """The cog's parse_request, which starts every /vram answer: marks the task as /vram's."""
+    """The command's parse_request (bot.present.interactions, which the cog reads a /vram with), which
+    starts every /vram answer: marks the task as /vram's."""
     timed = _timed("validate", function)
 
     @functools.wraps(function)
@@ -121,11 +122,11 @@ def _clicking(
 def install_stage_timers() -> None:
     """Wrap each stage of a /vram answer where the runtime looks it up (module globals, at call time)."""
     global _timing
-    from bot.present import chart, views
-    from bot.runtime import cog, controls
+    from bot.present import chart, interactions, views
+    from bot.runtime import controls
 
     # Through vars(): the modules import these names for their own use, not to export them.
-    found, message, runtime = vars(cog), vars(views), vars(controls)
+    found, message, runtime = vars(interactions), vars(views), vars(controls)
     found["parse_request"] = _validating(found["parse_request"])
     message["estimate"] = _timed("estimate", message["estimate"])
     for name, render in list(message["RENDERERS"].items()):  # the same dict the runtime reads
