@@ -31,40 +31,14 @@ MEASURED: dict[str, tuple[float, float]] = {
     "helium": (12_008.0, 20_488.0),
     "olmo": (9_904.0, 18_320.0),
 }
-# The config a family's figures were measured on where it is not today's small config (Cohere 2 MoE
-# was measured with every expert 344 wide and a dense 688 MLP beside them, before its small config
-# came from its declaration).
+# The config a family's figures were measured on where it is not today's small config: Cohere 2
+# MoE was measured before its small config came from its declaration, with its experts as wide as
+# the shared intermediate_size (688) and no dense first layers.
 MEASURED_ON: dict[str, dict[str, object]] = {
     "cohere2_moe": {
-        "model_type": "cohere2_moe",
-        "hidden_size": 256,
+        **{k: v for k, v in SMALL_CONFIGS["cohere2_moe"].items() if k != "prefix_dense_intermediate_size"},
         "intermediate_size": 688,
-        "num_attention_heads": 8,
-        "num_key_value_heads": 2,
-        "head_dim": 32,
-        "vocab_size": 1000,
-        "max_position_embeddings": 4096,
-        "tie_word_embeddings": False,
-        "use_cache": False,
-        "attention_dropout": 0.0,
-        "sliding_window": 4096,
-        "pad_token_id": 0,
-        "n_routed_experts": 4,
-        "num_experts_per_tok": 2,
-        "n_shared_experts": 1,
-        "moe_intermediate_size": 344,
-        "first_k_dense_replace": 0,
-        "n_group": 1,
-        "topk_group": 1,
-        "num_experts": 4,
-        "num_local_experts": 4,
-        "moe_num_experts": 4,
-        "moe_k": 2,
-        "moe_num_shared_experts": 1,
-        "num_shared_experts": 1,
-        "shared_expert_intermediate_size": 344,
-        "shared_intermediate_size": 344,
-    }
+    },
 }
 SETUPS: tuple[tuple[Precision, AttentionImpl], ...] = (("mixed", "sdpa"), ("amp", "eager"))
 
