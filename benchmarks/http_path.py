@@ -38,6 +38,8 @@ import orjson
 from aiohttp import ClientSession
 from nacl.signing import SigningKey
 
+from tests.fake_discord import until_healthy
+
 PROJECT = Path(__file__).resolve().parents[1]
 TICKS = os.sysconf("SC_CLK_TCK")
 _sizes = itertools.count(1)
@@ -114,18 +116,7 @@ class Replicas:
         ]
 
     async def ready(self, session: ClientSession) -> None:
-        deadline = time.monotonic() + 60
-        for port in self.ports:
-            while True:
-                try:
-                    async with session.get(f"http://127.0.0.1:{port}/healthz") as response:
-                        if response.status == 200:
-                            break
-                except OSError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"replica on port {port} never became healthy")
-                await asyncio.sleep(0.05)
+        await until_healthy(session, self.ports, poll_s=0.05)
 
     def stop(self) -> None:
         for process in self.processes:

@@ -87,6 +87,22 @@ class Callback:
         return embeds[0]
 
 
+async def until_healthy(session: ClientSession, ports: list[int], poll_s: float, seconds: float = 60) -> None:
+    """Wait until each port's ``/healthz`` answers 200: the HTTP replicas, or a proxy before them."""
+    deadline = time.monotonic() + seconds
+    for port in ports:
+        while True:
+            try:
+                async with session.get(f"http://127.0.0.1:{port}/healthz") as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"port {port} never became healthy")
+            await asyncio.sleep(poll_s)
+
+
 @dataclass
 class HttpAnswer:
     """An interactions endpoint's answer to a POST: its status, bytes, and JSON (or multipart) body."""

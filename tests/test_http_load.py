@@ -22,7 +22,7 @@ import pytest_asyncio
 from aiohttp import ClientSession
 from nacl.signing import SigningKey
 
-from tests.fake_discord import FakeDiscord
+from tests.fake_discord import FakeDiscord, until_healthy
 from tests.fresh_python import PROJECT, compile_bytecode
 
 pytestmark = [pytest.mark.http_load, pytest.mark.asyncio(loop_scope="module")]
@@ -139,17 +139,7 @@ http {{
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def ready(proxy: int, replicas: list[tuple[int, subprocess.Popen[bytes]]]) -> AsyncIterator[int]:
     async with ClientSession() as session:
-        deadline = time.monotonic() + 60
-        for port in [p for p, _ in replicas] + [proxy]:
-            while True:
-                try:
-                    async with session.get(f"http://127.0.0.1:{port}/healthz") as response:
-                        if response.status == 200:
-                            break
-                except OSError:
-                    pass
-                assert time.monotonic() < deadline, f"port {port} never became healthy"
-                await asyncio.sleep(0.1)
+        await until_healthy(session, [p for p, _ in replicas] + [proxy], poll_s=0.1)
     yield proxy
 
 
