@@ -130,10 +130,6 @@ def wrapped(line: str, font: str = "body", width: float = PHONE_TEXT_PX) -> int:
     return rows
 
 
-def plain(text: str) -> str:
-    return text.replace("**", "").replace("`", "")
-
-
 def embed_rows(embed: dict[str, Any], width: float = PHONE_TEXT_PX) -> int:
     """The embed's rows of text on a phone: title, description, every field's name and value, footer."""
     parts: list[tuple[str, str]] = [(embed.get("title", ""), "title"), (embed.get("description", ""), "body")]
