@@ -20,7 +20,13 @@ from bot.estimate.request import InvalidRequest, Problem, command_options
 from bot.http import payload as raw
 from bot.http import replies
 from bot.present.command_line import UnreadableCommand
-from bot.present.custom_ids import ESTIMATE, UnreadableState
+from bot.present.custom_ids import (
+    ESTIMATE,
+    EXPLORE_TEMPLATE,
+    SELECT_TEMPLATE,
+    SHARE_TEMPLATE,
+    UnreadableState,
+)
 from bot.present.hub_problems import hub_failure_message, rate_limited_note
 from bot.present.i18n import text
 from bot.present.interactions import (
@@ -36,7 +42,7 @@ from bot.present.interactions import (
 from bot.present.problems import problems_message
 from bot.present.views import RENDERERS, render_message
 from bot.runtime.cog import DEFER_AFTER_S, HUB_SUGGESTIONS_WAIT_S
-from bot.runtime.controls import _EXPLORE, _SELECT, _SHARE, CONTROL_LOOKUP_WAIT_S
+from bot.runtime.controls import CONTROL_LOOKUP_WAIT_S
 from bot.runtime.errors import MalformedOptions, first_option_name, focused_option, payload_problems
 from bot.runtime.hub_client import HubClient
 
@@ -180,13 +186,13 @@ class Answerer:
         data = raw.as_dict(exchange.interaction.get("data"))
         custom_id = data.get("custom_id")
         custom_id = custom_id if isinstance(custom_id, str) else ""
-        if (found := _EXPLORE.fullmatch(custom_id)) is not None:
+        if (found := EXPLORE_TEMPLATE.fullmatch(custom_id)) is not None:
             await self._explore(exchange, found["view"], found["state"])
-        elif (found := _SELECT.fullmatch(custom_id)) is not None:
+        elif (found := SELECT_TEMPLATE.fullmatch(custom_id)) is not None:
             values = data.get("values", [])
             picked = values[0] if isinstance(values, list) and len(values) == 1 else ""
             await self._explore(exchange, ESTIMATE, found["state"], str(picked))
-        elif (found := _SHARE.fullmatch(custom_id)) is not None:
+        elif (found := SHARE_TEMPLATE.fullmatch(custom_id)) is not None:
             await self._share(exchange, found["view"], found["state"])
         else:  # a control no template of ours reads (tampered with), or none of ours at all
             raise UnreadableState(f"no control reads {custom_id[:20]!r}")

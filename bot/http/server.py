@@ -26,7 +26,7 @@ from bot.http.replies import Reply
 from bot.http.signature import SIGNATURE_HEADER, TIMESTAMP_HEADER, Verifier
 from bot.http.webhook import DiscordWebhook
 from bot.hub_settings import hub_settings_from_env
-from bot.runtime.hub_client import HubClient, warm_up
+from bot.runtime.hub_client import HubClient, shared_cache, warm_up
 from bot.runtime.runner import freeze_start_up
 from bot.runtime.settings import Settings
 
@@ -121,6 +121,7 @@ class InteractionServer:
                 await asyncio.sleep(0.02)
             await self._runner.cleanup()
         await self.webhook.close()
+        await self.answerer.hub.close()
 
     async def _health(self, request: web.Request) -> web.Response:
         if self.stopping:
@@ -193,7 +194,9 @@ class InteractionServer:
 def hub_client_for(settings: Settings) -> HubClient:
     """The Hub client as the settings say, as :func:`bot.runtime.cog._hub_client` builds the cog's."""
     hub = hub_settings_from_env(os.environ, settings.hub_timeout_s, settings.hub_cache_max_repos)
-    return HubClient(hub, enabled=settings.hub_lookups)
+    url = settings.hub_shared_cache_url
+    shared = shared_cache(url.get_secret_value()) if url is not None else None
+    return HubClient(hub, enabled=settings.hub_lookups, shared=shared)
 
 
 def build_server(settings: Settings, public_key: bytes) -> InteractionServer:

@@ -10,6 +10,7 @@ which holds it exactly. Either way the request meets the same validation as type
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Final
 
@@ -35,6 +36,20 @@ STATE_ROOM: Final = CUSTOM_ID_MAX - max(len(f"{PREFIX}:{view}:") for view in VIE
 SHARE: Final = "shr"
 # The state of a request too long to pack: "read it from the message's command line".
 FROM_MESSAGE: Final = "~"
+
+# Which control a custom_id is, read back (the gateway's dynamic items and the HTTP front end both
+# match with these). Each matches the whole custom_id, and none matches another's: the button's must
+# read neither the select's ("vram:opt:...") nor Share's ("vram:shr:..."). DOTALL: a state with a line
+# break is still the control's (then refused by unpack), not nobody's.
+EXPLORE_TEMPLATE: Final = re.compile(
+    rf"{PREFIX}:(?P<view>(?!(?:{SELECT_VIEW}|{SHARE}):)[^:]*):(?P<state>.*)", re.DOTALL
+)
+SELECT_TEMPLATE: Final = re.compile(rf"{PREFIX}:{SELECT_VIEW}:(?P<state>.*)", re.DOTALL)
+SHARE_TEMPLATE: Final = re.compile(rf"{PREFIX}:{SHARE}:(?P<view>[^:]*):(?P<state>.*)", re.DOTALL)
+# Every other custom_id of ours, which none of the three reads: no view ("vram", "vram:est"), or Share
+# without a view and a state ("vram:shr:p=7", "vram:shr:cmp").
+UNREADABLE_TEMPLATE: Final = re.compile(rf"{PREFIX}(?::[^:]*|:{SHARE}:[^:]*)?", re.DOTALL)
+READABLE_TEMPLATES: Final = (EXPLORE_TEMPLATE, SELECT_TEMPLATE, SHARE_TEMPLATE)
 
 
 class UnreadableState(ValueError):

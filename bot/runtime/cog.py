@@ -42,7 +42,7 @@ from bot.runtime.errors import (
     focused_option,
     payload_problems,
 )
-from bot.runtime.hub_client import HubClient, Resolved, warm_up
+from bot.runtime.hub_client import HubClient, Resolved, shared_cache, warm_up
 from bot.runtime.replies import NO_PINGS, language_of
 from bot.runtime.translator import CatalogueTranslator, localized, localized_choice, localized_description
 
@@ -116,6 +116,9 @@ class VramCog(commands.Cog):
         # thread, so that the first model:owner/name need not wait for the import.
         if self.hub.enabled and self._warming is None:
             self._warming = asyncio.create_task(warm_up())
+
+    async def cog_unload(self) -> None:
+        await self.hub.close()  # the shared cache's connections, if any
 
     @app_commands.command(name="vram", description=localized("command.description"))
     @app_commands.describe(**_DESCRIPTIONS)
@@ -282,7 +285,9 @@ def _hub_client(bot: commands.Bot) -> HubClient:
     enabled = bool(getattr(settings, "hub_lookups", True))
     timeout = float(getattr(settings, "hub_timeout_s", HubSettings.timeout_s))
     cache_max = int(getattr(settings, "hub_cache_max_repos", HUB_CACHE_MAX_REPOS))
-    return HubClient(hub_settings_from_env(os.environ, timeout, cache_max), enabled=enabled)
+    url = getattr(settings, "hub_shared_cache_url", None)  # a SecretStr: the fleet's Redis
+    shared = shared_cache(url.get_secret_value()) if url is not None else None
+    return HubClient(hub_settings_from_env(os.environ, timeout, cache_max), enabled=enabled, shared=shared)
 
 
 async def teardown(bot: commands.Bot) -> None:

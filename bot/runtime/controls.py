@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import re
 from typing import Any, cast
 
 import discord
@@ -29,9 +28,12 @@ from bot.estimate.request import EstimateRequest
 from bot.present.command_line import UnreadableCommand
 from bot.present.custom_ids import (
     ESTIMATE,
-    PREFIX,
+    EXPLORE_TEMPLATE,
+    READABLE_TEMPLATES,
+    SELECT_TEMPLATE,
     SELECT_VIEW,
-    SHARE,
+    SHARE_TEMPLATE,
+    UNREADABLE_TEMPLATE,
     UnreadableState,
     control_id,
     share_id,
@@ -180,18 +182,12 @@ async def share(interaction: discord.Interaction, view_name: str, state: str) ->
         await answer_error(interaction, exc)
 
 
-# discord.py hands a click to every dynamic item whose template matches its whole custom_id, so the
-# button's template must match neither the select's ("vram:opt:...") nor Share's ("vram:shr:...").
-# DOTALL: a state with a line break is still the control's (then refused by unpack), not nobody's.
-_EXPLORE = re.compile(rf"{PREFIX}:(?P<view>(?!(?:{SELECT_VIEW}|{SHARE}):)[^:]*):(?P<state>.*)", re.DOTALL)
-_SELECT = re.compile(rf"{PREFIX}:{SELECT_VIEW}:(?P<state>.*)", re.DOTALL)
-_SHARE = re.compile(rf"{PREFIX}:{SHARE}:(?P<view>[^:]*):(?P<state>.*)", re.DOTALL)
-# Every other custom_id of ours, which none of the three reads: no view ("vram", "vram:est"), or Share
-# without a view and a state ("vram:shr:p=7", "vram:shr:cmp"). UnreadableControl answers it.
-_UNREADABLE = re.compile(rf"{PREFIX}(?::[^:]*|:{SHARE}:[^:]*)?", re.DOTALL)
+# discord.py hands a click to every dynamic item whose template matches its whole custom_id; the
+# templates (bot.present.custom_ids) are written so that no two match one custom_id. UnreadableControl
+# answers ours that none of the three reads.
 
 
-class ExploreButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_EXPLORE):
+class ExploreButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=EXPLORE_TEMPLATE):
     """A click on "Estimate", "Compare" or "Details" for the request packed in ``state``."""
 
     def __init__(self, view: str, state: str) -> None:
@@ -211,7 +207,7 @@ class ExploreButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_EX
         await answer_control(interaction, self.view_name, self.state)
 
 
-class OptimizerSelect(discord.ui.DynamicItem[discord.ui.Select[Any]], template=_SELECT):
+class OptimizerSelect(discord.ui.DynamicItem[discord.ui.Select[Any]], template=SELECT_TEMPLATE):
     """A pick in the optimizer select: answers with the estimate for that optimizer."""
 
     def __init__(self, state: str) -> None:
@@ -231,7 +227,7 @@ class OptimizerSelect(discord.ui.DynamicItem[discord.ui.Select[Any]], template=_
         )
 
 
-class ShareButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_SHARE):
+class ShareButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=SHARE_TEMPLATE):
     """A click on Share: posts the view publicly (see :func:`share`)."""
 
     def __init__(self, view: str, state: str) -> None:
@@ -249,10 +245,7 @@ class ShareButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_SHAR
         await share(interaction, self.view_name, self.state)
 
 
-_READABLE = (_EXPLORE, _SELECT, _SHARE)
-
-
-class UnreadableControl(discord.ui.DynamicItem[discord.ui.Item[Any]], template=_UNREADABLE):
+class UnreadableControl(discord.ui.DynamicItem[discord.ui.Item[Any]], template=UNREADABLE_TEMPLATE):
     """A click on a ``vram`` control no other control reads (tampered with): answered "nothing
     changed", where discord.py would drop it unanswered."""
 
@@ -265,7 +258,7 @@ class UnreadableControl(discord.ui.DynamicItem[discord.ui.Item[Any]], template=_
     async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
         # discord.py runs every dynamic item whose template matches: should a template above ever
         # grow to read this custom_id too, that control answers it, not this one as well.
-        return not any(template.fullmatch(self.custom_id) for template in _READABLE)
+        return not any(template.fullmatch(self.custom_id) for template in READABLE_TEMPLATES)
 
     async def callback(self, interaction: discord.Interaction) -> None:
         await answer_error(interaction, UnreadableState(f"no control reads {self.custom_id[:20]!r}"))

@@ -27,10 +27,13 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot.estimate.hub import HubFailure, HubModel, is_repo_id, register
 from bot.hub_settings import HubSettings
+
+if TYPE_CHECKING:
+    from bot.hub_shared_cache import SharedHubCache
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +117,9 @@ _LASTING = frozenset(
         "undeclared_family",
     }
 )
+# How long a looked-up repo is kept in memory (and in the fleet's shared cache, if there is one) before
+# the Hub is asked for its current commit again.
+MEMORY_TTL_S = 3600.0
 # Every cache holds at most this many entries, the oldest going first: typed text is unbounded.
 CACHE_MAX = 2048
 
@@ -197,6 +203,15 @@ class Resolved:
     rate_limited: bool = False
 
 
+def shared_cache(url: str | None, ttl_s: float = MEMORY_TTL_S) -> SharedHubCache | None:
+    """The fleet's shared cache at ``url`` (setting ``hub_shared_cache_url``), or None when unset."""
+    if url is None:
+        return None
+    from bot.hub_shared_cache import SharedHubCache
+
+    return SharedHubCache(url, ttl_s=ttl_s)
+
+
 class HubClient:
     """Looks repos up for the bot; one per cog. ``enabled=False`` (setting ``hub_lookups``) refuses
     every repo ID with "unavailable" and suggests presets only."""
@@ -206,10 +221,14 @@ class HubClient:
         settings: HubSettings | None = None,
         *,
         enabled: bool = True,
-        ttl_s: float = 3600.0,
+        ttl_s: float = MEMORY_TTL_S,
         clock: Callable[[], float] = time.monotonic,
+        shared: SharedHubCache | None = None,
     ) -> None:
         self.settings = settings or HubSettings()
+        # The fleet's cache (setting hub_shared_cache_url), asked after this one's memory and before
+        # the Hub; None: this replica's caches alone.
+        self.shared = shared
         self.enabled = enabled
         self.ttl_s = ttl_s
         self._clock = clock
@@ -259,6 +278,33 @@ class HubClient:
             return Resolved(stale, rate_limited=True)
 
     async def _lookup(self, repo: str) -> HubModel:
+        if self.shared is not None:
+            found = await self._from_the_fleet(self.shared, repo)
+            if found is not None:
+                return found
+        try:
+            architecture = await self._from_the_hub(repo)
+        except BaseException:
+            if self.shared is not None:
+                await self.shared.release(repo)  # the others ask the Hub themselves
+            raise
+        if self.shared is not None:
+            await self.shared.put(repo, architecture)
+        return architecture
+
+    async def _from_the_fleet(self, shared: SharedHubCache, repo: str) -> HubModel | None:
+        """What another replica found for ``repo`` (or is finding: it holds the lookup's lease, and
+        this one waits for its answer up to a lookup's deadline); None: this replica asks the Hub."""
+        found = await shared.get(repo)
+        if found is None and not await shared.claim(repo, self.deadline_s):
+            found = await shared.wait_for(repo, time.monotonic() + self.deadline_s)
+        if found is None:
+            return None
+        architecture, left_s = found
+        self._keep(architecture, left_s)
+        return architecture
+
+    async def _from_the_hub(self, repo: str) -> HubModel:
         self.lookups += 1
         # Real time, not self._clock (which tests move for the caches' expiry): the thread reads it.
         deadline = time.monotonic() + self.deadline_s
@@ -282,10 +328,10 @@ class HubClient:
         self._keep(architecture)
         return architecture
 
-    def _keep(self, architecture: HubModel) -> None:
+    def _keep(self, architecture: HubModel, ttl_s: float | None = None) -> None:
         register(architecture)
         repo = architecture.hub_id or architecture.name  # every Hub architecture has its hub_id
-        self._cache.put(repo.lower(), architecture, self._clock() + self.ttl_s)
+        self._cache.put(repo.lower(), architecture, self._clock() + (self.ttl_s if ttl_s is None else ttl_s))
         self._failures.pop(repo.lower(), None)
 
     def _keep_late_answer(self, work: asyncio.Future[HubModel]) -> None:
@@ -302,6 +348,11 @@ class HubClient:
         if found is not None:
             register(found)
         return found
+
+    async def close(self) -> None:
+        """Close the shared cache's connections, if any (a stopping server)."""
+        if self.shared is not None:
+            await self.shared.close()
 
     # --- autocomplete ------------------------------------------------------------------------------
 

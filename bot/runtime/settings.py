@@ -8,6 +8,7 @@ operators).
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import os
 import tomllib
 from collections.abc import Mapping
@@ -23,7 +24,7 @@ PUBLIC_KEY_ENV = "DISCORD_PUBLIC_KEY"
 ENV_PREFIX = "VRAM_BOT_"
 DEFAULT_CONFIG = Path("config.toml")
 
-SECRET_KEYS = ("public_key",)  # settings whose value no message shows
+SECRET_KEYS = ("public_key", "hub_shared_cache_url")  # settings whose value no message shows
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -147,6 +148,16 @@ class Settings(BaseSettings):
     hub_timeout_s: Annotated[float, Field(gt=0, le=60)] = 10.0
     # The most repos kept in the Hugging Face cache on disk, the least recently used going first.
     hub_cache_max_repos: Annotated[int, Field(ge=1, le=1_000_000)] = 2000
+    # A Redis the replicas share Hub answers through (bot/hub_shared_cache.py), so that a new repo
+    # costs one Hub lookup for the fleet; None: each replica's own caches. A secret, as the URL may
+    # hold Redis's password.
+    hub_shared_cache_url: Annotated[
+        SecretStr | None,
+        Field(
+            description="a Redis URL such as redis://redis:6379/0 (rediss:// for TLS, unix:// for a socket), "
+            "with the redis extra installed (pip install 'vram-bot[redis]')"
+        ),
+    ] = None
 
     @model_validator(mode="after")
     def _shards_in_range(self) -> Settings:
@@ -170,6 +181,21 @@ class Settings(BaseSettings):
         if value is not None and not is_public_key(value.get_secret_value()):
             # The value stays out of the message: describe_errors shows only what is expected.
             raise ValueError("not 64 hex digits")
+        return value
+
+    @field_validator("hub_shared_cache_url", mode="after")
+    @classmethod
+    def _a_redis_url(cls, value: SecretStr | None) -> SecretStr | None:
+        from urllib.parse import urlsplit
+
+        from bot.hub_shared_cache import SCHEMES
+
+        if value is None:
+            return None
+        if urlsplit(value.get_secret_value()).scheme not in SCHEMES:
+            raise ValueError("not a redis://, rediss:// or unix:// URL")
+        if importlib.util.find_spec("redis") is None:  # found without importing it
+            raise ValueError("the redis package is not installed")
         return value
 
     @property
