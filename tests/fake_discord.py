@@ -16,6 +16,7 @@ import email
 import email.message
 import itertools
 import json
+import ssl
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,13 +88,22 @@ class Callback:
         return embeds[0]
 
 
-async def until_healthy(session: ClientSession, ports: list[int], poll_s: float, seconds: float = 60) -> None:
-    """Wait until each port's ``/healthz`` answers 200: the HTTP replicas, or a proxy before them."""
+async def until_healthy(
+    session: ClientSession,
+    ports: list[int],
+    poll_s: float,
+    seconds: float = 60,
+    *,
+    tls: ssl.SSLContext | None = None,
+) -> None:
+    """Wait until each port's ``/healthz`` answers 200: the HTTP replicas, or a proxy before them
+    (over HTTPS with ``tls``, the context that trusts its certificate)."""
     deadline = time.monotonic() + seconds
+    scheme = "http" if tls is None else "https"
     for port in ports:
         while True:
             try:
-                async with session.get(f"http://127.0.0.1:{port}/healthz") as response:
+                async with session.get(f"{scheme}://127.0.0.1:{port}/healthz", ssl=tls or True) as response:
                     if response.status == 200:
                         break
             except OSError:
@@ -597,10 +607,12 @@ class FakeDiscord:
         timestamp: str | None = None,
         signature: str | None = None,
         headers: dict[str, str] | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> HttpAnswer:
         """POST ``interaction`` to an endpoint as Discord does: JSON signed with ``key`` (Ed25519 over
         the timestamp and the body). ``body``, ``timestamp`` and ``signature`` replace what is sent,
-        as a forger or a replay would. A 200 answer is kept as the callback it stands for."""
+        as a forger or a replay would; ``tls`` trusts an https:// endpoint's certificate. A 200 answer
+        is kept as the callback it stands for."""
         if self._client is None:
             self._client = ClientSession()
         # The stdlib's encoder, as the gateway's frames: it writes whole numbers beyond 64 bits too.
@@ -614,7 +626,7 @@ class FakeDiscord:
             "User-Agent": "Discord-Interactions/1.0 (+https://discord.com)",
             **(headers or {}),
         }
-        async with self._client.post(url, data=sent, headers=heads) as response:
+        async with self._client.post(url, data=sent, headers=heads, ssl=tls or True) as response:
             raw = await response.read()
             answer = HttpAnswer(response.status, raw, response.content_type, headers=dict(response.headers))
             if response.status == 200 and response.content_type.startswith("multipart/"):
