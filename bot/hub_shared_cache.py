@@ -53,8 +53,11 @@ _MODEL: TypeAdapter[HubModel] = TypeAdapter(HubModel)
 def where(url: str) -> str:
     """The URL without its user and password, for a log line."""
     parts = urlsplit(url)
-    host = parts.hostname or ""
-    return f"{parts.scheme}://{host}{f':{parts.port}' if parts.port else ''}{parts.path}"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # not a number: the failure it caused is what the log line reports
+        port = ""
+    return f"{parts.scheme}://{parts.hostname or ''}{port}{parts.path}"
 
 
 class SharedHubCache:

@@ -11,16 +11,20 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 import pytest_asyncio
+from discord.ext import commands
 
 from bot import __version__
 from bot.estimate.hub import forget_all
+from bot.http.server import hub_client_for
 from bot.hub_settings import HubSettings
 from bot.hub_shared_cache import SharedHubCache
+from bot.runtime.cog import _hub_client
 from bot.runtime.hub_client import HubClient
-from bot.runtime.settings import ConfigError, load_settings
+from bot.runtime.settings import ConfigError, Settings, load_settings
 from tests.fake_hub import FakeHub
 from tests.fake_redis import FakeRedis
 from tests.hub_configs import CONFIGS
@@ -94,7 +98,9 @@ async def test_a_dead_or_hung_redis_neither_breaks_nor_delays_an_answer(
 ) -> None:
     for fault in (FakeRedis.drop, FakeRedis.stall):  # it closes each connection; it never answers
         fault(redis)
-        client = replica(hub, redis.url, tmp_path, timeout_s=0.1)
+        # With a password in the URL (the fake takes any AUTH): the log line names the host, not it.
+        url = redis.url.replace("redis://", "redis://:hunter2@")
+        client = replica(hub, url, tmp_path, timeout_s=0.1)
         assert client.shared is not None
         with caplog.at_level(logging.INFO, logger="bot.hub_shared_cache"):
             # The first call gives up at its bound (a hung Redis would hold it for ever) ...
@@ -108,7 +114,8 @@ async def test_a_dead_or_hung_redis_neither_breaks_nor_delays_an_answer(
             assert (redis.connections, len(redis.commands)) == reached
         failed = [r for r in caplog.records if "shared Hub cache" in r.getMessage()]
         assert len(failed) == 1, [r.getMessage() for r in failed]  # once, not once per ask
-        assert f"127.0.0.1:{redis.port}" in failed[0].getMessage()
+        assert f"redis://127.0.0.1:{redis.port}/0" in failed[0].getMessage()
+        assert "hunter2" not in caplog.text
         caplog.clear()
         await client.close()
         redis.dropping = redis.stalled = False
@@ -120,6 +127,18 @@ def test_the_setting_is_a_redis_url_kept_secret(tmp_path: Path) -> None:
     settings = load_settings(config, {})
     assert settings.hub_shared_cache_url is not None
     assert "hunter2" not in repr(settings)
+    # Both front ends build their Hub client with it (the gateway's processes share it too).
+
+    loaded = settings
+
+    class Host:
+        settings = loaded
+
+    for client in (hub_client_for(settings), _hub_client(cast(commands.Bot, Host()))):
+        assert client.shared is not None
+        assert client.shared.url == "redis://:hunter2@redis:6379/0"
+        assert client.shared.ttl_s == client.ttl_s
+    assert hub_client_for(Settings()).shared is None  # off by default
     config.write_text('hub_shared_cache_url = "http://:hunter2@redis:6379"\n', encoding="utf-8")
     with pytest.raises(ConfigError) as refused:
         load_settings(config, {})
