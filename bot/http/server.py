@@ -194,8 +194,7 @@ class InteractionServer:
 def hub_client_for(settings: Settings) -> HubClient:
     """The Hub client as the settings say, as :func:`bot.runtime.cog._hub_client` builds the cog's."""
     hub = hub_settings_from_env(os.environ, settings.hub_timeout_s, settings.hub_cache_max_repos)
-    url = settings.hub_shared_cache_url
-    shared = shared_cache(url.get_secret_value()) if url is not None else None
+    shared = shared_cache(settings.hub_shared_cache_url)
     return HubClient(hub, enabled=settings.hub_lookups, shared=shared)
 
 

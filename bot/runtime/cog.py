@@ -279,14 +279,14 @@ async def setup(bot: commands.Bot) -> None:
 
 def _hub_client(bot: commands.Bot) -> HubClient:
     """The Hub client as the bot's settings say (``hub_lookups``, ``hub_timeout_s``,
-    ``hub_cache_max_repos``); a host bot without them gets the defaults. Endpoint, token and offline
-    mode come from huggingface_hub's own environment variables (HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE)."""
+    ``hub_cache_max_repos``, ``hub_shared_cache_url``); a host bot without them gets the defaults.
+    Endpoint, token and offline mode come from huggingface_hub's own environment variables
+    (HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE)."""
     settings = getattr(bot, "settings", None)
     enabled = bool(getattr(settings, "hub_lookups", True))
     timeout = float(getattr(settings, "hub_timeout_s", HubSettings.timeout_s))
     cache_max = int(getattr(settings, "hub_cache_max_repos", HUB_CACHE_MAX_REPOS))
-    url = getattr(settings, "hub_shared_cache_url", None)  # a SecretStr: the fleet's Redis
-    shared = shared_cache(url.get_secret_value()) if url is not None else None
+    shared = shared_cache(getattr(settings, "hub_shared_cache_url", None))  # the fleet's Redis, if set
     return HubClient(hub_settings_from_env(os.environ, timeout, cache_max), enabled=enabled, shared=shared)
 
 

@@ -33,6 +33,8 @@ from bot.estimate.hub import HubFailure, HubModel, is_repo_id, register
 from bot.hub_settings import HubSettings
 
 if TYPE_CHECKING:
+    from pydantic import SecretStr
+
     from bot.hub_shared_cache import SharedHubCache
 
 log = logging.getLogger(__name__)
@@ -203,13 +205,13 @@ class Resolved:
     rate_limited: bool = False
 
 
-def shared_cache(url: str | None, ttl_s: float = MEMORY_TTL_S) -> SharedHubCache | None:
+def shared_cache(url: SecretStr | None, ttl_s: float = MEMORY_TTL_S) -> SharedHubCache | None:
     """The fleet's shared cache at ``url`` (setting ``hub_shared_cache_url``), or None when unset."""
     if url is None:
         return None
     from bot.hub_shared_cache import SharedHubCache
 
-    return SharedHubCache(url, ttl_s=ttl_s)
+    return SharedHubCache(url.get_secret_value(), ttl_s=ttl_s)
 
 
 class HubClient:
