@@ -1409,7 +1409,20 @@ FAMILIES += (
             first_dense_unless_listed=True,
             fused_gate_up=True,
         ),
-        defaults=MappingProxyType({"first_k_dense_replace": 1}),
+        # KimiLinearConfig's defaults of the fields read (a config.json may leave them out).
+        defaults=MappingProxyType(
+            {
+                "first_k_dense_replace": 1,
+                "num_shared_experts": 1,
+                "kv_lora_rank": 512,
+                "qk_rope_head_dim": 64,
+                "qk_nope_head_dim": 128,
+                "v_head_dim": 128,
+                "linear_head_dim": 128,
+                "linear_num_heads": 32,
+                "linear_conv_kernel_dim": 4,
+            }
+        ),
         layer_kinds=LayerKinds(
             fields=("layer_types",),
             words=MappingProxyType(
