@@ -202,7 +202,8 @@ def test_a_preset_of_this_round_counts_what_transformers_builds(key: str) -> Non
     figure, unit = PUBLISHED[key]
     assert model.published_params == figure
     assert abs(model.total_params - figure) < unit / 2
-    assert find_preset("qwen3.5 9b") is model and find_preset("qwen3.5 8b") is None
+    assert find_preset("qwen3.5 9b") is model
+    assert find_preset("qwen3.5 8b") is None
 
 
 # --- under -m accuracy: the same and more, built live -----------------------------------------------
