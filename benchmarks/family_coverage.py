@@ -210,6 +210,27 @@ LAYER_MIXES: dict[str, dict[str, Any]] = {
         "linear_conv_kernel_dim": 3,
         "attention_bias": True,
     },
+    # DeepSeek-V4: every attention kind (sliding alone, compressed-sparse, heavily-compressed) in an
+    # order of its own, rates and streams other than the defaults, hash-routed first layers.
+    "deepseek_v4": {
+        "num_hidden_layers": 6,
+        "layer_types": [
+            "sliding_attention",
+            "compressed_sparse_attention",
+            "heavily_compressed_attention",
+            "compressed_sparse_attention",
+            "sliding_attention",
+            "heavily_compressed_attention",
+        ],
+        "mlp_layer_types": ["hash_moe", "hash_moe", "moe", "moe", "moe", "moe"],
+        "compress_rates": {"compressed_sparse_attention": 8, "heavily_compressed_attention": 64},
+        "hc_mult": 3,
+        "n_routed_experts": 16,
+        "o_groups": 4,
+        "o_lora_rank": 256,
+        "index_n_heads": 16,
+        "index_head_dim": 64,
+    },
 }
 
 # Families whose own default config transformers cannot build (LFM2-MoE leaves layer_types None and

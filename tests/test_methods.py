@@ -109,6 +109,7 @@ LORA_KNOWN_GAPS: dict[str, tuple[str, ...]] = {
     "lfm2_moe": ("all-linear", "attention"),
     "olmo_hybrid": ("all-linear", "attention"),
     "kimi_linear": ("all-linear", "attention"),
+    "deepseek_v4": ("all-linear", "attention"),  # frontier: compressors, indexer, grouped o_a/o_b not named
 }
 
 

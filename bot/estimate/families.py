@@ -70,6 +70,9 @@ class Experts:
     # Kimi Linear: first_dense only decides when the config has no ``kinds`` list (its class derives
     # the list from first_k_dense_replace then).
     first_dense_unless_listed: bool = False
+    # The first layers dense where the config has no ``kinds`` list, by the config class's constant
+    # (Glm4MoeLiteConfig: ["dense"] + ["sparse"] * ...; issue 20, point 4: a missing list is not all-MoE).
+    unlisted_dense: int = 0
     # Hunyuan MoE: the MoE block is built also when the config has one routed expert (its default).
     one_expert_block: bool = False
 
@@ -97,12 +100,13 @@ class LayerKinds:
     # A list of the layer indices of one kind, the others being the default's (Bamba's
     # attn_layer_indices, LFM2's full_attn_idxs: attention).
     indices: tuple[str, LayerKind] | None = None
-    # Every n-th layer of a kind, by a field and its default (Qwen3-Next's full_attention_interval).
-    every: tuple[str, int, LayerKind] | None = None
+    # Every n-th layer of a kind, by a field and its default (Qwen3-Next's full_attention_interval;
+    # None: a constant n).
+    every: tuple[str | None, int, LayerKind] | None = None
+    # Kimi Linear: that kind on layers i > 0 with i % n == 0 (not (i + 1) % n == 0).
+    every_after_first: bool = False
     # Nemotron-H: the list is the model (num_hidden_layers is ignored when the list is given).
     list_is_layers: bool = False
-    # Kimi Linear: the config must list its layers (a config without the list is refused as missing it).
-    listed_only: bool = False
     # Jamba: layers i with i % period == offset are of a kind (the period's and offset's fields).
     period: tuple[str, str, LayerKind] | None = None
 
@@ -219,6 +223,40 @@ class SlidingLayers:
 
 
 @dataclass(frozen=True, slots=True)
+class NestedFields:
+    """Fields a checkpoint's config keeps in a sub-dict, which the config class lifts over its own
+    (Kimi Linear's linear_attn_config: KimiLinearConfig.__post_init__): each ``lifted`` key sets a
+    field where the sub-dict gives it, and, where the config has no layer_types, the sub-dict's
+    lists of 1-indexed layer numbers give each layer's word (``layer_lists``: list -> word)."""
+
+    name: str
+    lifted: Mapping[str, str]
+    layer_lists: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CompressedAttention:
+    """DeepSeek-V4's attention (transformers' DeepseekV4Attention, DeepSeek-V4 report section 2.3):
+    every layer attends over a sliding window of one shared K=V head (kv_proj h -> head_dim) with
+    low-rank queries (q_a -> q_b) and a grouped low-rank output (o_a per group, o_b), plus one sink
+    logit per head; a compressed-sparse layer (CSA) adds a compressor of every ``rate`` tokens into
+    one entry (two overlapping series: kv and gate of 2 × head_dim) and a lightning indexer over its
+    own compressed keys, a heavily-compressed layer (HCA) a compressor alone (kv and gate of
+    head_dim). Around every block, ``hc_mult`` residual streams mixed by hyper-connections (mHC)."""
+
+    # layer_types' words (DEEPSEEK_V4_LAYER_TYPES) and the legacy per-layer compress_ratios (0/4/128).
+    sliding: str = "sliding_attention"
+    sparse: str = "compressed_sparse_attention"
+    heavy: str = "heavily_compressed_attention"
+    legacy_ratios: str = "compress_ratios"
+    rates: str = "compress_rates"  # {word: rate}; legacy compress_rate_csa / compress_rate_hca
+    default_rates: tuple[int, int] = (4, 128)  # DeepseekV4Config.default_compress_rates
+    streams: str = "hc_mult"
+    groups: str = "o_groups"
+    group_rank: str = "o_lora_rank"
+
+
+@dataclass(frozen=True, slots=True)
 class Family:
     """One transformers ``model_type`` (and the names it is also saved under), as the counter reads it."""
 
@@ -325,6 +363,16 @@ class Family:
     # The frontier block below (issue 20, point 3): Mamba-1 mixers, and Gemma 3n's per-layer parts.
     mamba1: Mamba1 | None = None
     per_layer: PerLayer | None = None
+    compressed_attention: CompressedAttention | None = None  # DeepSeek-V4
+    nested: NestedFields | None = None  # Kimi Linear's linear_attn_config
+    # Fields a config may write as one value a layer (Hunyuan-A13B's moe_topk, num_experts, ...),
+    # which the family's classes read as one value: a list of equal values is that value, a list that
+    # varies is refused (undeclared_family "... varying by layer").
+    uniform_lists: tuple[str, ...] = ()
+    # Fields the family's classes do not read, whose value must be what they build instead (a field's
+    # name: that field's value; a number): Hunyuan's experts are intermediate_size wide whatever
+    # moe_intermediate_size says, and it builds one shared MLP whatever num_shared_expert says.
+    built_as: Mapping[str, str | int] = field(default_factory=dict)
 
     def default(self, name: str) -> object:
         return self.defaults.get(name, COMMON_DEFAULTS.get(name))
@@ -613,6 +661,9 @@ FAMILIES += (
             width="intermediate_size",
             shared="num_shared_experts",
             kinds=("mlp_layer_types", "dense"),
+            # Cohere2MoeConfig without mlp_layer_types: the first first_k_dense_replace dense (0).
+            first_dense="first_k_dense_replace",
+            first_dense_unless_listed=True,
             fused_gate_up=True,
             peft_converted=True,
         ),
@@ -890,6 +941,7 @@ FAMILIES += (
             count=("n_routed_experts",),
             shared="n_shared_experts",
             kinds=("mlp_layer_types", "dense"),
+            unlisted_dense=1,  # Glm4MoeLiteConfig without mlp_layer_types: the first layer dense
             fused_gate_up=True,
             peft_converted=True,
         ),
@@ -937,9 +989,13 @@ FAMILIES += (
             count=("num_experts",),
             shared="num_shared_experts",
             kinds=("mlp_layer_types", "dense"),
+            # ExaoneMoeConfig without mlp_layer_types: the first first_k_dense_replace (1) dense.
+            first_dense="first_k_dense_replace",
+            first_dense_unless_listed=True,
             fused_gate_up=True,
             peft_converted=True,
         ),
+        defaults=MappingProxyType({"first_k_dense_replace": 1}),
         sliding=_EVERY_4TH_FULL,
         takes_layer_types=True,
         small=_EVERY_LAYER_MOE,
@@ -1150,7 +1206,12 @@ FAMILIES += (
         model_type="deepseek_v32",
         also=(),
         indexer=Indexer(),
-        experts=replace(_DEEPSEEK_EXPERTS, kinds=("mlp_layer_types", "dense")),
+        # DeepseekV32Config without mlp_layer_types: the first first_k_dense_replace (3) dense; with
+        # it, the list alone (its decoder layer reads only the list).
+        experts=replace(
+            _DEEPSEEK_EXPERTS, kinds=("mlp_layer_types", "dense"), first_dense_unless_listed=True
+        ),
+        defaults=MappingProxyType({"first_k_dense_replace": 3}),
         preset_prefixes=("deepseek-v3.2",),
     ),
 )
@@ -1319,13 +1380,18 @@ FAMILIES += (
             one_expert_block=True,
             peft_converted=True,  # conversion_mapping maps hunyuan_v1_moe to qwen2_moe's pattern
         ),
+        # Hunyuan-A13B's config.json writes these per layer (HunYuanMoEV1Gate reads moe_topk per layer;
+        # the parameters do not depend on it).
+        uniform_lists=("moe_topk", "num_experts", "moe_intermediate_size", "num_shared_expert"),
+        built_as=MappingProxyType({"moe_intermediate_size": "intermediate_size", "num_shared_expert": 1}),
     ),
 )
 
 # Kimi Linear (transformers' KimiLinear): Kimi Delta Attention layers (the same state as Gated
 # DeltaNet's, with as many key as value heads) and DeepSeek-V3's MLA every fourth layer; DeepSeek-V3's
 # MoE (its correction bias a buffer, not a parameter) except on the layers mlp_layer_types calls
-# "dense". The checkpoints' linear_attn_config (1-indexed layer lists) is refused, not read.
+# "dense". The checkpoints' linear_attn_config (1-indexed layer lists, the KDA heads' fields) is
+# read as KimiLinearConfig.__post_init__ reads it.
 FAMILIES += (
     replace(
         _LIKE["deepseek_v3"],
@@ -1343,7 +1409,20 @@ FAMILIES += (
             first_dense_unless_listed=True,
             fused_gate_up=True,
         ),
-        defaults=MappingProxyType({"first_k_dense_replace": 1}),
+        # KimiLinearConfig's defaults of the fields read (a config.json may leave them out).
+        defaults=MappingProxyType(
+            {
+                "first_k_dense_replace": 1,
+                "num_shared_experts": 1,
+                "kv_lora_rank": 512,
+                "qk_rope_head_dim": 64,
+                "qk_nope_head_dim": 128,
+                "v_head_dim": 128,
+                "linear_head_dim": 128,
+                "linear_num_heads": 32,
+                "linear_conv_kernel_dim": 4,
+            }
+        ),
         layer_kinds=LayerKinds(
             fields=("layer_types",),
             words=MappingProxyType(
@@ -1353,7 +1432,23 @@ FAMILIES += (
                 }
             ),
             default="linear_attention",
-            listed_only=True,
+            # KimiLinearConfig without layer_types (nor linear_attn_config's lists): MLA on layers
+            # 4, 8, 12, ... (i and i % 4 == 0).
+            every=(None, 4, "attention"),
+            every_after_first=True,
+        ),
+        nested=NestedFields(
+            "linear_attn_config",
+            lifted=MappingProxyType(
+                {
+                    "head_dim": "linear_head_dim",
+                    "num_heads": "linear_num_heads",
+                    "short_conv_kernel_size": "linear_conv_kernel_dim",
+                }
+            ),
+            layer_lists=MappingProxyType(
+                {"full_attn_layers": "full_attention", "kda_layers": "linear_attention"}
+            ),
         ),
         delta_net=DeltaNet(
             key_heads="linear_num_heads",
@@ -1363,8 +1458,75 @@ FAMILIES += (
             fused=False,
             kda=True,
         ),
-        unsupported=("linear_attn_config",),
         preset_prefixes=(),
+    ),
+)
+
+# --- frontier, round 4 (issue 20, point 3): DeepSeek-V4 -----------------------------------------------
+# DeepSeek-V4 (transformers' DeepseekV4ForCausalLM): every layer MoE (a router of h × experts, hash-
+# routed or top-k: the same parameters, the hash table and the correction bias are buffers), the
+# routed experts in one 3-D gate_up_proj, and one shared MLP of an expert's width whatever
+# n_shared_experts says (DeepseekV4MLP reads intermediate_size, mapped to moe_intermediate_size);
+# its attention and hyper-connections are CompressedAttention's. Linears without biases (attention_bias
+# is not read); the shared MLP's mlp_bias is refused, not modelled.
+FAMILIES += (
+    Family(
+        "deepseek_v4",
+        qkv_bias=False,
+        o_bias=False,
+        attention_sinks=True,
+        # One K=V head whatever num_key_value_heads says (DeepseekV4Attention does not read it).
+        names=MappingProxyType(
+            {"intermediate_size": ("moe_intermediate_size",), "num_key_value_heads": ("num_attention_heads",)}
+        ),
+        experts=Experts(
+            count=("n_routed_experts", "num_local_experts"),
+            shared=1,
+            fused_gate_up=True,
+            one_expert_block=True,
+        ),
+        compressed_attention=CompressedAttention(),
+        unsupported=("mlp_bias",),
+        # DeepseekV4Config's defaults of the fields read (a config.json may leave them out).
+        defaults=MappingProxyType(
+            {
+                "head_dim": 512,
+                "q_lora_rank": 1024,
+                "o_groups": 8,
+                "o_lora_rank": 1024,
+                "hc_mult": 4,
+                "sliding_window": 128,
+                "index_n_heads": 64,
+                "index_head_dim": 128,
+                "n_routed_experts": 256,
+                "num_experts_per_tok": 6,
+                "moe_intermediate_size": 2048,
+            }
+        ),
+        # Small: one layer of each kind, two streams, rates that leave tokens in the buffers.
+        small=MappingProxyType(
+            {
+                "intermediate_size": 344,  # the shared small shape's expert width (bot.measure.families)
+                "moe_intermediate_size": 344,
+                "num_hidden_layers": 3,
+                "layer_types": [
+                    "sliding_attention",
+                    "compressed_sparse_attention",
+                    "heavily_compressed_attention",
+                ],
+                "mlp_layer_types": ["hash_moe", "moe", "moe"],
+                "compress_rates": {"compressed_sparse_attention": 3, "heavily_compressed_attention": 16},
+                "q_lora_rank": 96,
+                "o_groups": 2,
+                "o_lora_rank": 32,
+                "hc_mult": 2,
+                "hc_sinkhorn_iters": 3,
+                "index_n_heads": 2,
+                "index_head_dim": 16,
+                "index_topk": 4,
+                "sliding_window": 4096,
+            }
+        ),
     ),
 )
 
@@ -1402,6 +1564,7 @@ __all__ = [
     "COMMON_DEFAULTS",
     "FAMILIES",
     "MULTIMODAL",
+    "CompressedAttention",
     "DeltaNet",
     "Experts",
     "Family",
@@ -1412,6 +1575,7 @@ __all__ = [
     "Mamba1",
     "MlpKind",
     "Multimodal",
+    "NestedFields",
     "PerLayer",
     "ShortConv",
     "SlidingLayers",

@@ -14,7 +14,16 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from bot.estimate.families import Experts, Family, LayerKind, LayerKinds, Multimodal, family, multimodal
+from bot.estimate.families import (
+    CompressedAttention,
+    Experts,
+    Family,
+    LayerKind,
+    LayerKinds,
+    Multimodal,
+    family,
+    multimodal,
+)
 from bot.estimate.models import Architecture
 from bot.estimate.tensors import CountedModel
 
@@ -310,7 +319,7 @@ def _layer_kinds(
             return mixers, [], []
         mixers = [kinds.words[w][0] for w in listed]
         mlps = [kinds.words[w][1] for w in listed]
-    elif kinds.list_is_layers or kinds.listed_only:
+    elif kinds.list_is_layers:
         read.missing.append(kinds.fields[-1])
     elif kinds.indices is not None and isinstance(read.config.get(kinds.indices[0]), list):
         for i in read.layers_listed(kinds.indices[0], layers):
@@ -320,8 +329,11 @@ def _layer_kinds(
         mixers = [kinds.period[2] if i % period == offset else kinds.default for i in range(layers)]
     elif kinds.every is not None:  # Qwen3-Next: every n-th layer full attention
         name, default_every, every_kind = kinds.every
-        every = read.whole(name, default=default_every, mapped=False) or default_every
-        mixers = [every_kind if (i + 1) % every == 0 else kinds.default for i in range(layers)]
+        every = (read.whole(name, default=default_every, mapped=False) if name else None) or default_every
+        if kinds.every_after_first:  # Kimi Linear: layers i > 0 with i % n == 0
+            mixers = [every_kind if i and i % every == 0 else kinds.default for i in range(layers)]
+        else:
+            mixers = [every_kind if (i + 1) % every == 0 else kinds.default for i in range(layers)]
     dense = [i for i, kind in enumerate(mlps) if kind == "dense"]
     none = [i for i, kind in enumerate(mlps) if kind == "none"]
     return mixers, dense, none
@@ -461,7 +473,145 @@ def _frontier_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
             kv_shared_layers=shared,
             kv_shared_sliding_layers=sliding,
         )
+    if declared.compressed_attention is not None:
+        fields |= _compressed_attention_fields(read, declared.compressed_attention, layers)
     return fields
+
+
+# --- frontier, round 4 (issue 20, point 3): Kimi Linear's linear_attn_config, DeepSeek-V4 -----------
+
+
+def _first_dense(read: _Reader, moe: Experts) -> int:
+    """The first layers that keep a dense MLP: first_dense's, unless the family reads only its kinds
+    list where the config has one; where it has none, the config class's own derivation (issue 20,
+    point 4: a missing mlp_layer_types is not every layer MoE in every family)."""
+    listed = moe.kinds is not None and isinstance(read.config.get(moe.kinds[0]), list)
+    if listed and moe.first_dense_unless_listed:
+        return 0
+    if not listed and moe.kinds is not None and moe.first_dense is None:
+        return moe.unlisted_dense
+    return read.count(moe.first_dense)
+
+
+def _uniform(text: dict[str, Any], declared: Family, model_type: str) -> dict[str, Any]:
+    """The config with each of the family's per-layer lists of one value as that value; a list of
+    several values is refused (Hunyuan-A13B: the family's classes read one value)."""
+    found = dict(text)
+    for name in declared.uniform_lists:
+        value = text.get(name)
+        if not isinstance(value, list) or not value:
+            continue
+        if any(v != value[0] for v in value):
+            raise ConfigProblem("undeclared_family", (f"{model_type[:40]} with {name} varying by layer",))
+        found[name] = value[0]
+    return found
+
+
+def _built_as(text: dict[str, Any], declared: Family, model_type: str) -> dict[str, Any]:
+    """Refuses a config whose unread fields say otherwise than what the family's classes build."""
+    for name, built in declared.built_as.items():
+        value = text.get(name)
+        expected = text.get(built) if isinstance(built, str) else built
+        if value is not None and value != expected:
+            # The config's own value is never echoed: only the field names and the declared value.
+            raise ConfigProblem("undeclared_family", (f"{model_type[:40]} with {name} other than {built}",))
+    return text
+
+
+def _lifted(text: dict[str, Any], declared: Family) -> dict[str, Any]:
+    """The config with the fields its sub-dict gives lifted over its own, as the config class does
+    (Kimi Linear's linear_attn_config; bot.estimate.families.NestedFields); a layer list naming a
+    layer the model does not have, or leaving one out, is absurd."""
+    nested = declared.nested
+    sub = text.get(nested.name) if nested is not None else None
+    if nested is None or not isinstance(sub, dict):
+        return text
+    lifted = dict(text)
+    for key, name in nested.lifted.items():
+        if sub.get(key) is not None:
+            lifted[name] = sub[key]
+    layers = positive_int(text.get("num_hidden_layers"))
+    if text.get("layer_types") is None and nested.layer_lists and all(k in sub for k in nested.layer_lists):
+        types: list[str | None] = [None] * (layers or 0)
+        for key, word in nested.layer_lists.items():
+            numbers = sub[key]
+            if not isinstance(numbers, list) or not all(positive_int(n) and n <= len(types) for n in numbers):
+                raise ConfigProblem("absurd", (nested.name,))
+            for number in numbers:
+                types[number - 1] = word  # 1-indexed in the checkpoint
+        if None in types:
+            raise ConfigProblem("absurd", (nested.name,))
+        lifted["layer_types"] = types
+    return lifted
+
+
+# DeepseekV4Config's legacy per-layer compress_ratios: 0 a sliding layer, else the kind of that rate.
+_LEGACY_RATIO_KINDS = {0: "sliding", 4: "sparse", 128: "heavy"}
+
+
+def _compressed_layer_kinds(read: _Reader, c: CompressedAttention, layers: int) -> list[str]:
+    """Each layer's kind ("sliding", "sparse", "heavy") as DeepseekV4Config.__post_init__ decides:
+    layer_types, else the legacy compress_ratios, else two heavily-compressed layers and then
+    compressed-sparse and heavily-compressed in turn; a longer list is cut to the layers."""
+    words = {c.sliding: "sliding", c.sparse: "sparse", c.heavy: "heavy"}
+    listed, legacy = read.config.get("layer_types"), read.config.get(c.legacy_ratios)
+    if listed is not None:
+        if not isinstance(listed, list) or len(listed) < layers or not all(w in words for w in listed):
+            read.absurd.append("layer_types")
+            return []
+        return [words[w] for w in listed[:layers]]
+    if legacy is not None:
+        if (
+            not isinstance(legacy, list)
+            or len(legacy) < layers
+            or not all(r in _LEGACY_RATIO_KINDS for r in legacy)
+        ):
+            read.absurd.append(c.legacy_ratios)
+            return []
+        return [_LEGACY_RATIO_KINDS[r] for r in legacy[:layers]]
+    return ["heavy"] * min(layers, 2) + ["sparse" if i % 2 else "heavy" for i in range(max(layers - 2, 0))]
+
+
+def _compress_rates(read: _Reader, c: CompressedAttention) -> tuple[int | None, int | None]:
+    """The compressed-sparse and heavily-compressed rates: compress_rates, its legacy top-level
+    compress_rate_csa / compress_rate_hca, or the class's defaults (4, 128)."""
+    rates = read.config.get(c.rates)
+    found: list[int | None] = []
+    for word, legacy, default in zip(
+        (c.sparse, c.heavy), ("compress_rate_csa", "compress_rate_hca"), c.default_rates, strict=True
+    ):
+        value = read.config.get(legacy)
+        if value is None:
+            value = rates.get(word, default) if isinstance(rates, dict) else default
+        rate = _whole(value, _MAX_DIMENSION)
+        if rate is None:
+            read.absurd.append(c.rates)
+        found.append(rate)
+    return found[0], found[1]
+
+
+def _compressed_attention_fields(read: _Reader, c: CompressedAttention, layers: int) -> dict[str, Any]:
+    """DeepSeek-V4's attention fields as the Architecture takes them: every layer slides over the
+    window, with its one K=V head; the indexer is the compressed-sparse layers'."""
+    kinds = _compressed_layer_kinds(read, c, layers)
+    sparse_rate, heavy_rate = _compress_rates(read, c)
+    sparse = kinds.count("sparse")
+    return {
+        "kv_heads": 1,
+        "q_lora_rank": read.whole("q_lora_rank", required=True, mapped=False),
+        "output_groups": read.whole(c.groups, required=True, mapped=False),
+        "output_group_rank": read.whole(c.group_rank, required=True, mapped=False),
+        "residual_streams": read.count(c.streams),
+        "compressed_sparse_layers": sparse,
+        "heavily_compressed_layers": kinds.count("heavy"),
+        "compress_rate_sparse": sparse_rate,
+        "compress_rate_heavy": heavy_rate,
+        "index_heads": read.whole("index_n_heads", required=True, mapped=False),
+        "index_head_dim": read.whole("index_head_dim", required=True, mapped=False),
+        "index_layers": sparse,
+        "sliding_window": read.whole("sliding_window", required=True, top=_MAX_DIMENSION * 10, mapped=False),
+        "sliding_window_layers": layers,
+    }
 
 
 def architecture_from_config(
@@ -484,6 +634,7 @@ def architecture_from_config(
     if declared is None:
         named = plain_model_type(config.get("model_type")) or model_type if outer is None else model_type
         raise _refusal(config, named)
+    text = _built_as(_uniform(_lifted(text, declared), declared, model_type), declared, model_type)
     read = _Reader(text, declared)
     for switch in declared.unsupported:
         if text.get(switch, declared.default(switch)):
@@ -523,11 +674,7 @@ def architecture_from_config(
             "shared_experts": 1 if shared_width else shared,
             "shared_expert_intermediate_size": shared_width or None,
             "shared_expert_gate": moe.shared_gate and bool(shared_width),
-            "first_k_dense_replace": (
-                0
-                if moe.first_dense_unless_listed and moe.kinds and isinstance(text.get(moe.kinds[0]), list)
-                else read.count(moe.first_dense)
-            ),
+            "first_k_dense_replace": _first_dense(read, moe),
             "interleave_moe_layer_step": read.whole(moe.step, default=1, mapped=False) if moe.step else 1,
             "mlp_only_layers": _dense_layers(read, moe, layers or 0),
             "router_bias": moe.router_bias,

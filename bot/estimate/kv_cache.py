@@ -39,7 +39,18 @@ from typing import Literal
 from bot.estimate.models import Architecture
 from bot.estimate.value_type import value_type
 
-LayerKind = Literal["full", "sliding", "mla", "indexer", "linear_attention", "mamba", "conv", "mamba1"]
+LayerKind = Literal[
+    "full",
+    "sliding",
+    "mla",
+    "indexer",
+    "linear_attention",
+    "mamba",
+    "conv",
+    "mamba1",
+    "compressed_sparse",
+    "heavily_compressed",
+]
 
 
 class KvDtype(StrEnum):
@@ -63,13 +74,25 @@ class LayerCache:
     token_cap: int | None  # the most tokens a sequence keeps (a sliding window); None: all of them
     bytes_per_sequence: int  # one layer's fixed state per sequence (none for attention)
     replicated: bool  # every GPU holds it whole under tensor parallelism (heads fewer than GPUs)
+    # DeepSeek-V4's compressed layers: one entry of bytes_per_entry every ``entry_every`` tokens, the
+    # tokens since the last entry waiting in a buffer (pending_bytes_per_token each), and once an
+    # entry was made, the overlap state of a compressed-sparse layer (overlap_bytes).
+    entry_every: int | None = None
+    bytes_per_entry: int = 0
+    pending_bytes_per_token: int = 0
+    overlap_bytes: int = 0
 
     def tokens_kept(self, seq_len: int) -> int:
         return seq_len if self.token_cap is None else min(seq_len, self.token_cap)
 
     def bytes_for(self, seq_len: int) -> int:
         """These layers' cache for one sequence of ``seq_len`` tokens."""
-        return self.layers * (self.tokens_kept(seq_len) * self.bytes_per_token + self.bytes_per_sequence)
+        one = self.tokens_kept(seq_len) * self.bytes_per_token + self.bytes_per_sequence
+        if self.entry_every:
+            entries, pending = divmod(seq_len, self.entry_every)
+            one += entries * self.bytes_per_entry + pending * self.pending_bytes_per_token
+            one += self.overlap_bytes if entries else 0
+        return self.layers * one
 
 
 def heads_per_gpu(heads: int, gpus: int) -> int:
@@ -159,6 +182,61 @@ CACHE_KINDS: dict[LayerKind, Callable[[Architecture, int, KvDtype, int], LayerCa
 }
 
 
+# --- frontier, round 4 (issue 20, point 3): DeepSeek-V4's compressed layers ---------------------------
+# Every layer keeps its window's last sliding_window - 1 tokens of one K=V head (a sliding layer in a
+# DynamicSlidingWindowLayer: keys and values as two tensors; a compressed layer's DeepseekV4HCACache:
+# one tensor for both). A compressed layer adds one head_dim-wide entry every rate tokens (a
+# compressed-sparse layer also its indexer's, index_head_dim wide), keeps the tokens since the last
+# entry in a buffer (their kv and gate projections, 2 × head_dim each in a compressed-sparse layer and
+# its indexer's 2 × index_head_dim, head_dim each in a heavily-compressed one) and, in a compressed-
+# sparse layer, the last window's first series (kv in the model's dtype, the gate with its fp32
+# position bias added) for the next entry's overlap (DeepseekV4CSACache.update_overlap_state). The
+# window and the entries are the KV cache's dtype; the buffers and the overlap the model's (bf16).
+_MODEL_BYTES = 2
+_FP32 = 4
+
+
+def _compressed(model: Architecture, layers: int, dtype: KvDtype, kind: LayerKind, gpus: int) -> LayerCache:
+    d, window = model.attention_head_dim, model.sliding_window or 1
+    sparse = kind == "compressed_sparse"
+    index = (model.index_head_dim or 0) if sparse else 0
+    rate = (model.compress_rate_sparse if sparse else model.compress_rate_heavy) or 1
+    series = 2 if sparse else 1  # a compressed-sparse layer's two overlapping series
+    return LayerCache(
+        kind=kind,
+        layers=layers,
+        bytes_per_token=d * dtype.bytes,
+        token_cap=window - 1,
+        bytes_per_sequence=0,
+        replicated=gpus > 1,  # one head: every GPU holds it whole
+        entry_every=rate,
+        bytes_per_entry=(d + index) * dtype.bytes,
+        pending_bytes_per_token=2 * series * (d + index) * _MODEL_BYTES,
+        overlap_bytes=rate * (d + index) * (_MODEL_BYTES + _FP32) if sparse else 0,
+    )
+
+
+def _compressed_sparse(model: Architecture, layers: int, dtype: KvDtype, gpus: int) -> LayerCache:
+    return _compressed(model, layers, dtype, "compressed_sparse", gpus)
+
+
+def _heavily_compressed(model: Architecture, layers: int, dtype: KvDtype, gpus: int) -> LayerCache:
+    return _compressed(model, layers, dtype, "heavily_compressed", gpus)
+
+
+CACHE_KINDS["compressed_sparse"] = _compressed_sparse
+CACHE_KINDS["heavily_compressed"] = _heavily_compressed
+
+
+def _compressed_layer_kinds(model: Architecture) -> list[tuple[LayerKind, int]]:
+    compressed = model.compressed_sparse_layers + model.heavily_compressed_layers
+    return [
+        ("sliding", model.layers - compressed),
+        ("compressed_sparse", model.compressed_sparse_layers),
+        ("heavily_compressed", model.heavily_compressed_layers),
+    ]
+
+
 def layer_kinds(model: Architecture) -> tuple[tuple[LayerKind, int], ...]:
     """The model's layers by the kind of cache they keep, with how many of each (kinds with none
     left out). Attention layers are MLA's, or ``sliding_window_layers`` sliding and the rest full;
@@ -166,6 +244,8 @@ def layer_kinds(model: Architecture) -> tuple[tuple[LayerKind, int], ...]:
     their fixed states (Falcon-H1's parallel attention and Mamba-2 layers: both)."""
     attention = model.attention_layers
     mixers = model.mixer_counts
+    if model.output_groups is not None:  # DeepSeek-V4
+        return tuple((kind, count) for kind, count in _compressed_layer_kinds(model) if count)
     if model.is_mla:
         kinds: list[tuple[LayerKind, int]] = [("mla", attention)]
     else:

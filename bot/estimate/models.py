@@ -150,6 +150,17 @@ class Architecture(BaseModel):
     index_heads: int | None = Field(default=None, gt=0)
     index_head_dim: int | None = Field(default=None, gt=0)
     index_layers: int | None = Field(default=None, ge=0)  # GLM-5: the layers with one; None: every layer
+    # DeepSeek-V4 (bot.estimate.families.CompressedAttention): its grouped low-rank output projection
+    # (o_groups × o_lora_rank) marks its attention (low-rank q, one shared K=V head, sinks); its
+    # compressed-sparse (indexed: index_layers) and heavily-compressed layers and their compression
+    # rates; the residual streams of its hyper-connections (hc_mult; 0: a plain residual).
+    output_groups: int | None = Field(default=None, gt=0)
+    output_group_rank: int | None = Field(default=None, gt=0)
+    compressed_sparse_layers: int = Field(default=0, ge=0)
+    heavily_compressed_layers: int = Field(default=0, ge=0)
+    compress_rate_sparse: int | None = Field(default=None, gt=0)
+    compress_rate_heavy: int | None = Field(default=None, gt=0)
+    residual_streams: int = Field(default=0, ge=0)
     # A multimodal repo: the shape is the text model's; non_text_params is what the published total
     # holds besides (vision tower and projector), so count + non_text_params = published, and N (a
     # preset's total_params) counts both. projector_params is the projector's share of it, which
@@ -191,8 +202,9 @@ class Architecture(BaseModel):
         mla = (self.kv_lora_rank, self.qk_nope_head_dim, self.qk_rope_head_dim, self.v_head_dim)
         if any(v is not None for v in mla) and any(v is None for v in mla):
             raise ValueError(f"{self.key}: MLA needs kv_lora_rank, qk_nope/qk_rope/v_head_dim together")
-        if self.q_lora_rank is not None and self.kv_lora_rank is None:
+        if self.q_lora_rank is not None and self.kv_lora_rank is None and self.output_groups is None:
             raise ValueError(f"{self.key}: q_lora_rank is an MLA field")
+        self._check_compressed_attention()
         if self.experts_per_token > self.experts:
             raise ValueError(f"{self.key}: experts_per_token exceeds experts")
         if self.sliding_window_layers > self.layers or (self.sliding_window_layers > 0) != (
@@ -444,6 +456,8 @@ class Architecture(BaseModel):
         """Every linear layer of one block's attention as (module name, d_in, d_out)."""
         h = self.hidden_size
         kv_lora, rope = self.kv_lora_rank, self.qk_rope_head_dim
+        if self.output_groups is not None:
+            return self._compressed_attention_linears()
         if kv_lora is not None and rope is not None:
             # Multi-head Latent Attention (DeepSeek-V2 report, section 2.1; transformers
             # DeepseekV3Attention): low-rank q (or a plain q_proj), a joint compressed kv plus the
@@ -612,6 +626,8 @@ class Architecture(BaseModel):
             params += self.attention_heads  # gpt-oss: one learned sink logit per head
         if self.attention_output_gate and self.qkv_bias:
             params += self.q_dim  # the gate's half of q_proj's bias
+        if self.output_groups is not None:
+            params += (self.q_lora_rank or 0) + self.attention_head_dim  # DeepSeek-V4's q_a_norm, kv_norm
         return params
 
     def _indexer_params(self) -> int:
@@ -619,6 +635,8 @@ class Architecture(BaseModel):
         with a LayerNorm, weights_proj."""
         if self.index_heads is None or self.index_head_dim is None:
             return 0
+        if self.output_groups is not None:
+            return self._compressed_indexer_params()
         heads, dim, h = self.index_heads, self.index_head_dim, self.hidden_size
         return (self.q_lora_rank or 0) * heads * dim + h * dim + 2 * dim + h * heads
 
@@ -656,6 +674,7 @@ class Architecture(BaseModel):
         h = self.hidden_size
         mixers = sum(copies * self._mixer_params(kind) for kind, copies in self.mixer_counts.items())
         mixers += self.indexed_layers * self._indexer_params()
+        mixers += self._compressor_params() + self._hyper_connection_params()
         blocks = (
             mixers
             + self.layers * self.norms_per_layer * self._norm_params()
@@ -824,6 +843,67 @@ class Architecture(BaseModel):
     def kv_cached_full_layers(self) -> int:
         full_shared = self.kv_shared_layers - self.kv_shared_sliding_layers
         return self.attention_layers - min(self.sliding_window_layers, self.attention_layers) - full_shared
+
+    # --- frontier, round 4 (issue 20, point 3): DeepSeek-V4 ------------------------------------------
+
+    def _check_compressed_attention(self) -> None:
+        compressed = self.compressed_sparse_layers + self.heavily_compressed_layers
+        if compressed > self.layers:
+            raise ValueError(f"{self.key}: more compressed layers than layers")
+        if (self.output_groups is None) != (self.output_group_rank is None) or (
+            self.output_groups is not None
+            and (
+                self.q_lora_rank is None
+                or (self.attention_heads * self.attention_head_dim) % self.output_groups
+            )
+        ):
+            raise ValueError(f"{self.key}: the grouped output needs o_groups, o_lora_rank and q_lora_rank")
+        if (self.compressed_sparse_layers and self.compress_rate_sparse is None) or (
+            self.heavily_compressed_layers and self.compress_rate_heavy is None
+        ):
+            raise ValueError(f"{self.key}: compressed layers need their compression rate")
+
+    def _compressed_attention_linears(self) -> list[tuple[str, int, int]]:
+        """DeepSeek-V4's attention linears (DeepseekV4Attention): q_a h -> q_lora_rank, q_b to every
+        head, one shared K=V head (kv_proj h -> head_dim), the grouped output o_a (each of the g groups
+        of heads × head_dim / g to o_lora_rank: one weight of g·o_lora_rank × heads·head_dim/g) and o_b."""
+        h, d, heads = self.hidden_size, self.attention_head_dim, self.attention_heads
+        groups, rank, q_rank = self.output_groups or 1, self.output_group_rank or 0, self.q_lora_rank or 0
+        return [
+            ("q_a_proj", h, q_rank),
+            ("q_b_proj", q_rank, heads * d),
+            ("kv_proj", h, d),
+            ("o_a_proj", heads * d // groups, groups * rank),
+            ("o_b_proj", groups * rank, h),
+        ]
+
+    def _compressed_indexer_params(self) -> int:
+        """DeepSeek-V4's lightning indexer (DeepseekV4Indexer) in a compressed-sparse layer: its own
+        compressor (kv and gate h -> 2 × index_head_dim, a position bias of rate × 2 × index_head_dim,
+        a norm of index_head_dim), q_b from the q latent to every index head, weights_proj h -> heads."""
+        heads, dim, h = self.index_heads or 0, self.index_head_dim or 0, self.hidden_size
+        rate = self.compress_rate_sparse or 0
+        return 4 * h * dim + rate * 2 * dim + dim + (self.q_lora_rank or 0) * heads * dim + h * heads
+
+    def _compressor_params(self) -> int:
+        """DeepSeek-V4's compressors (DeepseekV4CSACompressor, DeepseekV4HCACompressor): kv and gate
+        projections h -> 2 × head_dim (CSA's two overlapping series) or h -> head_dim (HCA), a position
+        bias of rate × that width, and a norm of head_dim; the CSA's indexer is _indexer_params'."""
+        h, d = self.hidden_size, self.attention_head_dim
+        sparse = 2 * h * 2 * d + (self.compress_rate_sparse or 0) * 2 * d + d
+        heavy = 2 * h * d + (self.compress_rate_heavy or 0) * d + d
+        return self.compressed_sparse_layers * sparse + self.heavily_compressed_layers * heavy
+
+    def _hyper_connection_params(self) -> int:
+        """DeepSeek-V4's manifold-constrained hyper-connections (Xie et al. 2026; DeepseekV4HyperConnection
+        before attention and before the MLP of every layer, DeepseekV4HyperHead once): each projects
+        the n streams (n × h) to its (2 + n) × n weights (pre, post, comb), with a bias of as many and
+        3 scales; the head to n weights, n biases and 1 scale."""
+        n, h = self.residual_streams, self.hidden_size
+        if not n:
+            return 0
+        mixes = (2 + n) * n
+        return self.layers * 2 * (mixes * n * h + mixes + 3) + n * n * h + n + 1
 
 
 @cache

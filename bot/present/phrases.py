@@ -291,6 +291,14 @@ _KIND_KEYS: dict[LayerKind, str] = {
 
 def hybrid_kinds(model: Architecture, w: Words) -> str:
     """The layers of a hybrid model by kind, in the model's order: "36 Gated DeltaNet, 12 attention"."""
+    if model.output_groups is not None:  # DeepSeek-V4: its attention kinds, the indexer in the CSA layers
+        sliding = model.layers - model.compressed_sparse_layers - model.heavily_compressed_layers
+        counts = (
+            ("frontier.kind_sliding_window", sliding),
+            ("frontier.kind_compressed_sparse", model.compressed_sparse_layers),
+            ("frontier.kind_heavily_compressed", model.heavily_compressed_layers),
+        )
+        return ", ".join(w(key, count=n, heads=model.index_heads or 0) for key, n in counts if n)
     parts = [w(_KIND_KEYS[kind], count=count) for kind, count in model.mixer_counts.items()]
     if model.index_heads is not None:
         parts.append(w("hybrid.indexer", heads=model.index_heads))

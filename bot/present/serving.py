@@ -224,10 +224,17 @@ _KIND_KEYS: dict[LayerKind, str] = {
     "mamba": "serve.kind_mamba",
     "conv": "serve.kind_conv",
     "mamba1": "frontier.serve_kind_mamba1",
+    "compressed_sparse": "frontier.serve_kind_compressed_sparse",
+    "heavily_compressed": "frontier.serve_kind_heavily_compressed",
 }
 
 
-_REPLICATED_KEYS = {"mla": "serve.replicated_mla", "indexer": "serve.replicated_indexer"}
+_REPLICATED_KEYS = {
+    "mla": "serve.replicated_mla",
+    "indexer": "serve.replicated_indexer",
+    "compressed_sparse": "frontier.replicated_shared_kv",
+    "heavily_compressed": "frontier.replicated_shared_kv",
+}
 
 
 def _state_size(value: int, w: Words) -> str:
@@ -251,6 +258,13 @@ def _layer_line(found: ServingEstimate, cache: LayerCache, w: Words) -> str:
         values |= {"latent": w.plain(model.kv_lora_rank or 0), "rope": w.plain(model.qk_rope_head_dim or 0)}
     elif model is not None and cache.kind == "indexer":
         values["dim"] = w.plain(model.index_head_dim or 0)
+    elif model is not None and cache.entry_every:  # DeepSeek-V4's compressed layers
+        values |= {
+            "window": w.plain(model.sliding_window or 0),
+            "kept": w.plain(cache.tokens_kept(found.seq_len)),
+            "every": w.plain(cache.entry_every),
+            "entry": w.plain(cache.bytes_per_entry),
+        }
     elif model is not None:
         heads = cache.bytes_per_token // (2 * model.attention_head_dim * found.kv_dtype.bytes)
         values |= {"heads": w.plain(heads), "head_dim": w.plain(model.attention_head_dim)}
