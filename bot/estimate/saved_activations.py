@@ -445,8 +445,9 @@ def measured_activations(
         if setup.adapters:  # LoRA's terms by each layer's MLP, as for the other families
             for index in range(arch.layers):
                 moe = hybrid_saved.layer_mlp(arch, index) == "moe"
+                mixer = arch.layer_kinds[index] if arch.layer_kinds else "attention"  # lora: its adapters
                 per_token, constant = methods.lora_layer_delta(
-                    arch, precision, attention, setup.lora_rank, setup.lora_targets, moe=moe
+                    arch, precision, attention, setup.lora_rank, setup.lora_targets, moe=moe, mixer=mixer
                 )
                 hybrid_layers[index] += sb * per_token + constant
         in_layers, full_layer = sum(hybrid_layers), hybrid_layers[0]
