@@ -185,3 +185,21 @@ def test_the_answer_reads_at_a_glance_in_both_languages() -> None:
                 assert embed_characters(embed) <= 900
                 label = f"method {method} {' '.join(f'{k}:{v}' for k, v in options.items())} {language.value}"
                 assert_phone_lines_within(embed, 14, label)
+
+
+@pytest.mark.parametrize("offload", ["none", "optimizer"])
+def test_deepspeed_rows_are_deepspeed_s_own_estimators(offload: str) -> None:
+    """The seed's mixed precision on 8 cards runs DeepSpeed: its per-GPU model states equal
+    DeepSpeed's estimators (deepspeed/runtime/zero/stage_1_and_2.py
+    ``estimate_zero2_model_states_mem_needs``: 2Ψ offloaded, else 4Ψ + 16Ψ/N; stage3.py
+    ``estimate_zero3_model_states_mem_needs``, params on the card: 4Ψ_largest + 2Ψ/N offloaded,
+    else 4Ψ_largest + 18Ψ/N). Offloading the optimizer moves the fp32 gradient partition to host
+    RAM with it (the bot counted it on the card: 2x DeepSpeed's ZeRO-3 figure)."""
+    found = estimate(parse_request(model="llama-3.1-8b", gpus=8, offload=offload, activations=0))
+    assert found.cluster is not None
+    assert found.cluster.source == "deepspeed"
+    rows = {row.strategy: row.gb for row in found.cluster.rows}
+    n, largest = found.request.params_billion, found.cluster.largest_module_billion or 0.0
+    offloaded = offload == "optimizer"
+    assert rows["ZeRO-2"] == pytest.approx(2 * n if offloaded else 4 * n + 16 * n / 8)
+    assert rows["ZeRO-3"] == pytest.approx(4 * largest + (2 if offloaded else 18) * n / 8)
