@@ -273,19 +273,21 @@ def _normalized_bytes(width: int, precision: str, norm_style: str) -> int:
     return 2 * width if norm_style == "llama" and precision != "amp" else 4 * width
 
 
-def _linear_input_saves(arch: Architecture, precision: str, moe: bool, traits: FamilyTraits) -> int:
+def _linear_input_saves(
+    arch: Architecture, precision: str, moe: bool, traits: FamilyTraits
+) -> tuple[int, int]:
     """How many 16-bit linear inputs of width h a full fine-tune's layer saves (saved_activations'
-    ``attention_inputs`` + ``mlp_inputs``), and which a frozen base no longer needs."""
+    ``attention_inputs``, ``mlp_inputs``), and which a frozen base no longer needs."""
     amp = precision == "amp"
     attention = (1 if arch.fused_qkv else 3) if amp else 1
     if arch.is_mla:
         attention = 2 if amp else 1
     if moe and _converted_moe(arch):
-        return attention  # the router and the experts run on their merged, trained weights
+        return attention, 0  # the router and the experts run on their merged, trained weights
     mlp = (1 if moe or arch.fused_gate_up else 2) if amp else 1
     if moe and traits.deepseek_moe:
         mlp = 0
-    return attention + mlp
+    return attention, mlp
 
 
 def lora_layer_delta(
@@ -297,23 +299,31 @@ def lora_layer_delta(
     *,
     moe: bool,
     mixer: str = "attention",
+    mlp: bool = True,
 ) -> tuple[int, int]:
-    """What one decoder layer (its mixer of kind ``mixer``) saves under LoRA beyond (or short of) the
-    full fine-tune's layer: (bytes per token, bytes per layer independent of the tokens)."""
+    """What one decoder layer (its mixer of kind ``mixer``, "none" for Nemotron-H's MLP-only blocks;
+    ``mlp`` False for a block without an MLP) saves under LoRA beyond (or short of) the full
+    fine-tune's layer: (bytes per token, bytes per layer independent of the tokens)."""
     t = traits_for(arch)
     h, amp = arch.hidden_size, precision == "amp"
-    removed = 2 * h * _linear_input_saves(arch, precision, moe, t)
+    attention_saves, mlp_saves = _linear_input_saves(arch, precision, moe, t)
+    removed = 2 * h * ((attention_saves if mixer != "none" else 0) + (mlp_saves if mlp else 0))
     removed += arch.norms_per_layer * _normalized_bytes(h, precision, t.norm_style)
-    if t.qk_norm:
+    attends = mixer in ("attention", "attention_mamba")
+    if t.qk_norm and attends:
         removed += _normalized_bytes(arch.q_dim, "mixed", t.norm_style)
         removed += _normalized_bytes(arch.kv_dim, "mixed", t.norm_style)
-    if arch.is_mla:
+    if attends and arch.is_mla:
         removed += 2 * arch.attention_heads * (arch.v_head_dim or arch.qk_head_dim)  # o_proj's copy
-    elif attention == "eager" or t.rope_cat:
+    elif attends and (attention == "eager" or t.rope_cat):
         removed += 2 * arch.o_dim
+    if mixer in ("mamba", "attention_mamba"):
+        removed += 2 * arch.mamba_inner_size  # the frozen out_proj's input (Mamba2Mixer's)
     converted = moe and _converted_moe(arch)
     experts_adapted = converted and targets is LoraTargets.ALL_LINEAR
-    if not moe:
+    if not mlp:
+        pass
+    elif not moe:
         removed += 2 * arch.intermediate_size  # down_proj's input, the MLP's product
     elif not experts_adapted and not t.dense_experts:
         # Frozen grouped experts keep neither what only their weights' gradients need (each routed
@@ -324,7 +334,7 @@ def lora_layer_delta(
         if converted:
             removed += ((2 if amp else 4) if t.deepseek_moe else 2) * h
     frozen_shared = converted or targets is LoraTargets.ATTENTION
-    if moe and arch.shared_experts and frozen_shared:  # the frozen shared experts: input, product
+    if mlp and moe and arch.shared_experts and frozen_shared:  # the frozen shared experts: input, product
         removed += (4 if amp else 2) * h * (1 if t.deepseek_moe else 0) + 2 * arch.shared_intermediate_size
     in_bytes, a_bytes = (2, 2) if amp else (4, 4)
     added, constant = 0, 0
@@ -332,8 +342,8 @@ def lora_layer_delta(
         if linear.mixer:
             if linear.mixer != mixer:
                 continue  # another kind of layer's mixer, or the model's own (Gemma 3n's per-layer)
-        elif _moe_side(linear.name) != moe:
-            continue  # a linear of the other kind of layer
+        elif not mlp or _moe_side(linear.name) != moe:
+            continue  # a linear of the other kind of layer, or of an MLP this block has not
         if converted and linear.name.startswith(("experts.", "gate")):
             # The merged weight, in the base's dtype, saved by grouped_mm (or the router's F.linear).
             width = linear.d_in * linear.d_out * (arch.experts if linear.name.startswith("experts.") else 1)

@@ -444,10 +444,17 @@ def measured_activations(
     else:  # hybact
         if setup.adapters:  # LoRA's terms by each layer's MLP, as for the other families
             for index in range(arch.layers):
-                moe = hybrid_saved.layer_mlp(arch, index) == "moe"
+                mlp = hybrid_saved.layer_mlp(arch, index)
                 mixer = arch.layer_kinds[index] if arch.layer_kinds else "attention"  # lora: its adapters
                 per_token, constant = methods.lora_layer_delta(
-                    arch, precision, attention, setup.lora_rank, setup.lora_targets, moe=moe, mixer=mixer
+                    arch,
+                    precision,
+                    attention,
+                    setup.lora_rank,
+                    setup.lora_targets,
+                    moe=mlp == "moe",
+                    mixer=mixer,
+                    mlp=mlp != "none",
                 )
                 hybrid_layers[index] += sb * per_token + constant
         in_layers, full_layer = sum(hybrid_layers), hybrid_layers[0]
