@@ -24,6 +24,7 @@ Pure Python; nothing here imports torch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -351,6 +352,21 @@ def lora_layer_delta(
             continue
         added += in_bytes * linear.d_in + a_bytes * linear.rank
     return added - removed, constant
+
+
+def first_adapted_layer(arch: Architecture, targets: LoraTargets, mlp_of: Callable[[int], str]) -> int:
+    """The first layer holding an adapter (``mlp_of``: a layer's MLP, "dense", "moe" or "none").
+    Nothing before it needs a gradient, so autograd saves nothing there: a hybrid's Mamba layers
+    ahead of its first attention layer under ``lora_targets:attention`` (measured on Nemotron-H)."""
+    adapted = adapted_linears(arch, 1, targets)
+    mixers = {linear.mixer for linear in adapted if linear.mixer}
+    mlp_sides = {_moe_side(linear.name) for linear in adapted if not linear.mixer}
+    for index in range(arch.layers):
+        kind = arch.layer_kinds[index] if arch.layer_kinds else "attention"
+        mlp = mlp_of(index)
+        if kind in mixers or (mlp != "none" and (mlp == "moe") in mlp_sides):
+            return index
+    return arch.layers
 
 
 def _moe_side(name: str) -> bool:

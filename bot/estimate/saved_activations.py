@@ -457,6 +457,12 @@ def measured_activations(
                     mlp=mlp != "none",
                 )
                 hybrid_layers[index] += sb * per_token + constant
+            # lora: the layers ahead of the first adapter save nothing (no gradient reaches them).
+            first = methods.first_adapted_layer(
+                arch, setup.lora_targets, lambda i: hybrid_saved.layer_mlp(arch, i)
+            )
+            for index in range(first):
+                hybrid_layers[index] = 0.0
         in_layers, full_layer = sum(hybrid_layers), hybrid_layers[0]
     compute_bytes = 4 if precision == "amp" else 2
     if hybrid_layers is not None:  # hybact: Mamba-2 keeps an fp32 residual stream
