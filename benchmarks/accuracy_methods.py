@@ -11,6 +11,11 @@ Runs ``bot.measure`` with peft 0.21 (LoRA r = 16, alpha 32, no dropout, ``target
 
 QLoRA rows quantize the base's linears to NF4 with bitsandbytes (which runs 4-bit on CPU).
 
+The hybrid families whose activations the bot offers (``Family.activations_measured``) run on
+``benchmarks.hybrid_activations``' configs (hidden 256, 512 tokens: two chunks or more of every
+scan), every layer built, against the estimate's torch-fallback path, which is what runs on CPU
+(``hybrid_path="fallback"``; the bot's answers follow the GPU kernels, not measured here).
+
     python -m benchmarks.accuracy_methods --quick --check   # CI: a few families, under 3 minutes
     python -m benchmarks.accuracy_methods                   # every family, a few minutes on 2 cores
 """
@@ -27,17 +32,20 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.estimate.hybrid_saved import KERNEL_PATH, HybridPath
 from bot.estimate.methods import adapter_params
+from bot.estimate.models import Architecture
 from bot.estimate.saved_activations import measured_activations
 from bot.estimate.step_peak import step_peak
 from bot.measure import extrapolate, measure_step, torch_available
 from bot.measure.families import DECLARED, SMALL_CONFIGS, architecture
-from bot.measure.types import Attention, MeasureSetup
+from bot.measure.types import Attention, Extrapolated, Measurement, MeasureSetup
 
 DEFAULT_OUT = Path(__file__).with_name("accuracy_methods.json")
 # --check fails beyond these (the issue's ±10 % on the peak; the adapters are counted exactly).
 TOLERANCE = {"adapters": 0.0, "model_states": 0.05, "saved": 0.05, "peak": 0.10}
 QUICK_FAMILIES = ("llama", "gemma3", "mixtral", "qwen3_moe")
+QUICK_HYBRIDS = ("lfm2",)
 # Every declared family of the accuracy benchmark (bot.measure.families) that peft adapts.
 FAMILIES = (
     "llama",
@@ -88,23 +96,60 @@ class Row:
         }
 
 
-def _before(family: str, setup: MeasureSetup, depth: int) -> float:
+def _before(arch: Architecture, setup: MeasureSetup, hybrid_path: HybridPath = KERNEL_PATH) -> float:
     """The bot's LoRA total before the method option: 2 B/param of base + adapters on every linear
     × the full fine-tune's 16 B + the full fine-tune's saved activations (its hint's V)."""
-    config = SMALL_CONFIGS[family]
-    arch = architecture(family, config, depth)
     full = setup.training.but(method=setup.training.method.FULL)
-    saved = measured_activations(arch, setup.batch_size, setup.seq_len, setup=full).saved_bytes
+    saved = measured_activations(
+        arch, setup.batch_size, setup.seq_len, setup=full, hybrid_path=hybrid_path
+    ).saved_bytes
     return 2.0 * arch.parameter_count + 16.0 * arch.lora_adapter_params(setup.lora_rank) + saved
 
 
 def measure_row(family: str, setup: MeasureSetup, depth: int) -> Row:
+    """A dense or MoE family: its small config at depths 1 and 2, extended to ``depth`` layers."""
     config = SMALL_CONFIGS[family]
     started = time.perf_counter()
     full = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), depth)
-    arch = architecture(family, config, depth)
+    return _row(family, setup, full, architecture(family, config, depth), KERNEL_PATH, started)
+
+
+def measure_hybrid_row(family: str, setup: MeasureSetup) -> Row:
+    """A hybrid family: benchmarks.hybrid_activations' config, every layer built, against the
+    estimate's torch-fallback path (the module's docstring)."""
+    import transformers
+
+    from benchmarks.hybrid_activations import FAMILIES as HYBRID_CONFIGS
+    from bot.estimate.hub import architecture_from_config
+
+    fields = HYBRID_CONFIGS[family]
+    started = time.perf_counter()
+    # The bot reads the config transformers built (its defaults written out), as a Hub config.json.
+    arch = architecture_from_config(
+        f"bench/{family}", transformers.AutoConfig.for_model(family, **fields).to_dict()
+    )
+    config = {"model_type": family, "use_cache": False, **fields}
+    measured = measure_step(config, arch.layers, setup)
+    return _row(family, setup, measured, arch, "fallback", started)
+
+
+def _row(
+    family: str,
+    setup: MeasureSetup,
+    full: Measurement | Extrapolated,
+    arch: Architecture,
+    hybrid_path: HybridPath,
+    started: float,
+) -> Row:
     training = setup.training
-    found = step_peak(arch, arch.parameter_count, setup.batch_size, setup.seq_len, setup=training)
+    found = step_peak(
+        arch,
+        arch.parameter_count,
+        setup.batch_size,
+        setup.seq_len,
+        setup=training,
+        hybrid_path=hybrid_path,
+    )
     return Row(
         family=family,
         method=setup.method,
@@ -123,7 +168,7 @@ def measure_row(family: str, setup: MeasureSetup, depth: int) -> Row:
         saved_estimated=found.saved_bytes,
         peak=full.peak_bytes,
         peak_estimated=found.peak_bytes,
-        peak_before=_before(family, setup, depth),
+        peak_before=_before(arch, setup, hybrid_path),
         peak_phase=full.peak_phase,
         peak_moment=found.moment,
         seconds=time.perf_counter() - started,
@@ -153,6 +198,35 @@ def setups(quick: bool, batch: int, seq: int) -> list[tuple[str, MeasureSetup]]:
             grid.append((family, MeasureSetup("bf16", "adamw", "sdpa", False, batch, seq, method="qlora")))
         grid.append(("mixtral", MeasureSetup("amp", "adamw", "sdpa", False, batch, seq, method="lora")))
         grid.append(("qwen3", MeasureSetup("bf16", "adamw", "sdpa", True, batch, 4 * seq, method="lora")))
+    return grid
+
+
+def hybrid_families() -> tuple[str, ...]:
+    """benchmarks.hybrid_activations' families whose activations the bot offers."""
+    from benchmarks.hybrid_activations import FAMILIES as HYBRID_CONFIGS
+    from bot.estimate.families import family as declared
+
+    return tuple(
+        name
+        for name in HYBRID_CONFIGS
+        if (found := declared(name)) is not None and found.activations_measured
+    )
+
+
+def hybrid_setups(quick: bool) -> list[tuple[str, MeasureSetup]]:
+    """One LoRA step (bf16, AdamW, r 16, all-linear) of 1 × 512 tokens per hybrid family; a model
+    without attention layers (Mamba-2) builds only with eager (nothing attends)."""
+    grid: list[tuple[str, MeasureSetup]] = []
+    for family in QUICK_HYBRIDS if quick else hybrid_families():
+        attention: Attention = "eager" if family == "mamba2" else "sdpa"
+        grid.append((family, MeasureSetup("bf16", "adamw", attention, False, 1, 512, method="lora")))
+    if not quick:
+        grid.append(
+            (
+                "nemotron_h",
+                MeasureSetup("bf16", "adamw", "sdpa", False, 1, 512, method="lora", lora_targets="attention"),
+            )
+        )
     return grid
 
 
@@ -220,9 +294,13 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     rows: list[Row] = []
     failures: list[dict[str, Any]] = []
-    for family, setup in setups(args.quick, args.batch, args.seq):
+    grid = [(f, s, False) for f, s in setups(args.quick, args.batch, args.seq)]
+    grid += [(f, s, True) for f, s in hybrid_setups(args.quick)]
+    for family, setup, hybrid in grid:
         try:
-            rows.append(measure_row(family, setup, args.depth))
+            rows.append(
+                measure_hybrid_row(family, setup) if hybrid else measure_row(family, setup, args.depth)
+            )
         except Exception as error:  # a family peft or bitsandbytes cannot run here is reported
             failures.append(
                 {"family": family, "setup": asdict(setup), "error": f"{type(error).__name__}: {error}"}

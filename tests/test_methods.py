@@ -10,8 +10,8 @@ import pytest
 
 from bot.estimate import families
 from bot.estimate.core import estimate
-from bot.estimate.methods import LoraTargets, Method, adapter_params
-from bot.estimate.request import parse_request
+from bot.estimate.methods import LoraTargets, Method, adapter_params, has_attention_targets
+from bot.estimate.request import InvalidRequest, parse_request
 from bot.present.custom_ids import DETAILS
 from bot.present.i18n import Language
 from bot.runtime.runner import VramBot
@@ -70,65 +70,90 @@ def test_lora_leaves_the_seed_and_the_full_fine_tune_alone() -> None:
     assert llama.trained_params_billion * 1e9 == 16 * 32 * (2 * 4096 + 2 * (4096 + 1024) + 2 * 4096)
 
 
+def test_a_hybrid_s_adapters_follow_its_layer_kinds() -> None:
+    """Attention adapters on the attention layers only (Granite 4.0-H: 4 of 40), each mixer's own
+    projections under all-linear; and ``lora_targets:attention`` on a model with no attention layer
+    (Falcon Mamba) is refused in both languages, as peft finds nothing to adapt there."""
+    from bot.measure.families import SMALL_CONFIGS, architecture
+    from bot.present.problems import describe_problem
+
+    granite = estimate(parse_request(model="granite-4.0-h-small", method="lora", lora_targets="attention"))
+    arch = granite.request.architecture
+    assert arch is not None
+    per_layer = sum(16 * (d_in + d_out) for _, d_in, d_out in arch.attention_linears())
+    assert granite.trained_params_billion * 1e9 == arch.attention_layers * per_layer == 4 * per_layer
+    everything = adapter_params(arch, 16, LoraTargets.ALL_LINEAR)
+    mamba = sum(16 * (i + o) for _, i, o in arch.mixer_linears("mamba")) * arch.mamba_layers
+    assert everything > 4 * per_layer + mamba  # the Mamba-2 mixers' in/out projections are adapted
+    falcon_mamba = architecture("falcon_mamba", SMALL_CONFIGS["falcon_mamba"])
+    assert adapter_params(falcon_mamba, 16) > 0  # all-linear, without the out_proj peft refuses
+    with pytest.raises(InvalidRequest) as refused:
+        parse_request(model=falcon_mamba, method="qlora", lora_targets="attention")
+    [problem] = refused.value.problems
+    assert problem.code == "lora_no_attention"
+    english, german = (describe_problem(problem, language) for language in Language)
+    assert "has no attention layer" in english
+    assert "`lora_targets:all-linear`" in english
+    assert "hat keine Attention-Schicht" in german
+    assert "Verwenden Sie `lora_targets:all-linear`" in german
+
+
 def _peft_adapters(config: dict[str, Any], targets: LoraTargets) -> int:
     import peft
 
+    from bot.measure.configs import MeasureError
     from bot.measure.step import build_model, with_lora
     from bot.measure.types import Attention, MeasureSetup
 
     declared = families.family(config["model_type"])
     attention: Attention = "sdpa" if declared is None or declared.runs_sdpa else "eager"
-    model = build_model(config, 2, MeasureSetup(attention=attention))
+    try:
+        model = build_model(config, _depth(config), MeasureSetup(attention=attention))
+    except MeasureError:  # Mamba and Falcon Mamba have no attention for SDPA to run (their flag says sdpa)
+        model = build_model(config, _depth(config), MeasureSetup(attention="eager"))
     adapted = with_lora(model, MeasureSetup(method="lora", lora_targets=targets.value))
     assert isinstance(adapted, peft.PeftModel)
     return sum(int(p.numel()) for p in adapted.parameters() if p.requires_grad)
 
 
 # The declared families whose adapters the bot does not yet count as peft 0.21 creates them: named
-# so that a fix shows (remove the family) and a new gap fails. Every dense and MoE family is exact.
+# so that a fix shows (remove the family) and a new gap fails. Every family is exact today (the
+# hybrids' and the frontier families' since lora's round 4: attention adapters on the attention
+# layers only, each mixer's projections under all-linear, DeepSeek-V3.2's indexer, Gemma 3n's own).
 LORA_KNOWN_GAPS: dict[str, tuple[str, ...]] = {
-    # The hybrids and the frontier families (their small configs carry their layer kinds): the
-    # mixers' projections, and attention adapters counted on every layer rather than on the attention
-    # layers only (0.81-2.89x peft's). Nemotron-H, Falcon-H1, Mamba, Mamba-2 and Gemma 3n: peft 0.21
-    # raises on the modules the bot names (it finds none of them).
-    "qwen3_next": ("all-linear", "attention"),
-    "qwen3_5": ("all-linear", "attention"),
-    "qwen3_5_moe": ("all-linear", "attention"),
-    "nemotron_h": ("all-linear", "attention"),
-    "granitemoehybrid": ("all-linear", "attention"),
-    "falcon_h1": ("all-linear",),
-    "bamba": ("all-linear", "attention"),
-    "mamba2": ("all-linear", "attention"),
-    "lfm2": ("all-linear", "attention"),
-    "deepseek_v32": ("all-linear",),
-    "glm_moe_dsa": ("all-linear",),
-    "gemma3n": ("all-linear", "attention"),
-    "mamba": ("all-linear", "attention"),
-    "falcon_mamba": ("all-linear", "attention"),
-    "jamba": ("all-linear", "attention"),
-    "lfm2_moe": ("all-linear", "attention"),
-    "olmo_hybrid": ("all-linear", "attention"),
-    "kimi_linear": ("all-linear", "attention"),
-    "deepseek_v4": ("all-linear", "attention"),  # frontier: compressors, indexer, grouped o_a/o_b not named
+    # frontier: the compressors, the indexer and the grouped o_a/o_b are not named for peft
+    "deepseek_v4": ("all-linear", "attention"),
 }
+
+
+def _depth(config: dict[str, Any]) -> int:
+    """Two layers, or the small config's own depth where it holds one layer of each kind (Jamba's
+    four, Gemma 3n's key-value sharing, which transformers cannot build two layers deep)."""
+    return max(2, int(config.get("num_hidden_layers") or 2))
 
 
 @pytest.mark.accuracy
 @pytest.mark.parametrize("targets", list(LoraTargets))
 def test_the_adapters_are_peft_s_to_the_parameter(targets: LoraTargets) -> None:
     """Every declared family's small config (hybrids included): the adapters peft 0.21 creates on
-    the transformers 5 model (3-D experts and routers included) are the ones counted."""
+    the transformers 5 model (3-D experts and routers included) are the ones counted; where peft
+    finds none of the attention's modules (Mamba, Mamba-2), the bot refuses the request."""
     pytest.importorskip("peft")
     from bot.measure.families import SMALL_CONFIGS, architecture
 
     exact: list[str] = []
     off: list[str] = []
     for family, config in SMALL_CONFIGS.items():
-        arch = architecture(family, config, 2)
+        arch = architecture(family, config, _depth(config))
         try:
             peft = _peft_adapters(config, targets)
-        except ValueError:  # peft finds none of the modules the bot names (GPT-NeoX's attention)
+        except ValueError:  # peft finds none of the modules the bot names
             peft = -1
+        if peft == -1 and not has_attention_targets(arch):
+            with pytest.raises(InvalidRequest):
+                parse_request(model=arch, method="lora", lora_targets=targets.value)
+            exact.append(family)
+            continue
         (exact if adapter_params(arch, 16, targets) == peft else off).append(family)
     known = {name for name, kinds in LORA_KNOWN_GAPS.items() if targets.value in kinds}
     assert sorted(off) == sorted(known), f"exact: {sorted(exact)}"
@@ -167,3 +192,21 @@ def test_the_answer_reads_at_a_glance_in_both_languages() -> None:
                 assert embed_characters(embed) <= 900
                 label = f"method {method} {' '.join(f'{k}:{v}' for k, v in options.items())} {language.value}"
                 assert_phone_lines_within(embed, 14, label)
+
+
+@pytest.mark.parametrize("offload", ["none", "optimizer"])
+def test_deepspeed_rows_are_deepspeed_s_own_estimators(offload: str) -> None:
+    """The seed's mixed precision on 8 cards runs DeepSpeed: its per-GPU model states equal
+    DeepSpeed's estimators (deepspeed/runtime/zero/stage_1_and_2.py
+    ``estimate_zero2_model_states_mem_needs``: 2Ψ offloaded, else 4Ψ + 16Ψ/N; stage3.py
+    ``estimate_zero3_model_states_mem_needs``, params on the card: 4Ψ_largest + 2Ψ/N offloaded,
+    else 4Ψ_largest + 18Ψ/N). Offloading the optimizer moves the fp32 gradient partition to host
+    RAM with it (the bot counted it on the card: 2x DeepSpeed's ZeRO-3 figure)."""
+    found = estimate(parse_request(model="llama-3.1-8b", gpus=8, offload=offload, activations=0))
+    assert found.cluster is not None
+    assert found.cluster.source == "deepspeed"
+    rows = {row.strategy: row.gb for row in found.cluster.rows}
+    n, largest = found.request.params_billion, found.cluster.largest_module_billion or 0.0
+    offloaded = offload == "optimizer"
+    assert rows["ZeRO-2"] == pytest.approx(2 * n if offloaded else 4 * n + 16 * n / 8)
+    assert rows["ZeRO-3"] == pytest.approx(4 * largest + (2 if offloaded else 18) * n / 8)

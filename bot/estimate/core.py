@@ -522,7 +522,14 @@ class _Judge:
             return self.model_states_gb
         if self.deepspeed:
             return deepspeed_per_gpu_gb(
-                strategy, self.weights, self.gradients, self.optimizer, self.trained, self.largest, n
+                strategy,
+                self.weights,
+                self.gradients,
+                self.optimizer,
+                self.trained,
+                self.largest,
+                n,
+                optimizer_offloaded=self.request.savers.optimizer_offloaded,
             )
         return per_gpu_gb(strategy, self.weights, self.gradients, self.optimizer, n)
 
@@ -608,7 +615,13 @@ class _Judge:
             # V alone: the closed form, which matches the ZeRO-3 row of gpus:n.
             zero = None
             if self.deepspeed:
-                zero = zero_three(self.weights, self.optimizer, self.trained, self.largest)
+                zero = zero_three(
+                    self.weights,
+                    self.optimizer,
+                    self.trained,
+                    self.largest,
+                    optimizer_offloaded=self.request.savers.optimizer_offloaded,
+                )
             return gpus_needed_sharded(self.model_states_gb, self.activations_gb, capacity, per_gpu=zero)
         if not fits(MAX_CARDS):
             return None
@@ -746,7 +759,15 @@ def _cluster(
         return ClusterVerdict(request.gpus, paper, paper, "paper", None, judged)
     largest = _largest_module_billion(request)
     rows = deepspeed_strategies(
-        weights, gradients, optimizer, activations_gb, trained, largest or 0.0, request.gpus, capacity
+        weights,
+        gradients,
+        optimizer,
+        activations_gb,
+        trained,
+        largest or 0.0,
+        request.gpus,
+        capacity,
+        optimizer_offloaded=request.savers.optimizer_offloaded,
     )
     return ClusterVerdict(request.gpus, rows, paper, "deepspeed", largest, judged)
 

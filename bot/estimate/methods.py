@@ -24,9 +24,11 @@ Pure Python; nothing here imports torch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from bot.estimate.families import family
 from bot.estimate.family_traits import FamilyTraits, traits_for
 from bot.estimate.models import Architecture
 from bot.estimate.optimizers import CUSTOM_PART_KEY, Part, Precision, parts_for
@@ -60,17 +62,65 @@ NF4_BYTES_PER_PARAM = (4 + 8 / 64 + 32 / (64 * 256)) / 8
 @value_type
 class AdaptedLinear:
     """One kind of adapted weight: A is ``rank`` × ``d_in``, B ``d_out`` × ``rank``, ``copies`` in the
-    model (a 3-D expert tensor is one copy per MoE layer, its rank r × experts)."""
+    model (a 3-D expert tensor is one copy per MoE layer, its rank r × experts); ``mixer`` is the
+    layer kind whose mixer holds it ("" for the MLP side and the model's own linears)."""
 
     name: str
     d_in: int
     d_out: int
     rank: int
     copies: int
+    mixer: str = ""
 
     @property
     def params(self) -> int:
         return self.rank * (self.d_in + self.d_out) * self.copies
+
+
+# peft's attention-only target list, as a recipe writes it: Llama's projection names, Phi-3's fused
+# qkv_proj and MLA's (DeepSeek-V3); a family's own names are added from its declaration
+# (``Family.attention_modules``). A linear of any mixer with one of these names is adapted (Kimi
+# Linear's delta attention has q/k/v/o_proj too, and peft adapts them).
+PEFT_ATTENTION_TARGETS = (
+    "q_proj",
+    "k_proj",
+    "v_proj",
+    "o_proj",
+    "qkv_proj",
+    "q_a_proj",
+    "q_b_proj",
+    "kv_a_proj_with_mqa",
+    "kv_b_proj",
+)
+# The model types whose Mamba mixers peft 0.21 refuses to adapt: their out_proj and conv1d
+# (tuners_utils._check_lora_target_modules_mamba raises "incompatible with Mamba-based models ...
+# Please remove it from target_modules"). The bot's all-linear there is what runs: peft's
+# ``all-linear`` with ``exclude_modules=["out_proj"]`` (bot.measure.step.with_lora).
+PEFT_MAMBA_TYPES = frozenset({"falcon_h1", "mamba", "mamba2", "falcon_mamba", "nemotron_h"})
+PEFT_MAMBA_EXCLUDED = ("out_proj",)
+# The module names transformers gives what the counter calls otherwise, where peft's attention list
+# then misses them: LFM2's attention names its output projection out_proj (Lfm2Attention).
+_MODULE_NAMES: dict[str, dict[str, str]] = {
+    "lfm2": {"o_proj": "out_proj"},
+    "lfm2_moe": {"o_proj": "out_proj"},
+}
+_MAMBA_KINDS = ("mamba", "attention_mamba", "mamba1")
+
+
+def _split_delta_net(arch: Architecture, name: str, d_in: int, d_out: int) -> list[tuple[str, int, int]]:
+    """OLMo Hybrid's Gated DeltaNet keeps q, k, v, the output gate g and the a, b heads as linears of
+    their own (OlmoHybridGatedDeltaNet), where the counter lists Qwen3.5's in_proj_qkv / z / b / a:
+    the same weights, more LoRA pairs."""
+    if arch.family != "olmo_hybrid":
+        return [(name, d_in, d_out)]
+    k, v = arch.linear_key_dim, arch.linear_value_dim
+    return {
+        "in_proj_qkv": [("q_proj", d_in, k), ("k_proj", d_in, k), ("v_proj", d_in, v)],
+        "in_proj_z": [("g_proj", d_in, d_out)],
+        "in_proj_b": [("b_proj", d_in, d_out)],
+        "in_proj_a": [("a_proj", d_in, d_out)],
+        "out_proj": [("o_proj", d_in, d_out)],
+    }.get(name, [(name, d_in, d_out)])
 
 
 def _converted_moe(arch: Architecture) -> bool:
@@ -78,18 +128,75 @@ def _converted_moe(arch: Architecture) -> bool:
     return arch.is_moe and traits_for(arch).peft_converted
 
 
+def attention_target_names(arch: Architecture) -> frozenset[str]:
+    """The module names ``lora_targets:attention`` adapts on this model (peft's list above, and the
+    family's own names for its attention projections)."""
+    declared = family(arch.family or "")
+    own = declared.attention_modules.values() if declared is not None else ()
+    return frozenset((*PEFT_ATTENTION_TARGETS, *own))
+
+
+def _module_name(arch: Architecture, name: str) -> str:
+    """The transformers module's name of what the counter names ``name``."""
+    declared = family(arch.family or "")
+    renamed = dict(declared.attention_modules) if declared is not None else {}
+    return {**renamed, **_MODULE_NAMES.get(arch.family or "", {})}.get(name, name)
+
+
+def _mixer_linears(arch: Architecture, targets: LoraTargets, rank: int) -> list[AdaptedLinear]:
+    """Each layer kind's mixer linears peft adapts, on the layers of that kind only: under
+    ``attention`` those named in peft's attention list, under ``all-linear`` every one (but the
+    Mamba mixers' out_proj on the types peft refuses it on); Gemma 3n's key-value-sharing layers
+    have no k/v_proj."""
+    wanted = attention_target_names(arch) if targets is LoraTargets.ATTENTION else None
+    mamba_refused = arch.family in PEFT_MAMBA_TYPES
+    found: list[AdaptedLinear] = []
+    for kind, copies in arch.mixer_counts.items():
+        linears = arch.mixer_linears(kind)
+        if kind == "linear_attention":
+            linears = [split for linear in linears for split in _split_delta_net(arch, *linear)]
+        for name, d_in, d_out in linears:
+            module = _module_name(arch, name)
+            if wanted is not None and module not in wanted:
+                continue
+            if mamba_refused and kind in _MAMBA_KINDS and module in PEFT_MAMBA_EXCLUDED:
+                continue
+            n = copies
+            if kind == "attention" and name in ("k_proj", "v_proj"):
+                n -= arch.kv_shared_layers
+            found.append(AdaptedLinear(name, d_in, d_out, rank, n, kind))
+    if wanted is None and arch.index_heads is not None and arch.index_head_dim is not None:
+        # DeepSeek-V3.2's indexer (DeepseekV32Indexer): wq_b from the q latent, wk, weights_proj.
+        heads, dim, h = arch.index_heads, arch.index_head_dim, arch.hidden_size
+        for name, d_in, d_out in (
+            ("indexer.wq_b", arch.q_lora_rank or 0, heads * dim),
+            ("indexer.wk", h, dim),
+            ("indexer.weights_proj", h, heads),
+        ):
+            found.append(AdaptedLinear(name, d_in, d_out, rank, arch.indexed_layers, "attention"))
+    return found
+
+
+def has_attention_targets(arch: Architecture) -> bool:
+    """Whether ``lora_targets:attention`` finds any module here (peft raises where it finds none:
+    Mamba and Mamba-2 have no attention layer)."""
+    return bool(_mixer_linears(arch, LoraTargets.ATTENTION, 1))
+
+
 def adapted_linears(
     arch: Architecture, rank: int, targets: LoraTargets = LoraTargets.ALL_LINEAR
 ) -> tuple[AdaptedLinear, ...]:
-    """The weights peft adapts (see the module's docstring), in the model's order."""
-    found = [AdaptedLinear(n, i, o, rank, arch.layers) for n, i, o in arch.attention_linears()]
+    """The weights peft adapts (see the module's docstring), in the model's order: each mixer's on
+    the layers of its kind, then the MLP side (dense MLPs, experts, routers) and Gemma 3n's own."""
+    found = _mixer_linears(arch, targets, rank)
     if targets is LoraTargets.ATTENTION:
         return tuple(found)
     t = traits_for(arch)
     converted = _converted_moe(arch)
     h = arch.hidden_size
     if arch.dense_layers and not converted:
-        found += [AdaptedLinear(n, i, o, rank, arch.dense_layers) for n, i, o in arch.dense_mlp_linears()]
+        for width, layers in arch._dense_widths():
+            found += [AdaptedLinear(n, i, o, rank, layers) for n, i, o in arch.dense_mlp_linears(width)]
     if arch.moe_layers:
         moe = arch.moe_layers
         if converted:
@@ -105,6 +212,8 @@ def adapted_linears(
                 found.append(AdaptedLinear("router", h, arch.experts, rank, moe))
         if arch.shared_expert_gate:  # Qwen2-MoE's nn.Linear h -> 1, named like no v4 expert
             found.append(AdaptedLinear("shared_expert_gate", h, 1, rank, moe))
+    # Gemma 3n's AltUp, LAuReL and per-layer-input linears (the model's own, "per_layer").
+    found += [AdaptedLinear(n, i, o, rank, c, "per_layer") for n, i, o, c in arch._per_layer_linears()]
     return tuple(found)
 
 
@@ -165,40 +274,57 @@ def _normalized_bytes(width: int, precision: str, norm_style: str) -> int:
     return 2 * width if norm_style == "llama" and precision != "amp" else 4 * width
 
 
-def _linear_input_saves(arch: Architecture, precision: str, moe: bool, traits: FamilyTraits) -> int:
+def _linear_input_saves(
+    arch: Architecture, precision: str, moe: bool, traits: FamilyTraits
+) -> tuple[int, int]:
     """How many 16-bit linear inputs of width h a full fine-tune's layer saves (saved_activations'
-    ``attention_inputs`` + ``mlp_inputs``), and which a frozen base no longer needs."""
+    ``attention_inputs``, ``mlp_inputs``), and which a frozen base no longer needs."""
     amp = precision == "amp"
     attention = (1 if arch.fused_qkv else 3) if amp else 1
     if arch.is_mla:
         attention = 2 if amp else 1
     if moe and _converted_moe(arch):
-        return attention  # the router and the experts run on their merged, trained weights
+        return attention, 0  # the router and the experts run on their merged, trained weights
     mlp = (1 if moe or arch.fused_gate_up else 2) if amp else 1
     if moe and traits.deepseek_moe:
         mlp = 0
-    return attention + mlp
+    return attention, mlp
 
 
 def lora_layer_delta(
-    arch: Architecture, precision: str, attention: str, rank: int, targets: LoraTargets, *, moe: bool
+    arch: Architecture,
+    precision: str,
+    attention: str,
+    rank: int,
+    targets: LoraTargets,
+    *,
+    moe: bool,
+    mixer: str = "attention",
+    mlp: bool = True,
 ) -> tuple[int, int]:
-    """What one decoder layer saves under LoRA beyond (or short of) the full fine-tune's layer:
-    (bytes per token, bytes per layer independent of the tokens)."""
+    """What one decoder layer (its mixer of kind ``mixer``, "none" for Nemotron-H's MLP-only blocks;
+    ``mlp`` False for a block without an MLP) saves under LoRA beyond (or short of) the full
+    fine-tune's layer: (bytes per token, bytes per layer independent of the tokens)."""
     t = traits_for(arch)
     h, amp = arch.hidden_size, precision == "amp"
-    removed = 2 * h * _linear_input_saves(arch, precision, moe, t)
+    attention_saves, mlp_saves = _linear_input_saves(arch, precision, moe, t)
+    removed = 2 * h * ((attention_saves if mixer != "none" else 0) + (mlp_saves if mlp else 0))
     removed += arch.norms_per_layer * _normalized_bytes(h, precision, t.norm_style)
-    if t.qk_norm:
+    attends = mixer in ("attention", "attention_mamba")
+    if t.qk_norm and attends:
         removed += _normalized_bytes(arch.q_dim, "mixed", t.norm_style)
         removed += _normalized_bytes(arch.kv_dim, "mixed", t.norm_style)
-    if arch.is_mla:
+    if attends and arch.is_mla:
         removed += 2 * arch.attention_heads * (arch.v_head_dim or arch.qk_head_dim)  # o_proj's copy
-    elif attention == "eager" or t.rope_cat:
+    elif attends and (attention == "eager" or t.rope_cat):
         removed += 2 * arch.o_dim
+    if mixer in ("mamba", "attention_mamba"):
+        removed += 2 * arch.mamba_inner_size  # the frozen out_proj's input (Mamba2Mixer's)
     converted = moe and _converted_moe(arch)
     experts_adapted = converted and targets is LoraTargets.ALL_LINEAR
-    if not moe:
+    if not mlp:
+        pass
+    elif not moe:
         removed += 2 * arch.intermediate_size  # down_proj's input, the MLP's product
     elif not experts_adapted and not t.dense_experts:
         # Frozen grouped experts keep neither what only their weights' gradients need (each routed
@@ -209,16 +335,16 @@ def lora_layer_delta(
         if converted:
             removed += ((2 if amp else 4) if t.deepseek_moe else 2) * h
     frozen_shared = converted or targets is LoraTargets.ATTENTION
-    if moe and arch.shared_experts and frozen_shared:  # the frozen shared experts: input, product
+    if mlp and moe and arch.shared_experts and frozen_shared:  # the frozen shared experts: input, product
         removed += (4 if amp else 2) * h * (1 if t.deepseek_moe else 0) + 2 * arch.shared_intermediate_size
     in_bytes, a_bytes = (2, 2) if amp else (4, 4)
     added, constant = 0, 0
-    attention_names = {name for name, _, _ in arch.attention_linears()}
     for linear in adapted_linears(arch, rank, targets):
-        if linear.name in attention_names:
-            pass
-        elif _moe_side(linear.name) != moe:
-            continue  # a linear of the other kind of layer
+        if linear.mixer:
+            if linear.mixer != mixer:
+                continue  # another kind of layer's mixer, or the model's own (Gemma 3n's per-layer)
+        elif not mlp or _moe_side(linear.name) != moe:
+            continue  # a linear of the other kind of layer, or of an MLP this block has not
         if converted and linear.name.startswith(("experts.", "gate")):
             # The merged weight, in the base's dtype, saved by grouped_mm (or the router's F.linear).
             width = linear.d_in * linear.d_out * (arch.experts if linear.name.startswith("experts.") else 1)
@@ -226,6 +352,21 @@ def lora_layer_delta(
             continue
         added += in_bytes * linear.d_in + a_bytes * linear.rank
     return added - removed, constant
+
+
+def first_adapted_layer(arch: Architecture, targets: LoraTargets, mlp_of: Callable[[int], str]) -> int:
+    """The first layer holding an adapter (``mlp_of``: a layer's MLP, "dense", "moe" or "none").
+    Nothing before it needs a gradient, so autograd saves nothing there: a hybrid's Mamba layers
+    ahead of its first attention layer under ``lora_targets:attention`` (measured on Nemotron-H)."""
+    adapted = adapted_linears(arch, 1, targets)
+    mixers = {linear.mixer for linear in adapted if linear.mixer}
+    mlp_sides = {_moe_side(linear.name) for linear in adapted if not linear.mixer}
+    for index in range(arch.layers):
+        kind = arch.layer_kinds[index] if arch.layer_kinds else "attention"
+        mlp = mlp_of(index)
+        if kind in mixers or (mlp != "none" and (mlp == "moe") in mlp_sides):
+            return index
+    return arch.layers
 
 
 def _moe_side(name: str) -> bool:

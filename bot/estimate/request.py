@@ -20,7 +20,7 @@ from bot.estimate.family_traits import offers_activations
 from bot.estimate.hardware import DEFAULT_GPU, Gpu
 from bot.estimate.hub import HubModel, is_repo_id, looks_like_repo_id, registered
 from bot.estimate.kv_cache import KvDtype
-from bot.estimate.methods import LoraTargets, Method
+from bot.estimate.methods import LoraTargets, Method, has_attention_targets
 from bot.estimate.models import Architecture, close_matches, find_preset, preset_variant
 from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.options import BOTH_TASKS, Kind, Limit, Option, OptionSpec, Task
@@ -299,6 +299,13 @@ class EstimateRequest(BaseModel):
         model = self.architecture
         if self.task is Task.SERVE and model is not None and not tensor_parallel_fits(model, self.gpus):
             raise PydanticCustomError("tensor_parallel", "gpus do not split the heads", {"gpus": self.gpus})
+        if (
+            self.method is not Method.FULL
+            and self.lora_targets is LoraTargets.ATTENTION
+            and model is not None
+            and not has_attention_targets(model)
+        ):  # lora: peft finds none of the attention's modules in a Mamba model, and raises
+            raise PydanticCustomError("lora_no_attention", "no attention to adapt", {"model": model.name})
         return self
 
     @property
@@ -483,6 +490,7 @@ ProblemCode = Literal[
     "not_an_option",  # an option the request does not have
     "not_for_task",  # an option given for a task it does not apply to (``given``: the task)
     "tensor_parallel",  # gpus that cannot split the model's heads for serving (``given``: the gpus)
+    "lora_no_attention",  # lora_targets:attention on a model without attention layers (``given``: it)
     "wrong_type",  # a value of the wrong JSON type (seen by the command tree, before the estimator)
     "invalid",  # anything else pydantic reports
 ]
@@ -522,6 +530,8 @@ def _problem(error: Any) -> Problem:
             return Problem("tensor_parallel", "gpus", error.get("ctx", {}).get("gpus"))
         if kind == "in_backward_accum":
             return Problem("in_backward_accum")
+        if kind == "lora_no_attention":
+            return Problem("lora_no_attention", "lora_targets", error.get("ctx", {}).get("model"))
         return Problem("invalid")
     name = str(location[0])
     if kind == "extra_forbidden":

@@ -444,11 +444,25 @@ def measured_activations(
     else:  # hybact
         if setup.adapters:  # LoRA's terms by each layer's MLP, as for the other families
             for index in range(arch.layers):
-                moe = hybrid_saved.layer_mlp(arch, index) == "moe"
+                mlp = hybrid_saved.layer_mlp(arch, index)
+                mixer = arch.layer_kinds[index] if arch.layer_kinds else "attention"  # lora: its adapters
                 per_token, constant = methods.lora_layer_delta(
-                    arch, precision, attention, setup.lora_rank, setup.lora_targets, moe=moe
+                    arch,
+                    precision,
+                    attention,
+                    setup.lora_rank,
+                    setup.lora_targets,
+                    moe=mlp == "moe",
+                    mixer=mixer,
+                    mlp=mlp != "none",
                 )
                 hybrid_layers[index] += sb * per_token + constant
+            # lora: the layers ahead of the first adapter save nothing (no gradient reaches them).
+            first = methods.first_adapted_layer(
+                arch, setup.lora_targets, lambda i: hybrid_saved.layer_mlp(arch, i)
+            )
+            for index in range(first):
+                hybrid_layers[index] = 0.0
         in_layers, full_layer = sum(hybrid_layers), hybrid_layers[0]
     compute_bytes = 4 if precision == "amp" else 2
     if hybrid_layers is not None:  # hybact: Mamba-2 keeps an fp32 residual stream

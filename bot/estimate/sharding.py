@@ -16,6 +16,12 @@ DeepSpeed, which runs ZeRO, holds more than the paper's figures (its own estimat
 offload): stages 1 and 2 also keep an fp32 partition of the gradients, 4Ψ + 16Ψ / N_d, and stage 3
 keeps 16-bit parameters and the fp32 partitions, 18Ψ / N_d, plus four bytes for every parameter of
 the largest module, which it gathers whole. :func:`deepspeed_per_gpu_gb` follows those.
+
+With the optimizer offloaded (``offload_optimizer: cpu``) the fp32 gradient partition lives in host
+RAM beside the master weights and the optimizer state, and each 16-bit gradient is moved there as
+it is reduced: the estimators' GPU figures are 2Ψ for stages 1 and 2
+(``estimate_zero2_model_states_mem_needs(cpu_offload=True)``) and 4Ψ_largest + 2Ψ / N_d for stage 3
+(``estimate_zero3_model_states_mem_needs(cpu_offload=True, cpu_offload_params=False)``).
 """
 
 from __future__ import annotations
@@ -85,14 +91,24 @@ def deepspeed_per_gpu_gb(
     params_billion: float,
     largest_module_billion: float,
     gpus: int,
+    *,
+    optimizer_offloaded: bool = False,
 ) -> float:
-    """Model-state memory on one of ``gpus`` GPUs as DeepSpeed holds it (activations not included)."""
-    fp32_gradients_gb = params_billion * DEEPSPEED_FP32_GRADIENT_BYTES
+    """Model-state memory on one of ``gpus`` GPUs as DeepSpeed holds it (activations not included);
+    with the optimizer offloaded, the gradients go to host RAM with it (the module's docstring)."""
+    fp32_gradients_gb = 0.0 if optimizer_offloaded else params_billion * DEEPSPEED_FP32_GRADIENT_BYTES
     if strategy == "data parallel":
         return weights_gb + gradients_gb + optimizer_gb
     if strategy in ("ZeRO-1", "ZeRO-2"):
-        return weights_gb + gradients_gb + (optimizer_gb + fp32_gradients_gb) / gpus
-    three = zero_three(weights_gb, optimizer_gb, params_billion, largest_module_billion)
+        on_card_gradients = 0.0 if optimizer_offloaded else gradients_gb
+        return weights_gb + on_card_gradients + (optimizer_gb + fp32_gradients_gb) / gpus
+    three = zero_three(
+        weights_gb,
+        optimizer_gb,
+        params_billion,
+        largest_module_billion,
+        optimizer_offloaded=optimizer_offloaded,
+    )
     return three.gathered_gb + three.sharded_gb / gpus
 
 
@@ -110,12 +126,18 @@ class ZeroThree:
 
 
 def zero_three(
-    weights_gb: float, optimizer_gb: float, params_billion: float, largest_module_billion: float
+    weights_gb: float,
+    optimizer_gb: float,
+    params_billion: float,
+    largest_module_billion: float,
+    *,
+    optimizer_offloaded: bool = False,
 ) -> ZeroThree:
     """The terms of :func:`deepspeed_per_gpu_gb`'s ZeRO-3 figure, for counting the GPUs it needs."""
+    fp32_gradients_gb = 0.0 if optimizer_offloaded else params_billion * DEEPSPEED_FP32_GRADIENT_BYTES
     return ZeroThree(
         gathered_gb=deepspeed_gathered_gb(largest_module_billion),
-        sharded_gb=weights_gb + optimizer_gb + params_billion * DEEPSPEED_FP32_GRADIENT_BYTES,
+        sharded_gb=weights_gb + optimizer_gb + fp32_gradients_gb,
     )
 
 
@@ -143,11 +165,20 @@ def deepspeed_strategies(
     largest_module_billion: float,
     gpus: int,
     capacity_gb: float,
+    *,
+    optimizer_offloaded: bool = False,
 ) -> tuple[PerGpu, ...]:
     rows = []
     for strategy in STRATEGIES:
         states = deepspeed_per_gpu_gb(
-            strategy, weights_gb, gradients_gb, optimizer_gb, params_billion, largest_module_billion, gpus
+            strategy,
+            weights_gb,
+            gradients_gb,
+            optimizer_gb,
+            params_billion,
+            largest_module_billion,
+            gpus,
+            optimizer_offloaded=optimizer_offloaded,
         )
         total = states + activations_gb
         rows.append(PerGpu(strategy=strategy, gb=total, fits=total <= capacity_gb))

@@ -268,15 +268,23 @@ def with_lora(model: Any, setup: MeasureSetup) -> Any:
     ``lora_rank``, alpha 2r, no dropout (a dropout p > 0 would save its mask and its output too)."""
     import peft  # the measure extra's; only a LoRA step needs it
 
+    from bot.estimate.methods import PEFT_ATTENTION_TARGETS, PEFT_MAMBA_EXCLUDED, PEFT_MAMBA_TYPES
+
+    model_type = getattr(model.config, "model_type", None)
     targets: Any = "all-linear"
+    # peft refuses the Mamba mixers' out_proj on these types: all-linear without it, as its error says.
+    excluded = list(PEFT_MAMBA_EXCLUDED) if model_type in PEFT_MAMBA_TYPES else None
     if setup.lora_targets == "attention":
-        targets = ["q_proj", "k_proj", "v_proj", "o_proj", "qkv_proj", "q_a_proj", "q_b_proj"]
-        targets += ["kv_a_proj_with_mqa", "kv_b_proj"]
+        targets, excluded = list(PEFT_ATTENTION_TARGETS), None
         # The family's own names for them (Phi's dense, GPT-NeoX's query_key_value).
-        declared = family(getattr(model.config, "model_type", None))
+        declared = family(model_type)
         targets += sorted(declared.attention_modules.values()) if declared is not None else []
     config = peft.LoraConfig(
-        r=setup.lora_rank, lora_alpha=2 * setup.lora_rank, lora_dropout=0.0, target_modules=targets
+        r=setup.lora_rank,
+        lora_alpha=2 * setup.lora_rank,
+        lora_dropout=0.0,
+        target_modules=targets,
+        exclude_modules=excluded,
     )
     return peft.get_peft_model(model, config)
 

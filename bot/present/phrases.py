@@ -197,12 +197,12 @@ def adapters_text(estimate: Estimate, w: Words) -> str:
     if lora.rank is None or model is None:
         return w("lora.budget")
     share = lora.adapter_params_billion / estimate.params_billion * 100
+    names = (linear.name for linear in adapted_linears(model, lora.rank, estimate.request.lora_targets))
     return w(
-        "lora.rank",
+        # A hybrid's adapters sit on the layers of their kind (lora: attention's on attention layers).
+        "lora.rank_by_kind" if len(model.mixer_counts) > 1 else "lora.rank",
         rank=w.plain(lora.rank),
-        modules=", ".join(
-            linear.name for linear in adapted_linears(model, lora.rank, estimate.request.lora_targets)
-        ),
+        modules=", ".join(dict.fromkeys(names)),
         count=w.count(lora.adapter_params_billion * 1e9),
         share=w.num(share, ".2g"),
     )

@@ -83,6 +83,8 @@ def describe_problem(problem: Problem, language: Language = DEFAULT_LANGUAGE) ->
         return w("serve.not_for_task", option=name, task=str(problem.given))
     if code == "tensor_parallel":
         return w("serve.tensor_parallel", given=given)
+    if code == "lora_no_attention":
+        return w("lora.no_attention_targets", model=given)
     if code == "wrong_type":
         return w("problem.wrong_type", option=name)
     if problem.option is None:
