@@ -392,6 +392,10 @@ def step_peak(
         # hybact: the last layer's sparse-attention indexer scores every key in fp32 in forward, on
         # top of what the layers before it saved (bot.estimate.hybrid_saved.indexer_scores_bytes).
         moments["indexer forward"] = base + hybrid_saved.indexer_scores_bytes(arch, batch_size, seq_len)
+    # hybact: the torch fallback's Mamba-1 scan in backward (bot.estimate.hybrid_saved).
+    scan_backward = hybrid_saved.scan_backward_bytes(arch, batch_size, seq_len, hybrid_path)
+    if scan_backward and not checkpointing:
+        moments["scan backward"] = base + scan_backward
     if checkpointing:
         compute_bytes = 4 if precision == "amp" else 2
         # A DeepSeek layer's MLP copies are freed once its MLP's backward has run (measured).
@@ -412,6 +416,7 @@ def step_peak(
             + acts.recompute_bytes
             + layer_copies
             + working
+            + scan_backward
         )
         if setup.adapters:
             moments["recompute"] += sb * methods.lora_backward_working_bytes(
