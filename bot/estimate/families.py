@@ -1303,6 +1303,7 @@ FAMILIES += (
 FAMILIES += (
     Family(
         "olmo_hybrid",
+        activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
         norm_style="fp32",
         qk_norm=True,
         qk_norm_scope="projection",

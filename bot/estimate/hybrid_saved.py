@@ -306,11 +306,20 @@ def indexer_mask_bytes_per_token(arch: Architecture, seq_len: int, precision: Pr
 
 
 def indexer_scores_bytes(arch: Architecture, batch_size: int, seq_len: int) -> float:
-    """The indexer's forward transient: the fp32 scores q·k of every index head over every key
-    ([b, s, heads, s]) and their scaled copy, alive together before the ReLU (transformers 5.24)."""
+    """The indexer's forward transient as transformers 5.24 computes it (``DeepseekV32Indexer``, the
+    same ATen ops on a GPU as on the CPU): ``torch.matmul(q.float(), k.transpose(-1, -2).float()
+    .unsqueeze(1))`` broadcasts the one fp32 key head over every query position, so matmul copies
+    it out to [b, s, D, s] before its bmm writes the fp32 scores [b, s, H, s]: 4(D + H) bytes per
+    b·s² element at once; then the scores and their scaled copy (8H) before the ReLU. The larger
+    (measured: the CPU forward's peak at that bmm).
+
+    A kernel path (DeepSeek's DeepGEMM ``fp8_mqa_logits`` with FlashMLA's sparse attention) would
+    write only the head-summed fp32 logits [b, s, s] (4 bytes per element) and keep the top-k
+    indices instead of the mask; transformers runs no such indexer kernel, so the figure is its path."""
     if arch.index_heads is None:
         return 0.0
-    return float(8 * arch.index_heads * batch_size * seq_len * seq_len)
+    heads, dim = arch.index_heads, arch.index_head_dim or 0
+    return float(4 * max(dim + heads, 2 * heads) * batch_size * seq_len * seq_len)
 
 
 def gated_attention_bytes(arch: Architecture) -> float:
