@@ -378,7 +378,7 @@ def markdown(rows: list[Row]) -> str:
         lines.append(
             f"| {r.family} | {r.precision} | {'yes' if r.checkpointing else 'no'} "
             f"| {r.seq_len}×{r.batch_size} | {r.saved / (r.seq_len * r.batch_size):,.0f} "
-            f"| {r.saved / r.estimated_saved:.3f} | {worst:.3f} "
+            f"| {r.saved / r.estimated_saved:.3f} | {worst:.3f}{'' if r.peak_held else '*'} "
             f"| {r.peak / r.estimated_peak:.3f}{'' if r.peak_held else '*'} "
             f"| {r.kernel_saved / r.estimated_saved:.2f} |"
         )

@@ -308,10 +308,11 @@ def indexer_mask_bytes_per_token(arch: Architecture, seq_len: int, precision: Pr
 def indexer_scores_bytes(arch: Architecture, batch_size: int, seq_len: int) -> float:
     """The indexer's forward transient as transformers 5.24 computes it (``DeepseekV32Indexer``, the
     same ATen ops on a GPU as on the CPU): ``torch.matmul(q.float(), k.transpose(-1, -2).float()
-    .unsqueeze(1))`` broadcasts the one fp32 key head over every query position, so matmul copies
-    it out to [b, s, D, s] before its bmm writes the fp32 scores [b, s, H, s]: 4(D + H) bytes per
-    b·s² element at once; then the scores and their scaled copy (8H) before the ReLU. The larger
-    (measured: the CPU forward's peak at that bmm).
+    .unsqueeze(1))`` broadcasts the one fp32 key head over every query position. For a batch of
+    sequences matmul copies it out to [b, s, D, s] before its bmm writes the fp32 scores
+    [b, s, H, s]: 4(D + H) bytes per b·s² element at once (measured: the CPU forward's peak is at
+    that bmm); one sequence's keys are a single matrix, which matmul multiplies without a copy.
+    Then the scores and their scaled copy (8H) before the ReLU. The larger of the two.
 
     A kernel path (DeepSeek's DeepGEMM ``fp8_mqa_logits`` with FlashMLA's sparse attention) would
     write only the head-summed fp32 logits [b, s, s] (4 bytes per element) and keep the top-k
@@ -319,7 +320,8 @@ def indexer_scores_bytes(arch: Architecture, batch_size: int, seq_len: int) -> f
     if arch.index_heads is None:
         return 0.0
     heads, dim = arch.index_heads, arch.index_head_dim or 0
-    return float(4 * max(dim + heads, 2 * heads) * batch_size * seq_len * seq_len)
+    broadcast = dim + heads if batch_size > 1 else 0
+    return float(4 * max(broadcast, 2 * heads) * batch_size * seq_len * seq_len)
 
 
 def gated_attention_bytes(arch: Architecture) -> float:
