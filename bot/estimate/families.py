@@ -204,6 +204,9 @@ class Mamba1:
     conv_bias: Switch = True
     bias: Switch = False  # in_proj's and out_proj's biases
     dt_norms: bool = False  # Jamba: RMSNorms over dt (dt_rank), B and C (state each)
+    # hybact: Falcon-Mamba's weightless RMSNorms over dt, B and C (no parameter, but saved tensors).
+    weightless_dt_norms: bool = False
+    residual_fp32: bool = False  # hybact: MambaConfig's residual_in_fp32 (the blocks' inputs in fp32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1239,21 +1242,24 @@ MULTIMODAL: tuple[Multimodal, ...] = (
 _LIKE = {f.model_type: f for f in FAMILIES}
 # Mamba-1 alone: one norm and one mixer a block, no attention, no MLP (MambaBlock); the attention
 # and MLP fields the counter requires are given values no layer reads.
+_MAMBA1_MIXER = Mamba1(
+    state="state_size",
+    conv="conv_kernel",
+    dt_rank="time_step_rank",
+    expand="expand",
+    width="intermediate_size",
+    conv_bias="use_conv_bias",
+    bias="use_bias",
+    residual_fp32=True,
+)
 _MAMBA1_ONLY = Family(
     "mamba",
+    activations_measured=True,  # hybact: benchmarks/hybrid_activations.py (and Falcon-Mamba)
     tied_by_default=True,
     norms_per_layer=1,
     defaults=MappingProxyType({"num_attention_heads": 1, "intermediate_size": 1}),
     layer_kinds=LayerKinds(fields=(), words=MappingProxyType({}), default="mamba1", default_mlp="none"),
-    mamba1=Mamba1(
-        state="state_size",
-        conv="conv_kernel",
-        dt_rank="time_step_rank",
-        expand="expand",
-        width="intermediate_size",
-        conv_bias="use_conv_bias",
-        bias="use_bias",
-    ),
+    mamba1=_MAMBA1_MIXER,
 )
 FAMILIES += (
     # Gemma 3n's text model: Gemma 3's attention (QK-norm, 5 sliding : 1 global) and four norms a
@@ -1286,11 +1292,16 @@ FAMILIES += (
     ),
     _MAMBA1_ONLY,
     # Falcon-Mamba: Mamba-1 with weightless RMSNorms on dt, B and C (no parameters more).
-    replace(_MAMBA1_ONLY, model_type="falcon_mamba"),
+    replace(
+        _MAMBA1_ONLY,
+        model_type="falcon_mamba",
+        mamba1=replace(_MAMBA1_MIXER, weightless_dt_norms=True),  # hybact
+    ),
     # Jamba: Mamba-1 layers with attention every attn_layer_period-th layer (from attn_layer_offset),
     # MoE every expert_layer_period-th (from expert_layer_offset), a gated MLP elsewhere.
     Family(
         "jamba",
+        activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
         qkv_bias=False,
         o_bias=False,
         layer_kinds=LayerKinds(
@@ -1353,6 +1364,7 @@ FAMILIES += (
 FAMILIES += (
     Family(
         "olmo_hybrid",
+        activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
         norm_style="fp32",
         qk_norm=True,
         qk_norm_scope="projection",

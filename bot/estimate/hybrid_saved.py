@@ -31,6 +31,8 @@ HybridPath = Literal["kernel", "fallback"]
 KERNEL_PATH: HybridPath = "kernel"
 HYBRID_PATHS: tuple[HybridPath, ...] = ("kernel", "fallback")
 MlpOf = Literal["dense", "moe", "none"]
+# The layer kinds whose saved bytes depend on the path.
+PATH_KINDS = frozenset({"linear_attention", "mamba", "attention_mamba", "conv", "mamba1"})
 
 # fla's chunk_gated_delta_rule and transformers' torch_chunk_gated_delta_rule both chunk by 64 tokens.
 DELTA_NET_CHUNK = 64
@@ -75,12 +77,50 @@ def delta_net_bytes(arch: Architecture, path: HybridPath) -> float:
     (32·Hv·d_k), v, beta·v, the solved values, each chunk's new values and the gated norm's tensors
     (30V), five fp32 c × c matrices per head and chunk (20·c·Hv), the per-head rstd, decays and
     gates (38Hv) and one fp32 state per chunk (4·Hv·d_k·d_v / c)."""
+    if arch.linear_kda:
+        return kda_bytes(arch, path)
     hk, hv = arch.linear_key_heads or 0, arch.linear_value_heads or 0
     dk, dv = arch.linear_key_head_dim or 0, arch.linear_value_head_dim or 0
     key, value, conv, c = hk * dk, hv * dv, arch.linear_conv_dim, DELTA_NET_CHUNK
     if path == "kernel":
         return float(2 * conv + 4 * key + 8 * hk + 8 * value + (2 * c + 18) * hv)
     return float(4 * conv + 20 * c * hv + 30 * value + 32 * hv * dk + 38 * hv + 4 * hv * dk * dv / c)
+
+
+def kda_bytes(arch: Architecture, path: HybridPath) -> float:
+    """Kimi Delta Attention (transformers ``KimiLinearDeltaAttention``), bytes per token from the q,
+    k, v projections' outputs to o_proj's input. H heads of d (keys and values alike), K = H·d,
+    c = 64 the chunk. Both paths run transformers' torch forget gate (``KimiLinearForgetGate``: the
+    fp32 g, exp(g), 1 + exp(g), softplus and its > 20 mask, 13K, after f_b_proj's input 2d), the
+    sigmoid beta (2H), the low-rank output gate's inner input (2d), the fp32 gated RMSNorm
+    (``KimiLinearRMSNormGated``: its fp32 input, normalized, weighted tensors and sigmoid(gate),
+    16K + 4H) and o_proj's input (2K).
+
+    kernel: causal-conv1d's ``CausalConv1dFn`` saves the concatenated q, k, v (6K; SiLU fused); fla's
+    ``ChunkKDAFunction`` (fla/ops/kda/chunk.py, ``use_qk_l2norm_in_kernel``) the normalized q and k
+    (4K) with their fp32 rstd (8H), v's contiguous copy (2K), the per-channel fp32 cumsum of g (4K),
+    beta (2H), the fp32 intra-chunk scores Aqk (4cH) and the WY matrix Akk (2cH).
+
+    fallback (``chunk_kimi_delta_attention``, measured): the conv's input and padded output (12K);
+    fp32 q, k, v, beta and their chunked products (66K + 8H); three fp32 [c × d] products per token
+    and head, the per-channel decay mask and the q·k and k·k products before their sums (12cK); the
+    c × c scores (8cH); the sequential solve's row and block copies (4H(c² - 1)/3); and each chunk's
+    fp32 state and last decay (4H(d² + d) / c)."""
+    heads, d, c = arch.linear_key_heads or 0, arch.linear_key_head_dim or 0, DELTA_NET_CHUNK
+    k = heads * d
+    shared = 13 * k + 2 * d + 2 * heads + 2 * d + 16 * k + 4 * heads + 2 * k
+    if path == "kernel":
+        return float(shared + 6 * k + 4 * k + 8 * heads + 2 * k + 4 * k + 2 * heads + 6 * c * heads)
+    return float(
+        shared
+        + 12 * k
+        + 66 * k
+        + 8 * heads
+        + 12 * c * k
+        + 8 * c * heads
+        + 4 * heads * (c * c - 1) / 3
+        + 4 * heads * (d * d + d) / c
+    )
 
 
 def _delta_net_constants(arch: Architecture, path: HybridPath) -> tuple[float, float]:
@@ -90,6 +130,8 @@ def _delta_net_constants(arch: Architecture, path: HybridPath) -> tuple[float, f
         return 0.0, 0.0
     hv = arch.linear_value_heads or 0
     pad = 2 * arch.linear_conv_dim * ((arch.linear_conv_kernel or 1) - 1)
+    if arch.linear_kda:  # KDA's fallback keeps three c × c bool masks
+        return float(pad), float(3 * DELTA_NET_CHUNK**2)
     return float(pad), float(DELTA_NET_CHUNK**2 + 8 * hv)
 
 
@@ -106,6 +148,8 @@ def checkpointed_input_bytes(arch: Architecture, precision: PrecisionName) -> in
     measured: 4h a block)."""
     declared = family(arch.family)
     if declared is not None and declared.mamba is not None and declared.mamba.residual_fp32:
+        return 4
+    if declared is not None and declared.mamba1 is not None and declared.mamba1.residual_fp32:
         return 4
     return 4 if precision == "amp" else 2
 
@@ -156,6 +200,86 @@ def _mamba_constants(arch: Architecture, path: HybridPath) -> tuple[float, float
     return float(pad + initial_state), float(2 * mamba_chunk(arch) ** 2)
 
 
+# mamba-ssm's selective scan keeps its fp32 state at the end of every chunk of this many tokens
+# (selective_scan_fwd_kernel: kChunkSize = kNThreads × kNItems = 2048).
+SELECTIVE_SCAN_CHUNK = 2048
+
+
+def _mamba1_norms(arch: Architecture) -> tuple[bool, bool]:
+    """(Jamba's RMSNorms with weights over dt, B and C; Falcon-Mamba's weightless ones), declared."""
+    declared = family(arch.family)
+    m = declared.mamba1 if declared is not None else None
+    return (m is not None and m.dt_norms, m is not None and m.weightless_dt_norms)
+
+
+def mamba1_bytes(arch: Architecture, path: HybridPath, batch_size: int = 1) -> float:
+    """A Mamba-1 mixer (transformers ``MambaMixer``, ``FalconMambaMixer``, ``JambaMambaMixer``), bytes
+    per token from in_proj's output to out_proj's input. I the inner width, N the state, R dt's rank.
+
+    kernel, Mamba and Falcon-Mamba: mamba-ssm's ``MambaInnerFn`` (mamba_ssm/ops/selective_scan_interface.py,
+    checkpoint_lvl 1: the conv's output and delta recomputed in backward), which runs conv, x_proj,
+    dt_proj, the scan and out_proj in one function, saves in_proj's output xz (4I), x_proj's output
+    x_dbl (2(R + 2N)), B's and C's contiguous copies (4N; Falcon-Mamba's normalized ones) and the
+    scan's output before the gate (2I), and the fp32 chunk states (per sequence, below).
+    kernel, Jamba (its norms sit between x_proj and the scan, so it calls the kernels apart):
+    causal-conv1d's ``CausalConv1dFn`` saves its input, a view of in_proj's output (4I); x_proj its
+    input, the conv's output (2I); the torch RMSNorms over dt, B, C (6w + 4 each); dt_proj's matmul
+    the normalized dt (2R); ``SelectiveScanFn`` delta (2I), B's and C's contiguous copies (4N), the
+    gate z's contiguous copy (2I) and its output before the gate (2I); out_proj its input (2I).
+
+    fallback (``mamba_selective_scan``'s sequential loop, measured): in_proj's output (4I), the conv's
+    padded output and SiLU's (4I), softplus' input and output (4I), exp's fp32 discrete A, the fp32
+    discrete B and every step's fp32 state (12IN) and its 16-bit copy for the matmul with C (2IN),
+    the fp32 x and scan output (8I), SiLU(z) (2I), out_proj's contiguous input (2I), x_proj's output
+    (2(R + 2N)) and B in fp32 (4N); Falcon-Mamba's weightless norms (4w + 4 each) keep their fp32
+    inputs, Jamba's (6w + 4) theirs and the 16-bit normalized tensor, and both then keep the
+    normalized dt and C (2R + 2N) where x_proj's output was.
+
+    x_proj's input is the conv output's transposed view, which one sequence passes as a matrix and
+    a batch as a contiguous copy, the original kept too (by the scan): 2I more for b > 1 (measured),
+    on both paths but the fused one."""
+    inner, state, rank = arch.mamba_inner_size, arch.mamba_state_size or 0, arch.mamba_dt_rank or 0
+    weighted, weightless = _mamba1_norms(arch)
+    norms = 0.0
+    if weighted:
+        norms = 6 * (rank + 2 * state) + 12
+    elif weightless:
+        norms = 4 * (rank + 2 * state) + 12
+    batched = 2 * inner if batch_size > 1 else 0
+    if path == "kernel":
+        if weighted:
+            return float(14 * inner + 2 * rank + 4 * state + norms + batched)
+        return float(6 * inner + 2 * rank + 8 * state)
+    x_dbl = 2 * rank + 2 * state if weighted or weightless else 2 * (rank + 2 * state)
+    return float(24 * inner + 14 * inner * state + 4 * state + x_dbl + norms + batched)
+
+
+def _mamba1_constants(arch: Architecture, path: HybridPath, seq_len: int) -> tuple[float, float]:
+    """(per sequence, per layer) bytes of a Mamba-1 mixer. Per layer: exp(A_log) and A = -exp(·) in
+    fp32 (8IN) and D's fp32 copy (4I; the kernels also dt_proj's bias in fp32, 4I). Per sequence: the
+    kernels' fp32 state at each 2048-token chunk's end (8IN a chunk: x's real and imaginary halves);
+    the fallback's conv output keeps its k - 1 padded columns (2I(k - 1)) and the loop its 16-bit
+    zero initial state but not the last state (2IN - 4IN)."""
+    inner, state = arch.mamba_inner_size, arch.mamba_state_size or 0
+    per_layer = 8 * inner * state + 4 * inner
+    if path == "kernel":
+        chunks = -(-seq_len // SELECTIVE_SCAN_CHUNK)
+        return float(8 * inner * state * chunks), float(per_layer + 4 * inner)
+    pad = 2 * inner * ((arch.mamba_conv_kernel or 1) - 1)
+    return float(pad - 2 * inner * state), float(per_layer)
+
+
+def scan_backward_bytes(arch: Architecture, batch_size: int, seq_len: int, path: HybridPath) -> float:
+    """The torch fallback's Mamba-1 scan in backward (one layer at a time): four fp32 tensors of the
+    discretized shape b × I × s × N live at once on top of what forward saved: the accumulated
+    gradients of discrete A and of deltaB·u, one step's ``select_backward`` into a zeroed tensor of
+    that shape, and the product exp's backward makes (measured: 4.3 of them). mamba-ssm's backward
+    makes gradients of the inputs' shapes only (b × s × I), which the estimate leaves out."""
+    if path == "kernel" or "mamba1" not in arch.mixer_counts:
+        return 0.0
+    return float(16 * batch_size * seq_len * arch.mamba_inner_size * (arch.mamba_state_size or 0))
+
+
 def short_conv_bytes(arch: Architecture) -> float:
     """LFM2's short convolution (transformers ``Lfm2ShortConv``), bytes per token, on both paths:
     in_proj's output B, C, x (6h), B·x, the conv's input (2h: causal-conv1d's ``CausalConv1dFn``
@@ -182,11 +306,22 @@ def indexer_mask_bytes_per_token(arch: Architecture, seq_len: int, precision: Pr
 
 
 def indexer_scores_bytes(arch: Architecture, batch_size: int, seq_len: int) -> float:
-    """The indexer's forward transient: the fp32 scores q·k of every index head over every key
-    ([b, s, heads, s]) and their scaled copy, alive together before the ReLU (transformers 5.24)."""
+    """The indexer's forward transient as transformers 5.24 computes it (``DeepseekV32Indexer``, the
+    same ATen ops on a GPU as on the CPU): ``torch.matmul(q.float(), k.transpose(-1, -2).float()
+    .unsqueeze(1))`` broadcasts the one fp32 key head over every query position. For a batch of
+    sequences matmul copies it out to [b, s, D, s] before its bmm writes the fp32 scores
+    [b, s, H, s]: 4(D + H) bytes per b·s² element at once (measured: the CPU forward's peak is at
+    that bmm); one sequence's keys are a single matrix, which matmul multiplies without a copy.
+    Then the scores and their scaled copy (8H) before the ReLU. The larger of the two.
+
+    A kernel path (DeepSeek's DeepGEMM ``fp8_mqa_logits`` with FlashMLA's sparse attention) would
+    write only the head-summed fp32 logits [b, s, s] (4 bytes per element) and keep the top-k
+    indices instead of the mask; transformers runs no such indexer kernel, so the figure is its path."""
     if arch.index_heads is None:
         return 0.0
-    return float(8 * arch.index_heads * batch_size * seq_len * seq_len)
+    heads, dim = arch.index_heads, arch.index_head_dim or 0
+    broadcast = dim + heads if batch_size > 1 else 0
+    return float(4 * max(broadcast, 2 * heads) * batch_size * seq_len * seq_len)
 
 
 def gated_attention_bytes(arch: Architecture) -> float:
@@ -272,6 +407,9 @@ def hybrid_layers_saved_bytes(
         if kind in ("mamba", "attention_mamba"):
             per_token += mamba_bytes(arch, path)
             per_sequence, per_layer = _mamba_constants(arch, path)
+        elif kind == "mamba1":
+            per_token += mamba1_bytes(arch, path, b)
+            per_sequence, per_layer = _mamba1_constants(arch, path, s)
         elif kind == "linear_attention":
             per_token += delta_net_bytes(arch, path)
             per_sequence, per_layer = _delta_net_constants(arch, path)
@@ -310,7 +448,7 @@ def fallback_ratio(arch: Architecture, traits: FamilyTraits, seq_len: int = RATI
                 arch.layer_kinds,
                 strict=True,
             )
-            if kind in ("linear_attention", "mamba", "attention_mamba", "conv")
+            if kind in PATH_KINDS
         )
         for path in HYBRID_PATHS
     }
@@ -319,4 +457,4 @@ def fallback_ratio(arch: Architecture, traits: FamilyTraits, seq_len: int = RATI
 
 def has_kernel_layers(arch: Architecture) -> bool:
     """Layers whose saved bytes depend on the path (a GPU kernel or the torch fallback)."""
-    return any(kind in ("linear_attention", "mamba", "attention_mamba", "conv") for kind in arch.layer_kinds)
+    return any(kind in PATH_KINDS for kind in arch.layer_kinds)

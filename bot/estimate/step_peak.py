@@ -388,10 +388,17 @@ def step_peak(
     if savers.optimizer_in_backward:
         # No step after backward: each tensor steps as its gradient is made, inside the moments below.
         moments["optimizer step"] = states + in_flight
-    if arch.index_heads is not None:
+    indexer_scores = hybrid_saved.indexer_scores_bytes(arch, batch_size, seq_len)
+    if arch.index_heads is not None and not checkpointing:
         # hybact: the last layer's sparse-attention indexer scores every key in fp32 in forward, on
         # top of what the layers before it saved (bot.estimate.hybrid_saved.indexer_scores_bytes).
-        moments["indexer forward"] = base + hybrid_saved.indexer_scores_bytes(arch, batch_size, seq_len)
+        # At the last layer's indexer only the layers before it have saved their tensors.
+        before_last = base - acts.saved_bytes + acts.per_layer_bytes * (arch.layers - 1)
+        moments["indexer forward"] = before_last + indexer_scores
+    # hybact: the torch fallback's Mamba-1 scan in backward (bot.estimate.hybrid_saved).
+    scan_backward = hybrid_saved.scan_backward_bytes(arch, batch_size, seq_len, hybrid_path)
+    if scan_backward and not checkpointing:
+        moments["scan backward"] = base + scan_backward
     if checkpointing:
         compute_bytes = 4 if precision == "amp" else 2
         # A DeepSeek layer's MLP copies are freed once its MLP's backward has run (measured).
@@ -403,16 +410,17 @@ def step_peak(
         # Every gradient but the embedding's exists by then (all of them when accumulated); under the
         # optimizer in backward, only the tensor in flight.
         grads_by_then = card_grad_bytes * (n if savers.grad_accum > 1 or setup.adapters else n - v * h)
-        moments["recompute"] = (
+        before_layer = (
             without_grads
             + (in_flight if savers.optimizer_in_backward else grads_by_then)
             + compute_bytes * sb * h
             + acts.held_bytes
             + 16 * sb
-            + acts.recompute_bytes
-            + layer_copies
-            + working
         )
+        moments["recompute"] = before_layer + acts.recompute_bytes + layer_copies + working + scan_backward
+        if indexer_scores:
+            # hybact: the recomputed first layer's indexer scores again, before its attention.
+            moments["indexer forward"] = before_layer + layer_copies + indexer_scores
         if setup.adapters:
             moments["recompute"] += sb * methods.lora_backward_working_bytes(
                 arch, setup.lora_rank, setup.lora_targets

@@ -1,0 +1,96 @@
+"""Round 4's hybrid activations against real CPU steps (torch 2.13, transformers 5.24; ``-m accuracy``):
+Mamba-1's torch fallback (bot/estimate/hybrid_saved.py) and DeepSeek-V3.2's peak at the indexer's
+broadcast keys (bot/estimate/step_peak.py), each on a shape of its own, not the benchmark's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.estimate.family_traits import traits_for
+from bot.estimate.hub import architecture_from_config
+from bot.estimate.hybrid_saved import hybrid_layers_saved_bytes
+from bot.estimate.setup import Setup
+from bot.estimate.step_peak import step_peak_bytes
+
+SMALL: dict[str, tuple[dict[str, Any], int, int]] = {
+    # (config, tokens, batch)
+    "jamba": (
+        {
+            "hidden_size": 128,
+            "intermediate_size": 192,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "num_experts": 4,
+            "num_experts_per_tok": 2,
+            "attn_layer_period": 2,
+            "attn_layer_offset": 1,
+            "expert_layer_period": 2,
+            "expert_layer_offset": 1,
+            "mamba_d_state": 4,
+            "mamba_dt_rank": 8,
+            "vocab_size": 256,
+        },
+        48,
+        2,
+    ),
+    "deepseek_v32": (
+        {
+            "hidden_size": 128,
+            "intermediate_size": 256,
+            "moe_intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 2,
+            "n_routed_experts": 4,
+            "num_experts_per_tok": 2,
+            "n_shared_experts": 1,
+            "n_group": 1,
+            "topk_group": 1,
+            "q_lora_rank": 64,
+            "kv_lora_rank": 32,
+            "qk_nope_head_dim": 16,
+            "qk_rope_head_dim": 16,
+            "v_head_dim": 16,
+            "index_n_heads": 2,
+            "index_head_dim": 64,
+            "index_topk": 32,
+            "first_k_dense_replace": 1,
+            "mlp_layer_types": ["dense", "sparse"],
+            "vocab_size": 256,
+        },
+        384,
+        1,
+    ),
+}
+
+
+@pytest.mark.accuracy
+@pytest.mark.usefixtures("quiet_transformers")
+@pytest.mark.parametrize("model_type", sorted(SMALL))
+def test_saved_and_peak_follow_the_measured_step(model_type: str) -> None:
+    import transformers
+
+    from bot.measure import MeasureSetup, measure_step
+
+    fields, seq_len, batch = SMALL[model_type]
+    arch = architecture_from_config(
+        "acme/small", transformers.AutoConfig.for_model(model_type, **fields).to_dict()
+    )
+    measured = measure_step(
+        {"model_type": model_type, "use_cache": False, **fields},
+        arch.layers,
+        MeasureSetup(attention="sdpa", precision="mixed", batch_size=batch, seq_len=seq_len),
+    )
+    layers = hybrid_layers_saved_bytes(
+        arch, batch, seq_len, attention="sdpa", precision="mixed", traits=traits_for(arch), path="fallback"
+    )
+    for found, estimated in zip(measured.saved_per_layer, layers, strict=True):
+        assert abs(found / estimated - 1) < 0.05
+    peak = step_peak_bytes(
+        arch, measured.parameters, batch, seq_len, setup=Setup(precision="mixed"), hybrid_path="fallback"
+    )
+    assert abs(measured.peak_bytes / peak - 1) < 0.10
