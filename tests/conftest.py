@@ -30,6 +30,7 @@ import pytest_asyncio
 if TYPE_CHECKING:
     from bot.runtime.runner import VramBot
     from tests.fake_discord import FakeDiscord
+    from tests.fresh_python import FreshSteps
 
 
 @pytest.hookimpl(wrapper=True)
@@ -77,6 +78,17 @@ async def bot(fake: FakeDiscord, discord_endpoints: None) -> AsyncIterator[VramB
     yield bot
     await bot.close()
     await task
+
+
+@pytest.fixture(scope="session")
+def fresh_steps(tmp_path_factory: pytest.TempPathFactory) -> FreshSteps:
+    """What the commands of tests/fresh_python.py import in a fresh interpreter, which starts once a
+    run: the test processes of ``-n 2`` share it through their run's temporary folder (the parent of
+    each worker's own)."""
+    from tests.fresh_python import fresh_steps
+
+    shared = tmp_path_factory.getbasetemp()
+    return fresh_steps(shared.parent if "PYTEST_XDIST_WORKER" in os.environ else shared)
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,10 @@
 """The runner as an operator starts it: ``python -m bot`` in its own process, against the fake Discord.
 
-Only two tests pay for a process start (about 0.7 s each): the real entry point, and two processes
-splitting the shards. Everything else about the runner runs in-process: the bad settings here through
-``main``, the start-up faults in ``test_startup_faults.py`` through ``serve``.
+One test of the default suite pays for a process start (about 0.7 s of CPU): the real entry point,
+stopped by SIGTERM. Two processes splitting the shards (two starts, some 2.5 CPU seconds) run under
+``-m slow``; the default suite splits the same shards between two ``serve`` calls in this process.
+Everything else about the runner runs in-process: the bad settings here through ``main``, the
+start-up faults in ``test_startup_faults.py`` through ``serve``.
 """
 
 from __future__ import annotations
@@ -137,6 +139,7 @@ async def test_the_entry_point_syncs_serves_logs_json_with_no_secret_and_stops_o
     assert "Traceback" not in output
 
 
+@pytest.mark.slow
 @pytest.mark.asyncio(loop_scope="module")
 async def test_two_processes_split_two_shards_and_each_answers_its_guilds(
     fake: FakeDiscord, tmp_path: Path
@@ -171,6 +174,49 @@ async def test_two_processes_split_two_shards_and_each_answers_its_guilds(
     for shard, (code, output) in enumerate(outputs):
         assert code == 0, output
         assert "Traceback" not in output, f"shard {shard}: {output}"
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_two_serves_split_two_shards_and_each_answers_its_guilds(
+    fake: FakeDiscord, discord_endpoints: None
+) -> None:
+    # The test above in one process: the same settings through serve, as `python -m bot` runs them.
+    guilds = {0: str(4_002 << 22), 1: str(4_003 << 22)}  # shard (g >> 22) % 2
+    identifies = len(fake.identifies)
+    stop = asyncio.Event()
+    serving = [
+        asyncio.create_task(
+            serve(
+                Settings(
+                    api_base_url=fake.api_base,
+                    gateway_url=fake.gateway_url,
+                    shard_count=2,
+                    shard_ids=[shard],
+                    sync_commands=shard == 0,
+                ),
+                fake.token,
+                stop=stop,
+                handle_signals=False,
+            )
+        )
+        for shard in (0, 1)
+    ]
+    try:
+        for _ in range(500):
+            if len(fake.identifies) >= identifies + 2 and fake.registered.get("global"):
+                break
+            await asyncio.sleep(0.02)
+        shards = sorted(tuple(i["shard"]) for i in fake.identifies[identifies:])
+        assert shards == [(0, 2), (1, 2)]  # each serve identified its own shard only
+        for shard, guild in guilds.items():
+            interaction = fake.slash_interaction(
+                "vram", fake.command_options("vram", params=7 + shard), guild_id=guild
+            )
+            callback = await fake.send_interaction(interaction)  # delivered on that shard's connection
+            assert callback.embed["title"].startswith(f"❌ {7 + shard}B · Adam")
+    finally:
+        stop.set()
+        await asyncio.wait_for(asyncio.gather(*serving), 10)
 
 
 def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
