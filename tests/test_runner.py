@@ -162,7 +162,7 @@ async def test_two_processes_split_two_shards_and_each_answers_its_guilds(
             folder.mkdir()
             config = write_config(folder, fake, shard_count=2, shard_ids=[shard], sync_commands=shard == 0)
             processes.append(await start_bot(config, bot_env(DISCORD_TOKEN=fake.token)))
-        for _ in range(400):
+        for _ in range(1500):  # two process starts: 30 s at most, for a loaded machine
             if len(fake.identifies) >= identifies + 2 and fake.registered.get("global"):
                 break
             await asyncio.sleep(0.02)
