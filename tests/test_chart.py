@@ -12,7 +12,7 @@ from bot.present.custom_ids import COMPARE
 from bot.present.i18n import Language
 from bot.present.views import render_message
 from bot.present.words import Words
-from tests.fresh_python import run_fresh
+from tests.fresh_python import FreshSteps
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -72,17 +72,9 @@ def test_a_custom_b_and_a_huge_model_still_draw() -> None:
         assert png_size(compare_png(request, Language.EN))[0] == WIDTH
 
 
-def test_the_default_answer_never_loads_the_plotting_library() -> None:
-    script = (
-        "import sys\n"
-        "from bot.cli import main\n"
-        "assert main(['estimate', '7', '--optimizer', 'sgd']) == 0\n"
-        "assert main(['estimate', '7', '--view', 'compare', '--json']) == 0\n"
-        "loaded = sorted(m for m in sys.modules if m == 'PIL' or m.startswith('PIL.'))\n"
-        "assert not loaded, loaded\n"
-    )
-    finished = run_fresh(script)
-    assert finished.returncode == 0, finished.stderr
+def test_the_default_answer_never_loads_the_plotting_library(fresh_steps: FreshSteps) -> None:
+    # A fresh interpreter's `vram-bot estimate 7 --optimizer sgd` and `estimate 7 --view compare --json`.
+    assert fresh_steps.step("estimate").loaded_of("PIL") == []
 
 
 def test_the_png_is_a_valid_four_bit_palette_picture_of_unfiltered_rows() -> None:

@@ -264,7 +264,9 @@ async def test_trickling_repos_neither_starve_the_others_nor_keep_their_threads(
 ) -> None:
     for i in range(8):  # one byte every 30 ms: some 3 s for the model info, never a read timeout
         hub.add(f"acme/Trickle-{i}", CONFIGS["llama-3.1-8b"], trickle_s=0.03)
-    client = HubClient(settings_for(hub, tmp_path, timeout_s=0.6))  # the healthy one takes ~0.05 s
+    # The healthy one takes ~0.05 s on a quiet machine, 0.4 s with the eight starting on a loaded one:
+    # the deadline leaves it room, and the trickles (some 3 s each) still end at the deadline.
+    client = HubClient(settings_for(hub, tmp_path, timeout_s=1.2))
     trickling = [asyncio.ensure_future(client.resolve(f"acme/Trickle-{i}")) for i in range(8)]
     for _ in range(500):
         if hub.count("/api/models/acme/Trickle-") == 8:

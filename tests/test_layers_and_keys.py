@@ -10,13 +10,14 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
 import pytest
 
 from bot.present.i18n import Language, catalogue
-from tests.fresh_python import run_fresh
+from tests.fresh_python import FreshSteps
 
 PROJECT = Path(__file__).resolve().parents[1]
 SOURCES = sorted([*(PROJECT / "bot").rglob("*.py"), *(PROJECT / "cogs").rglob("*.py")])
@@ -33,10 +34,17 @@ FORBIDDEN = {
 }
 
 
+@functools.lru_cache(maxsize=256)
+def parsed(source: str) -> ast.Module:
+    """A source's tree, parsed once for the checkers of both kinds (a third of a CPU second for the
+    bot's sources)."""
+    return ast.parse(source)
+
+
 def imported_modules(source: str) -> set[str]:
     """Every module a source imports, at any depth (function-level imports included)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -66,24 +74,18 @@ def test_the_pure_layers_import_no_discord(layer: str) -> None:
         assert forbidden_imports(file.read_text(encoding="utf-8"), FORBIDDEN[layer]) == [], file
 
 
-def test_the_offline_preview_runs_without_discord_loaded() -> None:
-    script = (
-        "import sys\n"
-        "from bot.cli import main\n"
-        "assert main(['estimate', '7', '--optimizer', 'sgd']) == 0\n"
-        "loaded = sorted(m for m in sys.modules if m == 'discord' or m.startswith('discord.'))\n"
-        "assert not loaded, loaded\n"
-    )
-    finished = run_fresh(script)
-    assert finished.returncode == 0, finished.stderr
-    assert "/vram params:7 optimizer:sgd" in finished.stdout
+def test_the_offline_preview_runs_without_discord_loaded(fresh_steps: FreshSteps) -> None:
+    # A fresh interpreter's `vram-bot estimate 7 --optimizer sgd` (tests/fresh_python.py).
+    step = fresh_steps.step("estimate")
+    assert step.loaded_of("discord") == []
+    assert "/vram params:7 optimizer:sgd" in step.stdout
 
 
 def keys_in(source: str, sections: set[str]) -> tuple[set[str], list[str]]:
     """The catalogue-shaped string literals of a source, and the f-strings that build a key."""
     used: set[str] = set()
     built: list[str] = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and KEY_SHAPE.match(node.value):
             if node.value.split(".", 1)[0] in sections and node.value not in NOT_KEYS:
                 used.add(node.value)
@@ -115,18 +117,11 @@ def test_every_key_is_spelled_out_used_and_defined() -> None:
     assert sorted(defined - used) == [], "defined but never used"
 
 
-def test_the_bot_starts_without_importing_huggingface_hub() -> None:
+def test_the_bot_starts_without_importing_huggingface_hub(fresh_steps: FreshSteps) -> None:
     """huggingface_hub costs about a tenth of a second to import: the bot's start-up leaves it to the
     first Hub lookup or to the warm-up after READY (bot.runtime.hub_client.warm_up)."""
-    script = (
-        "import asyncio, sys\n"
-        "import bot.cli, bot.runtime.runner, bot.runtime.cog\n"
-        "from bot.runtime.hub_client import warm_up\n"
-        "heavy = ('huggingface_hub', 'httpx2')\n"
-        "def hub(): return sorted(m for m in sys.modules if m.split('.')[0] in heavy)\n"
-        "assert not hub(), hub()\n"
-        "asyncio.run(warm_up())\n"
-        "assert 'huggingface_hub' in hub() and 'bot.hub_lookup' in sys.modules, hub()\n"
-    )
-    finished = run_fresh(script)
-    assert finished.returncode == 0, finished.stderr
+    # In a fresh interpreter (tests/fresh_python.py), after the offline preview and a refused measure.
+    assert fresh_steps.step("import the bot").loaded_of("huggingface_hub", "httpx2") == []
+    warmed = fresh_steps.step("warm_up")
+    assert warmed.loaded_of("huggingface_hub") != []
+    assert warmed.loaded_of("bot.hub_lookup") == ["bot.hub_lookup (by 'warm_up')"]

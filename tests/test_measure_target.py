@@ -25,7 +25,7 @@ from bot.measure.configs import (
 )
 from bot.measure.types import MeasureSetup
 from tests.fake_hub import FakeHub, point_hub_client_at, running_in_thread
-from tests.fresh_python import run_fresh
+from tests.fresh_python import FreshSteps
 from tests.hub_configs import CONFIGS
 
 TINY_LLAMA: dict[str, Any] = {
@@ -342,16 +342,11 @@ def test_offline_a_repo_comes_from_the_disk_cache_or_is_refused(
     assert hub_env.requests == []
 
 
-def test_a_preset_refused_for_its_size_loads_neither_torch_nor_the_hub_client() -> None:
-    # Kimi K2's two layers need some 478 GB: refused on any machine with less than ~680 GB free.
-    script = (
-        "import sys\n"
-        "from bot.cli import main\n"
-        "assert main(['measure', 'kimi-k2']) == 2\n"
-        "heavy = ('torch', 'transformers', 'huggingface_hub')\n"
-        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in heavy)\n"
-        "assert not loaded, loaded\n"
-    )
-    finished = run_fresh(script)
-    assert finished.returncode == 0, finished.stderr
-    assert "needs about" in finished.stderr
+def test_a_preset_refused_for_its_size_loads_neither_torch_nor_the_hub_client(
+    fresh_steps: FreshSteps,
+) -> None:
+    # A fresh interpreter's `vram-bot measure kimi-k2` (tests/fresh_python.py), after the offline
+    # preview. Kimi K2's two layers need some 478 GB: refused on any machine with less than ~680 GB.
+    step = fresh_steps.step("measure kimi-k2")
+    assert step.loaded_of("torch", "transformers", "huggingface_hub") == []
+    assert "needs about" in step.stderr
