@@ -349,6 +349,14 @@ class Multimodal:
     # ForConditionalGeneration class ties by its own config) or the text config.
     tie_at_top: bool = False
     tied_by_default: bool = False
+    # The vision (and audio) towers and projectors counted from the config's sub-configs (Tower: the
+    # mm block at the end); () counts the text model alone (its towers from the repo's tensors).
+    towers: tuple[Tower, ...] = ()
+    # Tied when the top level or the text config says so (transformers' pre-v5 configs kept the
+    # tying in text_config: Qwen2-VL, Qwen2.5-VL, GLM-4V); flat: a config without text_config keeps
+    # the text model's fields at the top level (Qwen2-VL's and Qwen2.5-VL's published repos).
+    tie_either: bool = False
+    flat_text: bool = False
 
 
 # What the common config fields mean when a config leaves them out (PretrainedConfig; a family's
@@ -1421,3 +1429,217 @@ __all__ = [
     "multimodal",
     "preset_family",
 ]
+
+# --- multimodal wrappers (mm) ------------------------------------------------------------------------
+# Issue 20, point 3: the multimodal repos counted whole from their config.json, the text model by its
+# declared family and each tower and projector by a :class:`Tower` read from its sub-config (the
+# classes of transformers 5.24, modeling_<type>.py, named at each declaration). The towers are
+# frozen by default (bot.estimate.request.frozen_params), the projectors trained with the text model.
+
+# What one part of a tower or projector holds. Its dimensions are named: "width" (the tower's),
+# "mlp" (its MLP's width), "merged" (width × the patch merger's factor, the merger's input), "patch"
+# (channels × temporal × patch², a patch embedding's input), "grid" ((image_size // patch_size)²,
+# a learned position table's rows), "text" (the text model's hidden size), or a field of the tower's
+# config.
+PieceKind = Literal["linear", "norm", "gated_mlp", "table"]
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A linear (in, out; a convolution counts as its flattened linear), a norm (its width; with a
+    bias: LayerNorm, without: RMSNorm), a gated MLP (width, inner width: gate, up, down) or a learned
+    table (the product of its dims)."""
+
+    kind: PieceKind
+    dims: tuple[str, ...]
+    bias: bool = True
+    # A list field of the tower's config whose length repeats the piece (Qwen3-VL's deepstack mergers).
+    times: str | None = None
+
+
+def linear(inp: str, out: str, bias: bool = True, times: str | None = None) -> Piece:
+    return Piece("linear", (inp, out), bias, times)
+
+
+def norm(dim: str = "width", bias: bool = True, times: str | None = None) -> Piece:
+    return Piece("norm", (dim,), bias, times)
+
+
+@dataclass(frozen=True, slots=True)
+class Tower:
+    """A vision (or audio) encoder of ViT blocks (Dosovitskiy et al. 2021) read from a sub-config:
+    ``head`` (patch embedding, position table), ``depth`` blocks of two norms, a fused qkv and an
+    output projection and an MLP, ``tail`` (final norms; counted with the tower), and ``projector``
+    (the merger to the text model's width: trained with the text model)."""
+
+    config: str = "vision_config"
+    part: Literal["vision", "audio"] = "vision"
+    width: str = "hidden_size"
+    depth: str = "depth"
+    mlp: str = "intermediate_size"  # the MLP's inner width, a field ...
+    mlp_ratio: str | None = None  # ... or int(width × this field) (Qwen2-VL's mlp_ratio)
+    merge: str = "spatial_merge_size"  # the patch merger's factor per side (merged = width × merge²)
+    channels: str = "in_channels"
+    patch: str = "patch_size"
+    temporal: str | None = "temporal_patch_size"  # a video patch's frames (a Conv3d's depth)
+    norm_bias: bool = True  # LayerNorm (weight and bias) or RMSNorm (weight)
+    qkv_bias: Switch = True
+    o_bias: bool = True
+    gated_mlp: bool = False
+    mlp_bias: bool = True
+    head: tuple[Piece, ...] = ()
+    tail: tuple[Piece, ...] = ()
+    projector: tuple[Piece, ...] = ()
+    # The sub-config class's defaults of the fields read (a config.json may leave them out).
+    defaults: Mapping[str, object] = field(default_factory=dict)
+
+
+# Qwen2-VL (modeling_qwen2_vl.py: Qwen2VisionTransformerPretrainedModel): a Conv3d patch embedding
+# without bias, LayerNorm blocks with biases everywhere and a plain MLP of mlp_ratio × embed_dim,
+# the PatchMerger (LayerNorm, two linears) to hidden_size, the text model's width.
+_QWEN2_VL_TOWER = Tower(
+    width="embed_dim",
+    mlp_ratio="mlp_ratio",
+    head=(linear("patch", "width", bias=False),),
+    projector=(norm(), linear("merged", "merged"), linear("merged", "hidden_size")),
+    defaults=MappingProxyType(
+        {
+            "depth": 32,
+            "embed_dim": 1280,
+            "hidden_size": 3584,
+            "mlp_ratio": 4,
+            "in_channels": 3,
+            "patch_size": 14,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+        }
+    ),
+)
+# Qwen2.5-VL (modeling_qwen2_5_vl.py): RMSNorm blocks, a gated MLP with biases, the merger's norm an
+# RMSNorm, to out_hidden_size.
+_QWEN2_5_VL_TOWER = Tower(
+    norm_bias=False,
+    gated_mlp=True,
+    head=(linear("patch", "width", bias=False),),
+    projector=(norm(bias=False), linear("merged", "merged"), linear("merged", "out_hidden_size")),
+    defaults=MappingProxyType(
+        {
+            "depth": 32,
+            "hidden_size": 3584,
+            "intermediate_size": 3420,
+            "in_channels": 3,
+            "patch_size": 14,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+            "out_hidden_size": 3584,
+        }
+    ),
+)
+# Qwen3-VL (modeling_qwen3_vl.py): a patch embedding with bias, a learned position table of
+# num_position_embeddings, LayerNorm blocks with a plain MLP, the merger and one deepstack merger
+# (its norm over the merged width) per deepstack_visual_indexes entry.
+_QWEN3_VL_TOWER = Tower(
+    head=(linear("patch", "width"), Piece("table", ("num_position_embeddings", "width"))),
+    projector=(
+        norm(),
+        linear("merged", "merged"),
+        linear("merged", "out_hidden_size"),
+        norm("merged", times="deepstack_visual_indexes"),
+        linear("merged", "merged", times="deepstack_visual_indexes"),
+        linear("merged", "out_hidden_size", times="deepstack_visual_indexes"),
+    ),
+    defaults=MappingProxyType(
+        {
+            "depth": 27,
+            "hidden_size": 1152,
+            "intermediate_size": 4304,
+            "in_channels": 3,
+            "patch_size": 16,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+            "out_hidden_size": 3584,
+            "num_position_embeddings": 2304,
+            "deepstack_visual_indexes": [8, 16, 24],
+        }
+    ),
+)
+# GLM-4V (modeling_glm4v.py: Glm4vVisionModel): a learned position table of the image's grid, RMSNorm
+# blocks (qkv's bias by attention_bias, none elsewhere) whose gated MLP is out_hidden_size wide; after
+# the blocks an RMSNorm, a Conv2d of merge × merge to out_hidden_size and another RMSNorm; the merger:
+# a linear, a LayerNorm and a gated MLP of intermediate_size.
+_GLM4V_TOWER = Tower(
+    mlp="out_hidden_size",
+    norm_bias=False,
+    qkv_bias="attention_bias",
+    o_bias=False,
+    gated_mlp=True,
+    mlp_bias=False,
+    head=(Piece("table", ("grid", "width")), linear("patch", "width")),
+    tail=(norm(bias=False), linear("merged", "out_hidden_size"), norm(bias=False)),
+    projector=(
+        linear("out_hidden_size", "out_hidden_size", bias=False),
+        norm("out_hidden_size"),
+        Piece("gated_mlp", ("out_hidden_size", "intermediate_size"), bias=False),
+    ),
+    defaults=MappingProxyType(
+        {
+            "depth": 24,
+            "hidden_size": 1536,
+            "attention_bias": False,
+            "in_channels": 3,
+            "image_size": 336,
+            "patch_size": 14,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+            "out_hidden_size": 4096,
+            "intermediate_size": 13696,
+        }
+    ),
+)
+
+_LIKE = {f.model_type: f for f in FAMILIES}
+# The text models of the Qwen-VL and GLM-4V repos: their text families' layers under the
+# multimodal RoPE (3-D positions: no parameter more); not measured on their own (mm: the
+# activations of their text families are not claimed for them, see benchmarks/ACCURACY.md).
+_MM_TEXT = {
+    "qwen2_vl_text": "qwen2",
+    "qwen2_5_vl_text": "qwen2",
+    "qwen3_vl_text": "qwen3",
+    "qwen3_vl_moe_text": "qwen3_moe",
+    "glm4v_text": "glm4",
+    "glm4v_moe_text": "glm4_moe",
+}
+# Glm4vMoeTextConfig: attention biases on by default, no QK-norm; the correction bias a buffer.
+_MM_TEXT_CHANGES: Mapping[str, Mapping[str, object]] = {
+    "glm4v_moe_text": {
+        "defaults": MappingProxyType({"attention_bias": True}),
+        "qk_norm": False,
+        "experts": replace(_DEEPSEEK_EXPERTS, correction_bias=False),
+        "small": MappingProxyType({}),
+    },
+}
+FAMILIES += tuple(
+    replace(
+        _LIKE[like],
+        model_type=text,
+        also=(),
+        preset_prefixes=(),
+        activations_measured=False,
+        **_MM_TEXT_CHANGES.get(text, {}),  # type: ignore[arg-type]
+    )
+    for text, like in _MM_TEXT.items()
+)
+_MM_WRAPPERS: tuple[Multimodal, ...] = (
+    Multimodal("qwen2_vl", "qwen2_vl_text", towers=(_QWEN2_VL_TOWER,), tie_either=True, flat_text=True),
+    Multimodal("qwen2_5_vl", "qwen2_5_vl_text", towers=(_QWEN2_5_VL_TOWER,), tie_either=True, flat_text=True),
+    Multimodal("qwen3_vl", "qwen3_vl_text", towers=(_QWEN3_VL_TOWER,)),
+    # Qwen3VLMoeForConditionalGeneration ties by the top-level config (its text config says True).
+    Multimodal("qwen3_vl_moe", "qwen3_vl_moe_text", tie_at_top=True, towers=(_QWEN3_VL_TOWER,)),
+    Multimodal("glm4v", "glm4v_text", towers=(_GLM4V_TOWER,), tie_either=True),
+    Multimodal("glm4v_moe", "glm4v_moe_text", towers=(_GLM4V_TOWER,), tie_either=True),
+    Multimodal("glm46v", "glm4v_text", towers=(_GLM4V_TOWER,)),
+)
+MULTIMODAL += _MM_WRAPPERS
+_BY_TYPE.update({name: f for f in FAMILIES for name in (f.model_type, *f.also)})
+_MULTIMODAL.update({m.model_type: m for m in _MM_WRAPPERS})
+__all__ += ["Piece", "Tower"]
