@@ -325,6 +325,10 @@ class Family:
     # The frontier block below (issue 20, point 3): Mamba-1 mixers, and Gemma 3n's per-layer parts.
     mamba1: Mamba1 | None = None
     per_layer: PerLayer | None = None
+    # mm: transformers builds the text model as a causal LM of its own; False: only inside its
+    # multimodal class (the Qwen-VL and GLM-4V text models), so no small config is built for it alone
+    # (the coverage test holds the whole multimodal model to its build).
+    standalone: bool = True
 
     def default(self, name: str) -> object:
         return self.defaults.get(name, COMMON_DEFAULTS.get(name))
@@ -1625,6 +1629,7 @@ FAMILIES += tuple(
         also=(),
         preset_prefixes=(),
         activations_measured=False,
+        standalone=False,
         **_MM_TEXT_CHANGES.get(text, {}),  # type: ignore[arg-type]
     )
     for text, like in _MM_TEXT.items()
