@@ -1443,8 +1443,9 @@ __all__ = [
 # What one part of a tower or projector holds. Its dimensions are named: "width" (the tower's),
 # "mlp" (its MLP's width), "merged" (width × the patch merger's factor, the merger's input), "patch"
 # (channels × temporal × patch², a patch embedding's input), "grid" ((image_size // patch_size)²,
-# a learned position table's rows), "text" (the text model's hidden size), or a field of the tower's
-# config.
+# a learned position table's rows; "grid_cls" one more, CLIP's class token's), "features" (width ×
+# the layers the top level's vision_feature_layer feeds the projector), "text" (the text model's
+# hidden size), or a field of the tower's config ("top.<field>": of the multimodal config itself).
 PieceKind = Literal["linear", "norm", "gated_mlp", "table"]
 
 
@@ -1456,17 +1457,20 @@ class Piece:
 
     kind: PieceKind
     dims: tuple[str, ...]
-    bias: bool = True
+    bias: Switch = True  # or the field that switches it ("top.<field>": the multimodal config's)
     # A list field of the tower's config whose length repeats the piece (Qwen3-VL's deepstack mergers).
     times: str | None = None
+    when: str | None = None  # a switch field: the piece is built only when it is true (SigLIP's head)
 
 
-def linear(inp: str, out: str, bias: bool = True, times: str | None = None) -> Piece:
-    return Piece("linear", (inp, out), bias, times)
+def linear(
+    inp: str, out: str, bias: Switch = True, times: str | None = None, when: str | None = None
+) -> Piece:
+    return Piece("linear", (inp, out), bias, times, when)
 
 
-def norm(dim: str = "width", bias: bool = True, times: str | None = None) -> Piece:
-    return Piece("norm", (dim,), bias, times)
+def norm(dim: str = "width", bias: Switch = True, times: str | None = None, when: str | None = None) -> Piece:
+    return Piece("norm", (dim,), bias, times, when)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1601,6 +1605,155 @@ _GLM4V_TOWER = Tower(
     ),
 )
 
+# Kimi K2.5 (modeling_kimi_k25.py): MoonViT, a Conv2d patch embedding with bias and a learned
+# height × width position table (the time axis a fixed sinusoid), LayerNorm blocks with biases
+# everywhere, a final LayerNorm; the projector: a LayerNorm of the top level's
+# projection_hidden_size, two linears from the merge_kernel_size patches to the text model's width.
+_KIMI_K25_TOWER = Tower(
+    depth="num_hidden_layers",
+    merge="merge_kernel_size",
+    temporal=None,
+    head=(linear("patch", "width"), Piece("table", ("pos_emb_height", "pos_emb_width", "width"))),
+    tail=(norm(),),
+    projector=(norm("top.projection_hidden_size"), linear("merged", "merged"), linear("merged", "text")),
+    defaults=MappingProxyType(
+        {
+            "num_hidden_layers": 27,
+            "hidden_size": 1152,
+            "intermediate_size": 4304,
+            "in_channels": 3,  # Conv2d(3, ...): no config field
+            "patch_size": 14,
+            "pos_emb_height": 64,
+            "pos_emb_width": 64,
+            "merge_kernel_size": [2, 2],
+            "projection_hidden_size": 1152,
+        }
+    ),
+)
+
+# Pixtral (modeling_pixtral.py) under Mistral 3's projector (modeling_mistral3.py; Mistral Large 3's
+# the same): a Conv2d patch embedding without bias, an RMSNorm, RMSNorm blocks of q/k/v/o and a
+# gated MLP without biases; the projector: an RMSNorm, the patch merger (merge² patches -> width, the
+# top level's spatial_merge_size) and two linears to the text model's width, biased by the top
+# level's multimodal_projector_bias.
+_PIXTRAL_TOWER = Tower(
+    depth="num_hidden_layers",
+    merge="top.spatial_merge_size",
+    channels="num_channels",
+    temporal=None,
+    norm_bias=False,
+    qkv_bias=False,
+    o_bias=False,
+    gated_mlp=True,
+    mlp_bias=False,
+    head=(linear("patch", "width", bias=False), norm(bias=False)),
+    projector=(
+        norm(bias=False),
+        linear("merged", "width", bias=False),
+        linear("features", "text", bias="top.multimodal_projector_bias"),
+        linear("text", "text", bias="top.multimodal_projector_bias"),
+    ),
+    defaults=MappingProxyType(
+        {
+            "num_hidden_layers": 24,
+            "hidden_size": 1024,
+            "intermediate_size": 4096,
+            "num_channels": 3,
+            "patch_size": 16,
+            "spatial_merge_size": 2,
+            "multimodal_projector_bias": False,
+        }
+    ),
+)
+
+# SigLIP (modeling_siglip.py: SiglipVisionTransformer): a Conv2d patch embedding with bias, a learned
+# table of the image's grid, LayerNorm blocks with biases everywhere, a final LayerNorm, and (with
+# vision_use_head) the attention-pooling head: a probe, an nn.MultiheadAttention, a LayerNorm and an MLP.
+_SIGLIP_HEAD = (
+    Piece("table", ("width",), when="vision_use_head"),
+    linear("width", "width", times=None, when="vision_use_head"),
+    linear("width", "width", when="vision_use_head"),
+    linear("width", "width", when="vision_use_head"),
+    linear("width", "width", when="vision_use_head"),
+    norm(when="vision_use_head"),
+    linear("width", "mlp", when="vision_use_head"),
+    linear("mlp", "width", when="vision_use_head"),
+)
+_SIGLIP_TOWER = Tower(
+    depth="num_hidden_layers",
+    channels="num_channels",
+    temporal=None,
+    head=(linear("patch", "width"), Piece("table", ("grid", "width"))),
+    tail=(norm(), *_SIGLIP_HEAD),
+    defaults=MappingProxyType(
+        {
+            "num_hidden_layers": 12,
+            "hidden_size": 768,
+            "intermediate_size": 3072,
+            "num_channels": 3,
+            "image_size": 224,
+            "patch_size": 16,
+            "vision_use_head": True,
+        }
+    ),
+)
+# Gemma 3 (modeling_gemma3.py: Gemma3MultiModalProjector): a weight of vision width × text width and
+# a Gemma RMSNorm of the vision width.
+_GEMMA3_TOWER = replace(_SIGLIP_TOWER, projector=(linear("width", "text", bias=False), norm(bias=False)))
+# LLaVA (modeling_llava.py) over CLIP's vision model (modeling_clip.py: CLIPVisionTransformer): a
+# class embedding, a Conv2d patch embedding without bias, a table of the grid and the class token,
+# LayerNorms before and after the blocks; the projector: two linears to the text model's width,
+# biased by the top level's multimodal_projector_bias.
+_LLAVA_TOWER = replace(
+    _SIGLIP_TOWER,
+    head=(
+        Piece("table", ("width",)),
+        linear("patch", "width", bias=False),
+        Piece("table", ("grid_cls", "width")),
+        norm(),
+    ),
+    tail=(norm(),),
+    projector=(
+        linear("features", "text", bias="top.multimodal_projector_bias"),
+        linear("text", "text", bias="top.multimodal_projector_bias"),
+    ),
+    defaults=MappingProxyType(
+        {
+            "num_hidden_layers": 24,
+            "hidden_size": 1024,
+            "intermediate_size": 4096,
+            "num_channels": 3,
+            "image_size": 336,
+            "patch_size": 14,
+            "multimodal_projector_bias": True,
+        }
+    ),
+)
+# LFM2-VL (modeling_lfm2_vl.py) over SigLIP 2's NaFlex vision model (modeling_siglip2.py): the patch
+# embedding a Linear with bias, a table of num_patches; the projector: a LayerNorm of the merged
+# width (projector_use_layernorm), two linears through projector_hidden_size (projector_bias), all
+# switches and the downsample_factor of the top level.
+_LFM2_VL_TOWER = replace(
+    _SIGLIP_TOWER,
+    merge="top.downsample_factor",
+    head=(linear("patch", "width"), Piece("table", ("num_patches", "width"))),
+    projector=(
+        norm("merged", when="top.projector_use_layernorm"),
+        linear("merged", "top.projector_hidden_size", bias="top.projector_bias"),
+        linear("top.projector_hidden_size", "text", bias="top.projector_bias"),
+    ),
+    defaults=MappingProxyType(
+        {
+            **_SIGLIP_TOWER.defaults,
+            "num_patches": 256,
+            "downsample_factor": 2,
+            "projector_use_layernorm": True,
+            "projector_hidden_size": 2560,
+            "projector_bias": True,
+        }
+    ),
+)
+
 _LIKE = {f.model_type: f for f in FAMILIES}
 # The text models of the Qwen-VL and GLM-4V repos: their text families' layers under the
 # multimodal RoPE (3-D positions: no parameter more); not measured on their own (mm: the
@@ -1634,6 +1787,13 @@ FAMILIES += tuple(
     )
     for text, like in _MM_TEXT.items()
 )
+# Mistral Small 4 (mistral4): DeepSeek-V3's MLA and MoE. (Mistral Large 3, mistral_large4, adds
+# layers sharing keys and values and layers without RoPE to its indexer: not declared.)
+FAMILIES += (
+    replace(
+        _LIKE["deepseek_v3"], model_type="mistral4", also=(), preset_prefixes=(), activations_measured=False
+    ),
+)
 _MM_WRAPPERS: tuple[Multimodal, ...] = (
     Multimodal("qwen2_vl", "qwen2_vl_text", towers=(_QWEN2_VL_TOWER,), tie_either=True, flat_text=True),
     Multimodal("qwen2_5_vl", "qwen2_5_vl_text", towers=(_QWEN2_5_VL_TOWER,), tie_either=True, flat_text=True),
@@ -1643,8 +1803,22 @@ _MM_WRAPPERS: tuple[Multimodal, ...] = (
     Multimodal("glm4v", "glm4v_text", towers=(_GLM4V_TOWER,), tie_either=True),
     Multimodal("glm4v_moe", "glm4v_moe_text", towers=(_GLM4V_TOWER,), tie_either=True),
     Multimodal("glm46v", "glm4v_text", towers=(_GLM4V_TOWER,)),
+    Multimodal("llava", "llama", tie_either=True, towers=(_LLAVA_TOWER,)),
+    Multimodal("lfm2_vl", "lfm2", towers=(_LFM2_VL_TOWER,)),
+    # Kimi K2.5: Kimi K2's text model (DeepSeek-V3's classes), tied by the top level (True there).
+    Multimodal("kimi_k25", "deepseek_v3", tie_at_top=True, tied_by_default=True, towers=(_KIMI_K25_TOWER,)),
 )
-MULTIMODAL += _MM_WRAPPERS
+# The towers of wrappers declared above (their Tower is declared here, after them).
+_TOWERS_OF_DECLARED: Mapping[str, tuple[Tower, ...]] = {
+    "mistral3": (_PIXTRAL_TOWER,),
+    "gemma3": (_GEMMA3_TOWER,),
+}
+_MM_WRAPPERS += tuple(
+    replace(m, towers=_TOWERS_OF_DECLARED[m.model_type])
+    for m in MULTIMODAL
+    if m.model_type in _TOWERS_OF_DECLARED
+)
+MULTIMODAL = tuple(m for m in MULTIMODAL if m.model_type not in _TOWERS_OF_DECLARED) + _MM_WRAPPERS
 _BY_TYPE.update({name: f for f in FAMILIES for name in (f.model_type, *f.also)})
 _MULTIMODAL.update({m.model_type: m for m in _MM_WRAPPERS})
 __all__ += ["Piece", "Tower"]

@@ -39,13 +39,19 @@ class TowerCount:
 class _Fields:
     """A tower's sub-config read with its class's defaults; None where a field is missing or unusable."""
 
-    def __init__(self, config: Mapping[str, Any], tower: Tower, text_hidden: int) -> None:
+    def __init__(
+        self, config: Mapping[str, Any], tower: Tower, text_hidden: int, top: Mapping[str, Any]
+    ) -> None:
         self.config = config
         self.tower = tower
         self.text_hidden = text_hidden
+        self.top = top  # the multimodal config itself: a "top." field is its (Kimi K2.5's projector)
 
     def raw(self, name: str) -> object:
-        value = self.config.get(name)
+        config = self.config
+        if name.startswith("top."):
+            name, config = name.removeprefix("top."), self.top
+        value = config.get(name)
         return self.tower.defaults.get(name) if value is None else value
 
     def whole(self, name: str) -> int | None:
@@ -66,17 +72,26 @@ class _Fields:
                 return None
             return int(width * ratio)  # Qwen2-VL: int(embed_dim * mlp_ratio)
         if name == "merged":
-            width, merge = self.whole(t.width), self.whole(t.merge)
-            return width * merge * merge if width and merge else None
+            width, merge = self.whole(t.width), self.raw(t.merge)
+            if isinstance(merge, list) and len(merge) == 2:  # a kernel per side (Kimi K2.5's [2, 2])
+                sides = [m for m in merge if isinstance(m, int) and not isinstance(m, bool) and 0 < m <= 64]
+                area = sides[0] * sides[1] if len(sides) == 2 else None
+            else:
+                side = self.whole(t.merge)
+                area = side * side if side else None
+            return width * area if width and area else None
         if name == "patch":
             channels, patch = self.whole(t.channels), self.whole(t.patch)
             frames = self.whole(t.temporal) if t.temporal else 1
             return channels * frames * patch * patch if channels and patch and frames else None
-        if name == "grid":
+        if name in ("grid", "grid_cls"):
             image, patch = self.whole("image_size"), self.whole(t.patch)
-            return (image // patch) ** 2 if image and patch else None
+            return (image // patch) ** 2 + (name == "grid_cls") if image and patch else None
         if name == "text":
             return self.text_hidden
+        if name == "features":  # the width × the layers fed to the projector (one, or a list's)
+            layers, width = self.raw("top.vision_feature_layer"), self.whole(t.width)
+            return width * (len(layers) if isinstance(layers, list) else 1) if width else None
         return self.whole(name)
 
     def times(self, piece: Piece) -> int | None:
@@ -90,19 +105,22 @@ class _Fields:
 
 
 def _piece(piece: Piece, read: _Fields) -> int | None:
+    if piece.when is not None and not read.flag(piece.when):
+        return 0
     dims = [read.dim(name) for name in piece.dims]
     times = read.times(piece)
     if times is None or any(d is None for d in dims):
         return None
     sizes = [d for d in dims if d is not None]
+    bias = read.flag(piece.bias)
     if piece.kind == "linear":
         inp, out = sizes
-        count = inp * out + (out if piece.bias else 0)
+        count = inp * out + (out if bias else 0)
     elif piece.kind == "norm":
-        count = sizes[0] * (2 if piece.bias else 1)
+        count = sizes[0] * (2 if bias else 1)
     elif piece.kind == "gated_mlp":
         width, inner = sizes
-        count = 3 * width * inner + ((2 * inner + width) if piece.bias else 0)
+        count = 3 * width * inner + ((2 * inner + width) if bias else 0)
     else:  # a learned table
         count = 1
         for size in sizes:
@@ -129,8 +147,10 @@ def _block(read: _Fields) -> int | None:
     return norms + attention + mlp
 
 
-def _tower(tower: Tower, config: Mapping[str, Any], text_hidden: int) -> tuple[int, int] | None:
-    read = _Fields(config, tower, text_hidden)
+def _tower(
+    tower: Tower, config: Mapping[str, Any], text_hidden: int, top: Mapping[str, Any]
+) -> tuple[int, int] | None:
+    read = _Fields(config, tower, text_hidden, top)
     depth, block = read.whole(tower.depth), _block(read)
     head, tail = _pieces(tower.head, read), _pieces(tower.tail, read)
     projector = _pieces(tower.projector, read)
@@ -148,7 +168,7 @@ def count_towers(config: Mapping[str, Any], declared: Multimodal, text_hidden: i
     parts = {"vision": 0, "audio": 0, "projector": 0}
     for tower in declared.towers:
         sub = config.get(tower.config)
-        counted = _tower(tower, sub, text_hidden) if isinstance(sub, dict) else None
+        counted = _tower(tower, sub, text_hidden, config) if isinstance(sub, dict) else None
         if counted is None:
             return None
         parts[tower.part] += counted[0]
