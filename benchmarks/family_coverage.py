@@ -266,8 +266,8 @@ def check(model_type: str) -> list[Row]:
     from transformers import AutoConfig
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
-    causal = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-    whole = _counts_towers(model_type)
+    whole = _counts_towers(model_type)  # then built with its towers (Qwen3.5 is a causal LM too)
+    causal = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and not whole
     try:
         config = AutoConfig.for_model(model_type, **DEFAULT_FIXES.get(model_type, {}))
         built = _build(config, causal, whole)

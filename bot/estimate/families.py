@@ -1754,6 +1754,47 @@ _LFM2_VL_TOWER = replace(
     ),
 )
 
+# Qwen3.5 (modeling_qwen3_5.py): Qwen3-VL's tower and merger without the deepstack mergers.
+_QWEN3_5_TOWER = replace(
+    _QWEN3_VL_TOWER,
+    projector=_QWEN3_VL_TOWER.projector[:3],
+    defaults=MappingProxyType(
+        {k: v for k, v in _QWEN3_VL_TOWER.defaults.items() if k != "deepstack_visual_indexes"}
+    ),
+)
+# Llama 4 (modeling_llama4.py: Llama4VisionModel): a class embedding, a patch embedding (a Linear
+# without bias), a table of the grid and the class token, LayerNorms before and after LayerNorm
+# blocks with biases everywhere, the pixel-shuffle adapter (intermediate_size -> projector_input_dim,
+# projector_output_dim², no biases); the projector: one linear of vision_output_dim to the text width.
+_LLAMA4_TOWER = replace(
+    _SIGLIP_TOWER,
+    head=(
+        Piece("table", ("width",)),
+        Piece("table", ("grid_cls", "width")),
+        linear("patch", "width", bias=False),
+        norm(),
+    ),
+    tail=(
+        norm(),
+        linear("intermediate_size", "projector_input_dim", bias=False),
+        linear("projector_output_dim", "projector_output_dim", bias=False),
+    ),
+    projector=(linear("vision_output_dim", "text", bias=False),),
+    defaults=MappingProxyType(
+        {
+            "num_hidden_layers": 34,
+            "hidden_size": 768,
+            "intermediate_size": 5632,
+            "num_channels": 3,
+            "image_size": 448,
+            "patch_size": 14,
+            "vision_output_dim": 7680,
+            "projector_input_dim": 4096,
+            "projector_output_dim": 4096,
+        }
+    ),
+)
+
 _LIKE = {f.model_type: f for f in FAMILIES}
 # The text models of the Qwen-VL and GLM-4V repos: their text families' layers under the
 # multimodal RoPE (3-D positions: no parameter more); not measured on their own (mm: the
@@ -1790,8 +1831,14 @@ FAMILIES += tuple(
 # Mistral Small 4 (mistral4): DeepSeek-V3's MLA and MoE. (Mistral Large 3, mistral_large4, adds
 # layers sharing keys and values and layers without RoPE to its indexer: not declared.)
 FAMILIES += (
+    # Built by transformers 5.24's image-text-to-text mapping only (no AutoModelForCausalLM entry).
     replace(
-        _LIKE["deepseek_v3"], model_type="mistral4", also=(), preset_prefixes=(), activations_measured=False
+        _LIKE["deepseek_v3"],
+        model_type="mistral4",
+        also=(),
+        preset_prefixes=(),
+        activations_measured=False,
+        standalone=False,
     ),
 )
 _MM_WRAPPERS: tuple[Multimodal, ...] = (
@@ -1812,6 +1859,9 @@ _MM_WRAPPERS: tuple[Multimodal, ...] = (
 _TOWERS_OF_DECLARED: Mapping[str, tuple[Tower, ...]] = {
     "mistral3": (_PIXTRAL_TOWER,),
     "gemma3": (_GEMMA3_TOWER,),
+    "llama4": (_LLAMA4_TOWER,),
+    "qwen3_5": (_QWEN3_5_TOWER,),
+    "qwen3_5_moe": (_QWEN3_5_TOWER,),
 }
 _MM_WRAPPERS += tuple(
     replace(m, towers=_TOWERS_OF_DECLARED[m.model_type])
