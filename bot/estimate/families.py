@@ -1795,6 +1795,43 @@ _LLAMA4_TOWER = replace(
     ),
 )
 
+# LLaVA-NeXT (modeling_llava_next.py): LLaVA's, and a learned image_newline of the text width
+# (counted with the projector: it is trained with it).
+_LLAVA_NEXT_TOWER = replace(_LLAVA_TOWER, projector=(*_LLAVA_TOWER.projector, Piece("table", ("text",))))
+# LLaVA-OneVision (modeling_llava_onevision.py): the same projector and newline over SigLIP (without
+# its pooling head by LlavaOnevisionConfig's default).
+_LLAVA_ONEVISION_TOWER = replace(
+    _SIGLIP_TOWER,
+    projector=_LLAVA_NEXT_TOWER.projector,
+    defaults=MappingProxyType(
+        {
+            "num_hidden_layers": 26,
+            "hidden_size": 1152,
+            "intermediate_size": 4304,
+            "num_channels": 3,
+            "image_size": 384,
+            "patch_size": 14,
+            "vision_use_head": False,
+            "multimodal_projector_bias": True,
+        }
+    ),
+)
+# VipLLaVA (modeling_vipllava.py): a LayerNorm over the vision_feature_layer list's concatenated
+# layers before the two linears (always biased).
+_VIPLLAVA_TOWER = replace(
+    _LLAVA_TOWER,
+    projector=(norm("features"), linear("features", "text"), linear("text", "text")),
+    defaults=MappingProxyType({**_LLAVA_TOWER.defaults, "vision_feature_layer": [-2, -5, -8, -11, 6]}),
+)
+# Video-LLaVA (modeling_video_llava.py): two CLIP towers of the one vision_config, for images and
+# for videos, one projector.
+_VIDEO_LLAVA_TOWERS = (
+    replace(_LLAVA_TOWER, defaults=MappingProxyType({**_LLAVA_TOWER.defaults, "image_size": 224})),
+    replace(
+        _LLAVA_TOWER, projector=(), defaults=MappingProxyType({**_LLAVA_TOWER.defaults, "image_size": 224})
+    ),
+)
+
 _LIKE = {f.model_type: f for f in FAMILIES}
 # The text models of the Qwen-VL and GLM-4V repos: their text families' layers under the
 # multimodal RoPE (3-D positions: no parameter more); not measured on their own (mm: the
@@ -1852,6 +1889,10 @@ _MM_WRAPPERS: tuple[Multimodal, ...] = (
     Multimodal("glm46v", "glm4v_text", towers=(_GLM4V_TOWER,)),
     Multimodal("llava", "llama", tie_either=True, towers=(_LLAVA_TOWER,)),
     Multimodal("lfm2_vl", "lfm2", towers=(_LFM2_VL_TOWER,)),
+    Multimodal("llava_next", "llama", tie_either=True, towers=(_LLAVA_NEXT_TOWER,)),
+    Multimodal("llava_onevision", "qwen2", tie_either=True, towers=(_LLAVA_ONEVISION_TOWER,)),
+    Multimodal("vipllava", "llama", tie_either=True, towers=(_VIPLLAVA_TOWER,)),
+    Multimodal("video_llava", "llama", tie_either=True, towers=_VIDEO_LLAVA_TOWERS),
     # Kimi K2.5: Kimi K2's text model (DeepSeek-V3's classes), tied by the top level (True there).
     Multimodal("kimi_k25", "deepseek_v3", tie_at_top=True, tied_by_default=True, towers=(_KIMI_K25_TOWER,)),
 )
