@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from bot.estimate.core import estimate
-from bot.estimate.hub import architecture_from_config, forget_all, register
+from bot.estimate.hub import ConfigProblem, architecture_from_config, forget_all, register
 from bot.estimate.models import Architecture, presets
 from bot.estimate.request import parse_request
 from bot.hub_lookup import fetch_architecture
@@ -111,6 +111,11 @@ def test_a_flat_config_ties_by_either_level_and_an_unusable_tower_field_leaves_t
     broken = {**QWEN2_5_VL_7B, "vision_config": {**QWEN2_5_VL_7B["vision_config"], "depth": "32"}}
     found = architecture_from_config("qwen/x", broken, stored_params=8_292_166_656)
     assert (found.non_text_params, found.projector_params) == (676_550_144, 0)  # the stored rest, no parts
+    huge = {"depth": 1 << 20, "hidden_size": 1 << 20}  # 10^19 parameters: no model's
+    absurd = {**QWEN2_5_VL_7B, "vision_config": {**QWEN2_5_VL_7B["vision_config"], **huge}}
+    with pytest.raises(ConfigProblem) as refused:
+        architecture_from_config("qwen/y", absurd)
+    assert (refused.value.kind, refused.value.fields) == ("absurd", ("vision_config",))
 
 
 def test_a_hub_repo_answers_from_its_declaration_with_the_tower_frozen(tmp_path: Path) -> None:
