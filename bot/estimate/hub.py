@@ -612,8 +612,8 @@ def architecture_from_config(
     towers = count_towers(config, outer, hidden or 0) if outer is not None else None
     if towers is not None:
         if towers.total > _MAX_PARAMETERS:  # a tower no model has (its depth or widths absurd)
-            named = dict.fromkeys(t.config for t in (outer.towers if outer else ()))
-            raise ConfigProblem("absurd", tuple(named))
+            subs = dict.fromkeys(t.config for t in (outer.towers if outer else ()))
+            raise ConfigProblem("absurd", tuple(subs))
         update.update(non_text_params=towers.total, projector_params=towers.projector)
         whole = count + towers.total
         if stored_params and abs(stored_params - whole) > COUNT_TOLERANCE * whole:
