@@ -3,12 +3,13 @@
 For every ``model_type`` the installed transformers maps to a causal LM (and every image-text-to-text
 one), its default config is written as the ``config.json`` a Hub repo holds and given to the bot's Hub
 reader (``bot.estimate.hub.architecture_from_config``); the model is built on the meta device (no
-memory, no weights) and its parameters summed. Each type is then *exact* (within
-:data:`TOLERANCE` of the build), *refused* with the reader's stated reason, or a *miscount*, which
-``tests/test_family_coverage.py`` fails on. The default config is read twice: as transformers writes
-it, with each switch that adds parameters (tying, biases, QK-norm: :data:`SWITCHES`) flipped, and
-with the switches left out (so the family's declared defaults decide), so that a family's declaration
-is checked every way.
+memory, no weights) and its parameters summed: the text model's, or every one where the bot counts a
+multimodal type's towers and projectors from its config (their declaration's ``towers``). Each type is
+then *exact* (within :data:`TOLERANCE` of the build), *refused* with the reader's stated reason, or a
+*miscount*, which ``tests/test_family_coverage.py`` fails on. The default config is read twice: as
+transformers writes it, with each switch that adds parameters (tying, biases, QK-norm: :data:`SWITCHES`)
+flipped, and with the switches left out (so the family's declared defaults decide), so that a family's
+declaration is checked every way.
 
     pip install -e ".[measure]"
     python -m benchmarks.family_coverage            # prints the table
@@ -38,7 +39,9 @@ END = "<!-- end of family coverage -->"
 class Row:
     model_type: str
     variant: str  # "default" or the switch flipped
-    built: int | None  # the text model's parameters on the meta device; None: transformers cannot build it
+    # The text model's parameters on the meta device (the whole model's where the bot counts the
+    # towers from the config: _counts_towers); None: transformers cannot build it.
+    built: int | None
     counted: int | None  # the bot's count; None: refused
     reason: str  # the refusal's kind and fields, or why transformers could not build it
 
