@@ -1832,6 +1832,21 @@ _VIDEO_LLAVA_TOWERS = (
     ),
 )
 
+# Cohere 2 Vision (modeling_cohere2_vision.py): SigLIP; the projector: a linear from the
+# downsample_factor² patches to alignment_intermediate_size, a SwiGLU halving it, a linear to the text
+# width, both biased (the top level's fields).
+_COHERE2_VISION_TOWER = replace(
+    _SIGLIP_TOWER,
+    merge="top.downsample_factor",
+    projector=(
+        linear("merged", "top.alignment_intermediate_size"),
+        linear("half.top.alignment_intermediate_size", "text"),
+    ),
+    defaults=MappingProxyType(
+        {**_SIGLIP_TOWER.defaults, "downsample_factor": 2, "alignment_intermediate_size": 36864}
+    ),
+)
+
 _LIKE = {f.model_type: f for f in FAMILIES}
 # The text models of the Qwen-VL and GLM-4V repos: their text families' layers under the
 # multimodal RoPE (3-D positions: no parameter more); not measured on their own (mm: the
@@ -1889,6 +1904,9 @@ _MM_WRAPPERS: tuple[Multimodal, ...] = (
     Multimodal("glm46v", "glm4v_text", towers=(_GLM4V_TOWER,)),
     Multimodal("llava", "llama", tie_either=True, towers=(_LLAVA_TOWER,)),
     Multimodal("lfm2_vl", "lfm2", towers=(_LFM2_VL_TOWER,)),
+    Multimodal(
+        "cohere2_vision", "cohere2", tie_at_top=True, tied_by_default=True, towers=(_COHERE2_VISION_TOWER,)
+    ),
     Multimodal("llava_next", "llama", tie_either=True, towers=(_LLAVA_NEXT_TOWER,)),
     Multimodal("llava_onevision", "qwen2", tie_either=True, towers=(_LLAVA_ONEVISION_TOWER,)),
     Multimodal("vipllava", "llama", tie_either=True, towers=(_VIPLLAVA_TOWER,)),

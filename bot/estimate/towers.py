@@ -89,6 +89,9 @@ class _Fields:
             return (image // patch) ** 2 + (name == "grid_cls") if image and patch else None
         if name == "text":
             return self.text_hidden
+        if name.startswith("half."):  # a SwiGLU's output: half its input's width (Cohere 2 Vision)
+            whole = self.dim(name.removeprefix("half."))
+            return whole // 2 if whole else None
         if name == "features":  # the width × the layers fed to the projector (one, or a list's)
             layers, width = self.raw("top.vision_feature_layer"), self.whole(t.width)
             return width * (len(layers) if isinstance(layers, list) else 1) if width else None
