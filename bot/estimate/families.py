@@ -345,7 +345,8 @@ class Family:
 
 @dataclass(frozen=True, slots=True)
 class Multimodal:
-    """A multimodal ``model_type`` whose text model the counter counts (only the text model)."""
+    """A multimodal ``model_type``: its text model's family and, where declared, its towers and
+    projectors (counted from the config too); without towers the text model alone is counted."""
 
     model_type: str
     text_model_type: str  # text_config's model_type when it leaves it out

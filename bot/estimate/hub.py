@@ -480,7 +480,8 @@ def architecture_from_config(
 
     ``stored_params`` is the Hub's safetensors total: recorded when it disagrees with the count by
     more than :data:`COUNT_TOLERANCE` (the answer uses the count and says why), and, for a multimodal
-    repo, what the vision side holds besides the text model.
+    repo, what the vision side holds besides the text model, unless its declaration counts the
+    towers and projectors from the config itself (bot.estimate.towers).
     """
     if not isinstance(config, dict):
         raise ConfigProblem("malformed", ())
