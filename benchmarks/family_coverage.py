@@ -3,12 +3,13 @@
 For every ``model_type`` the installed transformers maps to a causal LM (and every image-text-to-text
 one), its default config is written as the ``config.json`` a Hub repo holds and given to the bot's Hub
 reader (``bot.estimate.hub.architecture_from_config``); the model is built on the meta device (no
-memory, no weights) and its parameters summed. Each type is then *exact* (within
-:data:`TOLERANCE` of the build), *refused* with the reader's stated reason, or a *miscount*, which
-``tests/test_family_coverage.py`` fails on. The default config is read twice: as transformers writes
-it, with each switch that adds parameters (tying, biases, QK-norm: :data:`SWITCHES`) flipped, and
-with the switches left out (so the family's declared defaults decide), so that a family's declaration
-is checked every way.
+memory, no weights) and its parameters summed: the text model's, or every one where the bot counts a
+multimodal type's towers and projectors from its config (their declaration's ``towers``). Each type is
+then *exact* (within :data:`TOLERANCE` of the build), *refused* with the reader's stated reason, or a
+*miscount*, which ``tests/test_family_coverage.py`` fails on. The default config is read twice: as
+transformers writes it, with each switch that adds parameters (tying, biases, QK-norm: :data:`SWITCHES`)
+flipped, and with the switches left out (so the family's declared defaults decide), so that a family's
+declaration is checked every way.
 
     pip install -e ".[measure]"
     python -m benchmarks.family_coverage            # prints the table
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.estimate.families import multimodal
 from bot.estimate.hub import ConfigProblem, architecture_from_config
 
 TOLERANCE = 0.001  # 0.1 % of the meta-device build
@@ -37,7 +39,9 @@ END = "<!-- end of family coverage -->"
 class Row:
     model_type: str
     variant: str  # "default" or the switch flipped
-    built: int | None  # the text model's parameters on the meta device; None: transformers cannot build it
+    # The text model's parameters on the meta device (the whole model's where the bot counts the
+    # towers from the config: _counts_towers); None: transformers cannot build it.
+    built: int | None
     counted: int | None  # the bot's count; None: refused
     reason: str  # the refusal's kind and fields, or why transformers could not build it
 
@@ -69,19 +73,28 @@ def _text_parameters(model: Any) -> int:
     return sum(int(p.numel()) for p in chosen)
 
 
-def _build(config: Any, causal: bool) -> int:
+def _build(config: Any, causal: bool, whole: bool = False) -> int:
+    """The built model's parameters: the text model's, or (``whole``) every one, towers included."""
     import torch
     from transformers import AutoModelForCausalLM, AutoModelForImageTextToText
 
     auto = AutoModelForCausalLM if causal else AutoModelForImageTextToText
     with torch.device("meta"):
         model = auto.from_config(config)
-    return _text_parameters(model)
+    return sum(int(p.numel()) for p in model.parameters()) if whole else _text_parameters(model)
+
+
+def _counts_towers(model_type: str) -> bool:
+    """Whether the bot counts this multimodal type's towers from its config (mm: its declaration's
+    towers); then the whole model is compared, else the text model."""
+    declared = multimodal(model_type)
+    return declared is not None and bool(declared.towers)
 
 
 def _bot_count(config_json: dict[str, Any]) -> tuple[int | None, str]:
+    """The bot's N from the config: the text model's count, with the towers where it counts them."""
     try:
-        return architecture_from_config("coverage/check", config_json).parameter_count, ""
+        return architecture_from_config("coverage/check", config_json).total_params, ""
     except ConfigProblem as problem:
         return None, f"{problem.kind}: {', '.join(problem.fields)}"
 
@@ -277,10 +290,11 @@ def check(model_type: str) -> list[Row]:
     from transformers import AutoConfig
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
-    causal = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    whole = _counts_towers(model_type)  # then built with its towers (Qwen3.5 is a causal LM too)
+    causal = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and not whole
     try:
         config = AutoConfig.for_model(model_type, **DEFAULT_FIXES.get(model_type, {}))
-        built = _build(config, causal)
+        built = _build(config, causal, whole)
     except Exception as error:  # transformers cannot build its own default: reported, not counted
         return [Row(model_type, "default", None, None, f"{type(error).__name__}: {str(error)[:80]}")]
     rows = [Row(model_type, "default", built, *_bot_count(config.to_dict()))]
@@ -290,7 +304,7 @@ def check(model_type: str) -> list[Row]:
     rows += _layer_mix(model_type, config, causal)
     for label, variant in _variants(config):
         try:
-            variant_built = _build(variant, causal)
+            variant_built = _build(variant, causal, whole)
         except Exception as error:  # a config class that refuses the other setting: reported
             rows.append(Row(model_type, label, None, None, f"{type(error).__name__}: {str(error)[:80]}"))
             continue

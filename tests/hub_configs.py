@@ -132,7 +132,17 @@ CONFIGS: dict[str, dict[str, Any]] = {
             "sliding_window_pattern": 6,
             "vocab_size": 262208,
         },
-        "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 1152},
+        # The repo's own (google/gemma-3-27b-it): SigLIP 400M at 896 px, no pooling head.
+        "vision_config": {
+            "model_type": "siglip_vision_model",
+            "hidden_size": 1152,
+            "image_size": 896,
+            "intermediate_size": 4304,
+            "num_attention_heads": 16,
+            "num_hidden_layers": 27,
+            "patch_size": 14,
+            "vision_use_head": False,
+        },
     },
     "llama-4-scout": {
         "architectures": ["Llama4ForConditionalGeneration"],

@@ -79,8 +79,12 @@ def test_a_multimodal_repo_counts_its_text_model_and_says_so() -> None:
     embed = render_embed(estimate(parse_request(model="google/g")), Language.EN)
     assert "vision encoder and projector too" in embed["description"]
     assert "🧊 tower frozen" in embed["description"]  # the stored rest: the tower, frozen
-    # Without the Hub's stored count the tower is unknown: N is the text model, nothing is frozen.
-    unknown = architecture_from_config("google/h", CONFIGS["gemma-3-27b"])
+    # mm: the config alone counts the tower too (SigLIP by its declaration), to the Hub's stored total.
+    alone = architecture_from_config("google/i", CONFIGS["gemma-3-27b"])
+    assert (alone.total_params, alone.projector_params) == (27_432_406_640, 1152 * 5376 + 1152)
+    # Without a vision_config nor a stored count the tower is unknown: N is the text model.
+    bare = {k: v for k, v in CONFIGS["gemma-3-27b"].items() if k != "vision_config"}
+    unknown = architecture_from_config("google/h", bare)
     assert (unknown.total_params, unknown.tower_params) == (unknown.parameter_count, 0)
     register(unknown)
     embed = render_embed(estimate(parse_request(model="google/h")), Language.EN)

@@ -377,6 +377,11 @@ class Family:
     # moe_intermediate_size says, and it builds one shared MLP whatever num_shared_expert says.
     built_as: Mapping[str, str | int] = field(default_factory=dict)
 
+    # mm: transformers builds the text model as a causal LM of its own; False: only inside its
+    # multimodal class (the Qwen-VL and GLM-4V text models), so no small config is built for it alone
+    # (the coverage test holds the whole multimodal model to its build).
+    standalone: bool = True
+
     def default(self, name: str) -> object:
         return self.defaults.get(name, COMMON_DEFAULTS.get(name))
 
@@ -392,7 +397,8 @@ class Family:
 
 @dataclass(frozen=True, slots=True)
 class Multimodal:
-    """A multimodal ``model_type`` whose text model the counter counts (only the text model)."""
+    """A multimodal ``model_type``: its text model's family and, where declared, its towers and
+    projectors (counted from the config too); without towers the text model alone is counted."""
 
     model_type: str
     text_model_type: str  # text_config's model_type when it leaves it out
@@ -400,6 +406,14 @@ class Multimodal:
     # ForConditionalGeneration class ties by its own config) or the text config.
     tie_at_top: bool = False
     tied_by_default: bool = False
+    # The vision (and audio) towers and projectors counted from the config's sub-configs (Tower: the
+    # mm block at the end); () counts the text model alone (its towers from the repo's tensors).
+    towers: tuple[Tower, ...] = ()
+    # Tied when the top level or the text config says so (transformers' pre-v5 configs kept the
+    # tying in text_config: Qwen2-VL, Qwen2.5-VL, GLM-4V); flat: a config without text_config keeps
+    # the text model's fields at the top level (Qwen2-VL's and Qwen2.5-VL's published repos).
+    tie_either: bool = False
+    flat_text: bool = False
 
 
 # What the common config fields mean when a config leaves them out (PretrainedConfig; a family's
@@ -1597,3 +1611,501 @@ __all__ = [
     "multimodal",
     "preset_family",
 ]
+
+# --- multimodal wrappers (mm) ------------------------------------------------------------------------
+# Issue 20, point 3: the multimodal repos counted whole from their config.json, the text model by its
+# declared family and each tower and projector by a :class:`Tower` read from its sub-config (the
+# classes of transformers 5.24, modeling_<type>.py, named at each declaration). The towers are
+# frozen by default (bot.estimate.request.frozen_params), the projectors trained with the text model.
+
+# What one part of a tower or projector holds. Its dimensions are named: "width" (the tower's),
+# "mlp" (its MLP's width), "merged" (width × the patch merger's factor, the merger's input), "patch"
+# (channels × temporal × patch², a patch embedding's input), "grid" ((image_size // patch_size)²,
+# a learned position table's rows; "grid_cls" one more, CLIP's class token's), "features" (width ×
+# the layers the top level's vision_feature_layer feeds the projector), "text" (the text model's
+# hidden size), or a field of the tower's config ("top.<field>": of the multimodal config itself).
+PieceKind = Literal["linear", "norm", "gated_mlp", "table"]
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A linear (in, out; a convolution counts as its flattened linear), a norm (its width; with a
+    bias: LayerNorm, without: RMSNorm), a gated MLP (width, inner width: gate, up, down) or a learned
+    table (the product of its dims)."""
+
+    kind: PieceKind
+    dims: tuple[str, ...]
+    bias: Switch = True  # or the field that switches it ("top.<field>": the multimodal config's)
+    # A list field of the tower's config whose length repeats the piece (Qwen3-VL's deepstack mergers).
+    times: str | None = None
+    when: str | None = None  # a switch field: the piece is built only when it is true (SigLIP's head)
+
+
+def linear(
+    inp: str, out: str, bias: Switch = True, times: str | None = None, when: str | None = None
+) -> Piece:
+    return Piece("linear", (inp, out), bias, times, when)
+
+
+def norm(dim: str = "width", bias: Switch = True, times: str | None = None, when: str | None = None) -> Piece:
+    return Piece("norm", (dim,), bias, times, when)
+
+
+@dataclass(frozen=True, slots=True)
+class Tower:
+    """A vision (or audio) encoder of ViT blocks (Dosovitskiy et al. 2021) read from a sub-config:
+    ``head`` (patch embedding, position table), ``depth`` blocks of two norms, a fused qkv and an
+    output projection and an MLP, ``tail`` (final norms; counted with the tower), and ``projector``
+    (the merger to the text model's width: trained with the text model)."""
+
+    config: str = "vision_config"
+    part: Literal["vision", "audio"] = "vision"
+    width: str = "hidden_size"
+    depth: str = "depth"
+    mlp: str = "intermediate_size"  # the MLP's inner width, a field ...
+    mlp_ratio: str | None = None  # ... or int(width × this field) (Qwen2-VL's mlp_ratio)
+    merge: str = "spatial_merge_size"  # the patch merger's factor per side (merged = width × merge²)
+    channels: str = "in_channels"
+    patch: str = "patch_size"
+    temporal: str | None = "temporal_patch_size"  # a video patch's frames (a Conv3d's depth)
+    norm_bias: bool = True  # LayerNorm (weight and bias) or RMSNorm (weight)
+    qkv_bias: Switch = True
+    o_bias: bool = True
+    gated_mlp: bool = False
+    mlp_bias: bool = True
+    head: tuple[Piece, ...] = ()
+    tail: tuple[Piece, ...] = ()
+    projector: tuple[Piece, ...] = ()
+    # The sub-config class's defaults of the fields read (a config.json may leave them out).
+    defaults: Mapping[str, object] = field(default_factory=dict)
+
+
+# Qwen2-VL (modeling_qwen2_vl.py: Qwen2VisionTransformerPretrainedModel): a Conv3d patch embedding
+# without bias, LayerNorm blocks with biases everywhere and a plain MLP of mlp_ratio × embed_dim,
+# the PatchMerger (LayerNorm, two linears) to hidden_size, the text model's width.
+_QWEN2_VL_TOWER = Tower(
+    width="embed_dim",
+    mlp_ratio="mlp_ratio",
+    head=(linear("patch", "width", bias=False),),
+    projector=(norm(), linear("merged", "merged"), linear("merged", "hidden_size")),
+    defaults=MappingProxyType(
+        {
+            "depth": 32,
+            "embed_dim": 1280,
+            "hidden_size": 3584,
+            "mlp_ratio": 4,
+            "in_channels": 3,
+            "patch_size": 14,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+        }
+    ),
+)
+# Qwen2.5-VL (modeling_qwen2_5_vl.py): RMSNorm blocks, a gated MLP with biases, the merger's norm an
+# RMSNorm, to out_hidden_size.
+_QWEN2_5_VL_TOWER = Tower(
+    norm_bias=False,
+    gated_mlp=True,
+    head=(linear("patch", "width", bias=False),),
+    projector=(norm(bias=False), linear("merged", "merged"), linear("merged", "out_hidden_size")),
+    defaults=MappingProxyType(
+        {
+            "depth": 32,
+            "hidden_size": 3584,
+            "intermediate_size": 3420,
+            "in_channels": 3,
+            "patch_size": 14,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+            "out_hidden_size": 3584,
+        }
+    ),
+)
+# Qwen3-VL (modeling_qwen3_vl.py): a patch embedding with bias, a learned position table of
+# num_position_embeddings, LayerNorm blocks with a plain MLP, the merger and one deepstack merger
+# (its norm over the merged width) per deepstack_visual_indexes entry.
+_QWEN3_VL_TOWER = Tower(
+    head=(linear("patch", "width"), Piece("table", ("num_position_embeddings", "width"))),
+    projector=(
+        norm(),
+        linear("merged", "merged"),
+        linear("merged", "out_hidden_size"),
+        norm("merged", times="deepstack_visual_indexes"),
+        linear("merged", "merged", times="deepstack_visual_indexes"),
+        linear("merged", "out_hidden_size", times="deepstack_visual_indexes"),
+    ),
+    defaults=MappingProxyType(
+        {
+            "depth": 27,
+            "hidden_size": 1152,
+            "intermediate_size": 4304,
+            "in_channels": 3,
+            "patch_size": 16,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+            "out_hidden_size": 3584,
+            "num_position_embeddings": 2304,
+            "deepstack_visual_indexes": [8, 16, 24],
+        }
+    ),
+)
+# GLM-4V (modeling_glm4v.py: Glm4vVisionModel): a learned position table of the image's grid, RMSNorm
+# blocks (qkv's bias by attention_bias, none elsewhere) whose gated MLP is out_hidden_size wide; after
+# the blocks an RMSNorm, a Conv2d of merge × merge to out_hidden_size and another RMSNorm; the merger:
+# a linear, a LayerNorm and a gated MLP of intermediate_size.
+_GLM4V_TOWER = Tower(
+    mlp="out_hidden_size",
+    norm_bias=False,
+    qkv_bias="attention_bias",
+    o_bias=False,
+    gated_mlp=True,
+    mlp_bias=False,
+    head=(Piece("table", ("grid", "width")), linear("patch", "width")),
+    tail=(norm(bias=False), linear("merged", "out_hidden_size"), norm(bias=False)),
+    projector=(
+        linear("out_hidden_size", "out_hidden_size", bias=False),
+        norm("out_hidden_size"),
+        Piece("gated_mlp", ("out_hidden_size", "intermediate_size"), bias=False),
+    ),
+    defaults=MappingProxyType(
+        {
+            "depth": 24,
+            "hidden_size": 1536,
+            "attention_bias": False,
+            "in_channels": 3,
+            "image_size": 336,
+            "patch_size": 14,
+            "spatial_merge_size": 2,
+            "temporal_patch_size": 2,
+            "out_hidden_size": 4096,
+            "intermediate_size": 13696,
+        }
+    ),
+)
+
+# Kimi K2.5 (modeling_kimi_k25.py): MoonViT, a Conv2d patch embedding with bias and a learned
+# height × width position table (the time axis a fixed sinusoid), LayerNorm blocks with biases
+# everywhere, a final LayerNorm; the projector: a LayerNorm of the top level's
+# projection_hidden_size, two linears from the merge_kernel_size patches to the text model's width.
+_KIMI_K25_TOWER = Tower(
+    depth="num_hidden_layers",
+    merge="merge_kernel_size",
+    temporal=None,
+    head=(linear("patch", "width"), Piece("table", ("pos_emb_height", "pos_emb_width", "width"))),
+    tail=(norm(),),
+    projector=(norm("top.projection_hidden_size"), linear("merged", "merged"), linear("merged", "text")),
+    defaults=MappingProxyType(
+        {
+            "num_hidden_layers": 27,
+            "hidden_size": 1152,
+            "intermediate_size": 4304,
+            "in_channels": 3,  # Conv2d(3, ...): no config field
+            "patch_size": 14,
+            "pos_emb_height": 64,
+            "pos_emb_width": 64,
+            "merge_kernel_size": [2, 2],
+            "projection_hidden_size": 1152,
+        }
+    ),
+)
+
+# Pixtral (modeling_pixtral.py) under Mistral 3's projector (modeling_mistral3.py; Mistral Large 3's
+# the same): a Conv2d patch embedding without bias, an RMSNorm, RMSNorm blocks of q/k/v/o and a
+# gated MLP without biases; the projector: an RMSNorm, the patch merger (merge² patches -> width, the
+# top level's spatial_merge_size) and two linears to the text model's width, biased by the top
+# level's multimodal_projector_bias.
+_PIXTRAL_TOWER = Tower(
+    depth="num_hidden_layers",
+    merge="top.spatial_merge_size",
+    channels="num_channels",
+    temporal=None,
+    norm_bias=False,
+    qkv_bias=False,
+    o_bias=False,
+    gated_mlp=True,
+    mlp_bias=False,
+    head=(linear("patch", "width", bias=False), norm(bias=False)),
+    projector=(
+        norm(bias=False),
+        linear("merged", "width", bias=False),
+        linear("features", "text", bias="top.multimodal_projector_bias"),
+        linear("text", "text", bias="top.multimodal_projector_bias"),
+    ),
+    defaults=MappingProxyType(
+        {
+            "num_hidden_layers": 24,
+            "hidden_size": 1024,
+            "intermediate_size": 4096,
+            "num_channels": 3,
+            "patch_size": 16,
+            "spatial_merge_size": 2,
+            "multimodal_projector_bias": False,
+        }
+    ),
+)
+
+# SigLIP (modeling_siglip.py: SiglipVisionTransformer): a Conv2d patch embedding with bias, a learned
+# table of the image's grid, LayerNorm blocks with biases everywhere, a final LayerNorm, and (with
+# vision_use_head) the attention-pooling head: a probe, an nn.MultiheadAttention, a LayerNorm and an MLP.
+_SIGLIP_HEAD = (
+    Piece("table", ("width",), when="vision_use_head"),
+    linear("width", "width", times=None, when="vision_use_head"),
+    linear("width", "width", when="vision_use_head"),
+    linear("width", "width", when="vision_use_head"),
+    linear("width", "width", when="vision_use_head"),
+    norm(when="vision_use_head"),
+    linear("width", "mlp", when="vision_use_head"),
+    linear("mlp", "width", when="vision_use_head"),
+)
+_SIGLIP_TOWER = Tower(
+    depth="num_hidden_layers",
+    channels="num_channels",
+    temporal=None,
+    head=(linear("patch", "width"), Piece("table", ("grid", "width"))),
+    tail=(norm(), *_SIGLIP_HEAD),
+    defaults=MappingProxyType(
+        {
+            "num_hidden_layers": 12,
+            "hidden_size": 768,
+            "intermediate_size": 3072,
+            "num_channels": 3,
+            "image_size": 224,
+            "patch_size": 16,
+            "vision_use_head": True,
+        }
+    ),
+)
+# Gemma 3 (modeling_gemma3.py: Gemma3MultiModalProjector): a weight of vision width × text width and
+# a Gemma RMSNorm of the vision width.
+_GEMMA3_TOWER = replace(_SIGLIP_TOWER, projector=(linear("width", "text", bias=False), norm(bias=False)))
+# LLaVA (modeling_llava.py) over CLIP's vision model (modeling_clip.py: CLIPVisionTransformer): a
+# class embedding, a Conv2d patch embedding without bias, a table of the grid and the class token,
+# LayerNorms before and after the blocks; the projector: two linears to the text model's width,
+# biased by the top level's multimodal_projector_bias.
+_LLAVA_TOWER = replace(
+    _SIGLIP_TOWER,
+    head=(
+        Piece("table", ("width",)),
+        linear("patch", "width", bias=False),
+        Piece("table", ("grid_cls", "width")),
+        norm(),
+    ),
+    tail=(norm(),),
+    projector=(
+        linear("features", "text", bias="top.multimodal_projector_bias"),
+        linear("text", "text", bias="top.multimodal_projector_bias"),
+    ),
+    defaults=MappingProxyType(
+        {
+            "num_hidden_layers": 24,
+            "hidden_size": 1024,
+            "intermediate_size": 4096,
+            "num_channels": 3,
+            "image_size": 336,
+            "patch_size": 14,
+            "multimodal_projector_bias": True,
+        }
+    ),
+)
+# LFM2-VL (modeling_lfm2_vl.py) over SigLIP 2's NaFlex vision model (modeling_siglip2.py): the patch
+# embedding a Linear with bias, a table of num_patches; the projector: a LayerNorm of the merged
+# width (projector_use_layernorm), two linears through projector_hidden_size (projector_bias), all
+# switches and the downsample_factor of the top level.
+_LFM2_VL_TOWER = replace(
+    _SIGLIP_TOWER,
+    merge="top.downsample_factor",
+    head=(linear("patch", "width"), Piece("table", ("num_patches", "width"))),
+    projector=(
+        norm("merged", when="top.projector_use_layernorm"),
+        linear("merged", "top.projector_hidden_size", bias="top.projector_bias"),
+        linear("top.projector_hidden_size", "text", bias="top.projector_bias"),
+    ),
+    defaults=MappingProxyType(
+        {
+            **_SIGLIP_TOWER.defaults,
+            "num_patches": 256,
+            "downsample_factor": 2,
+            "projector_use_layernorm": True,
+            "projector_hidden_size": 2560,
+            "projector_bias": True,
+        }
+    ),
+)
+
+# Qwen3.5 (modeling_qwen3_5.py): Qwen3-VL's tower and merger without the deepstack mergers.
+_QWEN3_5_TOWER = replace(
+    _QWEN3_VL_TOWER,
+    projector=_QWEN3_VL_TOWER.projector[:3],
+    defaults=MappingProxyType(
+        {k: v for k, v in _QWEN3_VL_TOWER.defaults.items() if k != "deepstack_visual_indexes"}
+    ),
+)
+# Llama 4 (modeling_llama4.py: Llama4VisionModel): a class embedding, a patch embedding (a Linear
+# without bias), a table of the grid and the class token, LayerNorms before and after LayerNorm
+# blocks with biases everywhere, the pixel-shuffle adapter (intermediate_size -> projector_input_dim,
+# projector_output_dim², no biases); the projector: one linear of vision_output_dim to the text width.
+_LLAMA4_TOWER = replace(
+    _SIGLIP_TOWER,
+    head=(
+        Piece("table", ("width",)),
+        Piece("table", ("grid_cls", "width")),
+        linear("patch", "width", bias=False),
+        norm(),
+    ),
+    tail=(
+        norm(),
+        linear("intermediate_size", "projector_input_dim", bias=False),
+        linear("projector_output_dim", "projector_output_dim", bias=False),
+    ),
+    projector=(linear("vision_output_dim", "text", bias=False),),
+    defaults=MappingProxyType(
+        {
+            "num_hidden_layers": 34,
+            "hidden_size": 768,
+            "intermediate_size": 5632,
+            "num_channels": 3,
+            "image_size": 448,
+            "patch_size": 14,
+            "vision_output_dim": 7680,
+            "projector_input_dim": 4096,
+            "projector_output_dim": 4096,
+        }
+    ),
+)
+
+# LLaVA-NeXT (modeling_llava_next.py): LLaVA's, and a learned image_newline of the text width
+# (counted with the projector: it is trained with it).
+_LLAVA_NEXT_TOWER = replace(_LLAVA_TOWER, projector=(*_LLAVA_TOWER.projector, Piece("table", ("text",))))
+# LLaVA-OneVision (modeling_llava_onevision.py): the same projector and newline over SigLIP (without
+# its pooling head by LlavaOnevisionConfig's default).
+_LLAVA_ONEVISION_TOWER = replace(
+    _SIGLIP_TOWER,
+    projector=_LLAVA_NEXT_TOWER.projector,
+    defaults=MappingProxyType(
+        {
+            "num_hidden_layers": 26,
+            "hidden_size": 1152,
+            "intermediate_size": 4304,
+            "num_channels": 3,
+            "image_size": 384,
+            "patch_size": 14,
+            "vision_use_head": False,
+            "multimodal_projector_bias": True,
+        }
+    ),
+)
+# VipLLaVA (modeling_vipllava.py): a LayerNorm over the vision_feature_layer list's concatenated
+# layers before the two linears (always biased).
+_VIPLLAVA_TOWER = replace(
+    _LLAVA_TOWER,
+    projector=(norm("features"), linear("features", "text"), linear("text", "text")),
+    defaults=MappingProxyType({**_LLAVA_TOWER.defaults, "vision_feature_layer": [-2, -5, -8, -11, 6]}),
+)
+# Video-LLaVA (modeling_video_llava.py): two CLIP towers of the one vision_config, for images and
+# for videos, one projector.
+_VIDEO_LLAVA_TOWERS = (
+    replace(_LLAVA_TOWER, defaults=MappingProxyType({**_LLAVA_TOWER.defaults, "image_size": 224})),
+    replace(
+        _LLAVA_TOWER, projector=(), defaults=MappingProxyType({**_LLAVA_TOWER.defaults, "image_size": 224})
+    ),
+)
+
+# Cohere 2 Vision (modeling_cohere2_vision.py): SigLIP; the projector: a linear from the
+# downsample_factor² patches to alignment_intermediate_size, a SwiGLU halving it, a linear to the text
+# width, both biased (the top level's fields).
+_COHERE2_VISION_TOWER = replace(
+    _SIGLIP_TOWER,
+    merge="top.downsample_factor",
+    projector=(
+        linear("merged", "top.alignment_intermediate_size"),
+        linear("half.top.alignment_intermediate_size", "text"),
+    ),
+    defaults=MappingProxyType(
+        {**_SIGLIP_TOWER.defaults, "downsample_factor": 2, "alignment_intermediate_size": 36864}
+    ),
+)
+
+_LIKE = {f.model_type: f for f in FAMILIES}
+# The text models of the Qwen-VL and GLM-4V repos: their text families' layers under the
+# multimodal RoPE (3-D positions: no parameter more); not measured on their own (mm: the
+# activations of their text families are not claimed for them, see benchmarks/ACCURACY.md).
+_MM_TEXT = {
+    "qwen2_vl_text": "qwen2",
+    "qwen2_5_vl_text": "qwen2",
+    "qwen3_vl_text": "qwen3",
+    "qwen3_vl_moe_text": "qwen3_moe",
+    "glm4v_text": "glm4",
+    "glm4v_moe_text": "glm4_moe",
+}
+# Glm4vMoeTextConfig: attention biases on by default, no QK-norm; the correction bias a buffer.
+_MM_TEXT_CHANGES: Mapping[str, Mapping[str, object]] = {
+    "glm4v_moe_text": {
+        "defaults": MappingProxyType({"attention_bias": True}),
+        "qk_norm": False,
+        "experts": replace(_DEEPSEEK_EXPERTS, correction_bias=False),
+        "small": MappingProxyType({}),
+    },
+}
+FAMILIES += tuple(
+    replace(
+        _LIKE[like],
+        model_type=text,
+        also=(),
+        preset_prefixes=(),
+        activations_measured=False,
+        standalone=False,
+        **_MM_TEXT_CHANGES.get(text, {}),  # type: ignore[arg-type]
+    )
+    for text, like in _MM_TEXT.items()
+)
+# Mistral Small 4 (mistral4): DeepSeek-V3's MLA and MoE. (Mistral Large 3, mistral_large4, adds
+# layers sharing keys and values and layers without RoPE to its indexer: not declared.)
+FAMILIES += (
+    # Built by transformers 5.24's image-text-to-text mapping only (no AutoModelForCausalLM entry).
+    replace(
+        _LIKE["deepseek_v3"],
+        model_type="mistral4",
+        also=(),
+        preset_prefixes=(),
+        activations_measured=False,
+        standalone=False,
+    ),
+)
+_MM_WRAPPERS: tuple[Multimodal, ...] = (
+    Multimodal("qwen2_vl", "qwen2_vl_text", towers=(_QWEN2_VL_TOWER,), tie_either=True, flat_text=True),
+    Multimodal("qwen2_5_vl", "qwen2_5_vl_text", towers=(_QWEN2_5_VL_TOWER,), tie_either=True, flat_text=True),
+    Multimodal("qwen3_vl", "qwen3_vl_text", towers=(_QWEN3_VL_TOWER,)),
+    # Qwen3VLMoeForConditionalGeneration ties by the top-level config (its text config says True).
+    Multimodal("qwen3_vl_moe", "qwen3_vl_moe_text", tie_at_top=True, towers=(_QWEN3_VL_TOWER,)),
+    Multimodal("glm4v", "glm4v_text", towers=(_GLM4V_TOWER,), tie_either=True),
+    Multimodal("glm4v_moe", "glm4v_moe_text", towers=(_GLM4V_TOWER,), tie_either=True),
+    Multimodal("glm46v", "glm4v_text", towers=(_GLM4V_TOWER,)),
+    Multimodal("llava", "llama", tie_either=True, towers=(_LLAVA_TOWER,)),
+    Multimodal("lfm2_vl", "lfm2", towers=(_LFM2_VL_TOWER,)),
+    Multimodal(
+        "cohere2_vision", "cohere2", tie_at_top=True, tied_by_default=True, towers=(_COHERE2_VISION_TOWER,)
+    ),
+    Multimodal("llava_next", "llama", tie_either=True, towers=(_LLAVA_NEXT_TOWER,)),
+    Multimodal("llava_onevision", "qwen2", tie_either=True, towers=(_LLAVA_ONEVISION_TOWER,)),
+    Multimodal("vipllava", "llama", tie_either=True, towers=(_VIPLLAVA_TOWER,)),
+    Multimodal("video_llava", "llama", tie_either=True, towers=_VIDEO_LLAVA_TOWERS),
+    # Kimi K2.5: Kimi K2's text model (DeepSeek-V3's classes), tied by the top level (True there).
+    Multimodal("kimi_k25", "deepseek_v3", tie_at_top=True, tied_by_default=True, towers=(_KIMI_K25_TOWER,)),
+)
+# The towers of wrappers declared above (their Tower is declared here, after them).
+_TOWERS_OF_DECLARED: Mapping[str, tuple[Tower, ...]] = {
+    "mistral3": (_PIXTRAL_TOWER,),
+    "gemma3": (_GEMMA3_TOWER,),
+    "llama4": (_LLAMA4_TOWER,),
+    "qwen3_5": (_QWEN3_5_TOWER,),
+    "qwen3_5_moe": (_QWEN3_5_TOWER,),
+}
+_MM_WRAPPERS += tuple(
+    replace(m, towers=_TOWERS_OF_DECLARED[m.model_type])
+    for m in MULTIMODAL
+    if m.model_type in _TOWERS_OF_DECLARED
+)
+MULTIMODAL = tuple(m for m in MULTIMODAL if m.model_type not in _TOWERS_OF_DECLARED) + _MM_WRAPPERS
+_BY_TYPE.update({name: f for f in FAMILIES for name in (f.model_type, *f.also)})
+_MULTIMODAL.update({m.model_type: m for m in _MM_WRAPPERS})
+__all__ += ["Piece", "Tower"]

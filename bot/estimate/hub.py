@@ -26,6 +26,7 @@ from bot.estimate.families import (
 )
 from bot.estimate.models import Architecture
 from bot.estimate.tensors import CountedModel
+from bot.estimate.towers import count_towers
 
 # The Hub's repo IDs in the "owner/name" form, by huggingface_hub's own rules (validate_repo_id in
 # huggingface_hub/utils/_validators.py): each part 1 to 96 ASCII letters, digits, "_", "-" or ".",
@@ -111,6 +112,8 @@ def _text_config(config: dict[str, Any]) -> tuple[dict[str, Any], Multimodal | N
     Mistral 3 keep the language model's fields in ``text_config``)."""
     outer = multimodal(str(config.get("model_type") or ""))
     inner = config.get("text_config")
+    if outer is not None and outer.flat_text and inner is None:  # mm: the text fields at the top
+        inner = {k: v for k, v in config.items() if k not in ("model_type", "text_config")}
     if outer is None or not isinstance(inner, dict):
         return config, None
     merged = dict(inner)
@@ -121,6 +124,10 @@ def _text_config(config: dict[str, Any]) -> tuple[dict[str, Any], Multimodal | N
     if outer.tie_at_top:  # the ForConditionalGeneration class ties by the top-level config
         value = config.get("tie_word_embeddings")
         merged["tie_word_embeddings"] = value if isinstance(value, bool) else outer.tied_by_default
+    elif outer.tie_either:  # mm: either level's True ties (the config class's pre-v5 rule)
+        merged["tie_word_embeddings"] = any(
+            level.get("tie_word_embeddings") is True for level in (config, inner)
+        )
     merged["model_type"] = merged.get("model_type") or outer.text_model_type
     return merged, outer
 
@@ -623,7 +630,8 @@ def architecture_from_config(
 
     ``stored_params`` is the Hub's safetensors total: recorded when it disagrees with the count by
     more than :data:`COUNT_TOLERANCE` (the answer uses the count and says why), and, for a multimodal
-    repo, what the vision side holds besides the text model.
+    repo, what the vision side holds besides the text model, unless its declaration counts the
+    towers and projectors from the config itself (bot.estimate.towers).
     """
     if not isinstance(config, dict):
         raise ConfigProblem("malformed", ())
@@ -748,7 +756,17 @@ def architecture_from_config(
     if count > _MAX_PARAMETERS:
         raise ConfigProblem("absurd", ("hidden_size", "num_hidden_layers"))
     update: dict[str, Any] = {"published_params": count}
-    if stored_params is not None and stored_params > 0:
+    # mm: a multimodal family's declared towers and projectors, counted from the config itself.
+    towers = count_towers(config, outer, hidden or 0) if outer is not None else None
+    if towers is not None:
+        if towers.total > _MAX_PARAMETERS:  # a tower no model has (its depth or widths absurd)
+            subs = dict.fromkeys(t.config for t in (outer.towers if outer else ()))
+            raise ConfigProblem("absurd", tuple(subs))
+        update.update(non_text_params=towers.total, projector_params=towers.projector)
+        whole = count + towers.total
+        if stored_params and abs(stored_params - whole) > COUNT_TOLERANCE * whole:
+            update["hub_stored_params"] = stored_params
+    elif stored_params is not None and stored_params > 0:
         if outer is not None and stored_params > count:
             update["non_text_params"] = stored_params - count  # the vision tower and projector
         elif abs(stored_params - count) > COUNT_TOLERANCE * count:

@@ -143,7 +143,7 @@ def small_config(declared: Family) -> dict[str, Any]:
 # (tests/test_small_configs.py).
 DECLARED: MappingProxyType[str, Family] = MappingProxyType({name_of(f): f for f in FAMILIES})
 SMALL_CONFIGS: MappingProxyType[str, dict[str, Any]] = MappingProxyType(
-    {name: small_config(f) for name, f in DECLARED.items()}
+    {name: small_config(f) for name, f in DECLARED.items() if f.standalone}
 )
 
 
