@@ -71,6 +71,15 @@ QUICK_DECLARED: tuple[tuple[str, Precision, Attention, bool], ...] = (
     ("nanochat", "bf16", "eager", False),
     ("qwen2_moe", "amp", "sdpa", False),
     ("ernie4_5_moe", "mixed", "eager", False),
+    # famact, part two: DeepSeek-V2's softmax router, GLM-4.7-Flash's DeepSeek-V3 MoE under MLA,
+    # Hunyuan MoE's fp32 gate and QK-norm after RoPE, Seed-OSS' dropout masks, GPT-NeoX's parallel
+    # residual and quarter rotary, Granite SWA's sink scaling under checkpointing.
+    ("deepseek_v2", "amp", "eager", False),
+    ("glm4_moe_lite", "mixed", "sdpa", False),
+    ("hunyuan_v1_moe", "amp", "eager", False),
+    ("seed_oss", "mixed", "sdpa", False),
+    ("gpt_neox", "amp", "eager", False),
+    ("granite_swa", "mixed", "eager", True),
 )
 # The full run adds a long sequence on some families, where activations rather than model states
 # decide the peak.

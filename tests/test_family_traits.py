@@ -305,10 +305,20 @@ def test_phi_3_keeps_its_fused_projections_as_one() -> None:
 
 
 def test_a_family_whose_activations_were_not_measured_asks_for_them_instead_of_guessing() -> None:
-    # GPT-NeoX is counted exactly, but its steps were not measured (benchmarks/ACCURACY.md): before,
-    # /vram gave the Llama-shaped figure anyway.
+    # A family counted exactly whose steps were not measured (benchmarks/ACCURACY.md; GPT-NeoX until
+    # famact measured it): before, /vram gave the Llama-shaped figure anyway.
+    unmeasured_type = next(
+        (
+            t
+            for t in ("granitemoe_swa", "gemma3n_text")
+            if not (declared := family(t)) or not declared.activations_measured
+        ),
+        None,
+    )
+    if unmeasured_type is None:
+        pytest.skip("every candidate family's activations are measured now")
     llama = architecture_from_config("acme/llama", CONFIGS["llama-3.1-8b"])
-    neox = architecture_from_config("acme/neox", {**CONFIGS["llama-3.1-8b"], "model_type": "gpt_neox"})
+    neox = architecture_from_config("acme/neox", {**CONFIGS["llama-3.1-8b"], "model_type": unmeasured_type})
     measured, unmeasured = (
         estimate(EstimateRequest(model=model, seq_len=2048, gpu="h100")) for model in (llama, neox)
     )

@@ -338,6 +338,32 @@ class Family:
     # Under autocast, the shared expert's linears that cast the layer's fp32 input each on their own
     # (Qwen2-MoE, Cohere 2 MoE: gate and up, 2).
     shared_expert_casts: int = 0
+    # famact (issue 20, point 3/5, this round): more of what the forwards keep (measured:
+    # benchmarks/ACCURACY.md, "Activations of the declared families, part two").
+    # DeepSeek's MoE layer where the counter's Experts do not say it: "sigmoid" is DeepSeek-V3's
+    # (transformers DeepseekV3MoE's copies with the correction bias a buffer: GLM-4.7-Flash's
+    # glm4_moe_lite, EXAONE MoE, Solar Open), "softmax" DeepSeek-V2's (DeepseekV2TopkRouter: an fp32
+    # softmax on the fp32 input, no renormalised top-k); "auto": by the correction bias, as before.
+    deepseek_moe_layer: Literal["auto", "sigmoid", "softmax"] = "auto"
+    # The router is an fp32 nn.Linear fed hidden_states.float() (Hunyuan MoE's HunYuanMoEV1Gate).
+    fp32_router_input: bool = False
+    # Dropouts on the attention's and the MLP's outputs (Seed-OSS' residual_dropout, 0.1 by default):
+    # in training each keeps its 16-bit mask of the hidden width.
+    residual_dropout_masks: int = 0
+    # The rotated share of each head where it is not all (StableLM, GPT-NeoX: 0.25): RoPE's tables.
+    rotary_fraction: float = 1.0
+    # Q and K normalized after RoPE (Hunyuan V1): under autocast the rotated fp32 Q and K are the
+    # norms' input, and their normalized output is fp32 too.
+    qk_norm_after_rope: bool = False
+    # GPT-NeoX's parallel residual (use_parallel_residual): two LayerNorms of the same residual x, whose
+    # one storage the second norm's saved input shares.
+    norms_share_input: bool = False
+    # Norms of a linear layer's 16-bit output (GLM-4's post_self_attn_layernorm and post_mlp_layernorm):
+    # under autocast they save a 16-bit input's terms, not the fp32 residual's.
+    norms_of_outputs: int = 0
+    # Granite SWA's sinks (granite_swa's eager_attention_forward): the output scaled by
+    # sigmoid(logsumexp(scores) - sink) after an ordinary fp32 softmax, not gpt-oss' extra column.
+    sink_scaling: bool = False
     # How vram-bot measure writes a preset as this family's config (bot.measure.configs).
     # Sliding-window attention: which layers slide when the config has no layer_types (None: none do).
     sliding: SlidingLayers | None = None
@@ -483,7 +509,7 @@ FAMILIES: tuple[Family, ...] = (
         sliding=_EVERY_LAYER,
         preset_prefixes=("mixtral",),
     ),
-    Family("gemma", tied_by_default=True, norm_style="gemma"),
+    Family("gemma", tied_by_default=True, norm_style="gemma", activations_measured=True),  # famact
     Family(
         "gemma2",
         activations_measured=True,
@@ -776,6 +802,10 @@ FAMILIES += (
         o_bias=False,
         norm_parameters="weight_bias",
         unsupported=("qk_layernorm", "use_parallel_residual"),
+        # famact: RoPE on the first quarter of each head, cat(rotated, passed) (StableLmAttention).
+        rope_cat=True,
+        rotary_fraction=0.25,
+        activations_measured=True,  # famact: benchmarks/accuracy.py
     ),
     # Phi-1/2: one LayerNorm per layer before parallel attention and MLP, biases everywhere.
     Family(
@@ -805,25 +835,49 @@ FAMILIES += (
         defaults=MappingProxyType({"attention_bias": True}),
         # No grouped-query attention: GPTNeoXConfig has no num_key_value_heads (a stray one is ignored).
         names=MappingProxyType({"num_key_value_heads": ("num_attention_heads",)}),
+        # famact: x + attn(ln1(x)) + mlp(ln2(x)) (use_parallel_residual, on by default); RoPE on the
+        # first quarter of each head (rotary_pct 0.25), cat(rotated, passed) (GPTNeoXAttention).
+        norms_share_input=True,
+        activations_measured=True,  # famact: benchmarks/accuracy.py
+        rope_cat=True,
+        rotary_fraction=0.25,
     ),
     # Helium: an RMSNorm multiplying its weight in fp32, RoPE re-interleaved in every layer.
     Family(
         "helium", activations_measured=True, mlp_bias="mlp_bias", norm_style="fp32", rope_per_layer="compute"
     ),
     Family("internlm3", activations_measured=True, mlp_bias="mlp_bias"),
-    Family("glm", o_bias=False, fused_gate_up=True, defaults=MappingProxyType({"attention_bias": True})),
+    # famact: GLM and GLM-4 rotate half of each head, interleaved: each layer re-interleaves cos/sin
+    # (its own copies) and concatenates the rotated and passed halves (modeling_glm.py).
+    Family(
+        "glm",
+        activations_measured=True,  # famact: benchmarks/accuracy.py
+        o_bias=False,
+        fused_gate_up=True,
+        defaults=MappingProxyType({"attention_bias": True}),
+        rope_cat=True,
+        partial_rope=True,
+        rope_per_layer="compute",
+    ),
     Family(
         "glm4",
         o_bias=False,
         fused_gate_up=True,
         norms_per_layer=4,
+        norms_of_outputs=2,
+        activations_measured=True,  # famact: benchmarks/accuracy.py
         defaults=MappingProxyType({"attention_bias": True}),
+        rope_cat=True,
+        partial_rope=True,
+        rope_per_layer="compute",
     ),
     Family(
         "seed_oss",
         o_bias="attention_out_bias",
         mlp_bias="mlp_bias",
         defaults=MappingProxyType({"attention_bias": True}),
+        residual_dropout_masks=2,  # famact: SeedOssAttention's and SeedOssMLP's residual_dropout
+        activations_measured=True,  # famact: benchmarks/accuracy.py
     ),
     Family(
         "exaone4",
@@ -858,12 +912,15 @@ FAMILIES += (
         "vaultgemma",
         tied_by_default=True,
         norm_style="gemma",
+        softcapping=True,  # famact: Gemma 2's capped scores and logits (VaultGemmaConfig's defaults)
+        activations_measured=True,  # famact: benchmarks/accuracy.py
         sliding=_ALTERNATING,
         takes_layer_types=True,
         runs_sdpa=False,
     ),
     Family(
         "phimoe",
+        activations_measured=True,  # famact: benchmarks/accuracy.py
         norm_parameters="weight_bias",
         lm_head_bias="lm_head_bias",
         experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True, linear_router=True),
@@ -911,7 +968,7 @@ FAMILIES += (
         _LIKE["glm4_moe"],
         model_type="sarvam_moe",
         preset_prefixes=(),
-        activations_measured=False,
+        activations_measured=True,  # famact: benchmarks/accuracy.py
         experts=replace(_DEEPSEEK_EXPERTS, peft_converted=False),  # transformers converts no sarvam_moe
     ),
     # Granite's sliding-window variants: one learned sink logit per head.
@@ -919,6 +976,8 @@ FAMILIES += (
         "granite_swa",
         tied_by_default=True,
         attention_sinks=True,
+        sink_scaling=True,
+        activations_measured=True,  # famact: benchmarks/accuracy.py
         runs_sdpa=False,
         mlp_bias="mlp_bias",
         sliding=_GRANITE_SLIDING,
@@ -927,6 +986,8 @@ FAMILIES += (
     Family(
         "granitemoe_swa",
         attention_sinks=True,
+        sink_scaling=True,
+        activations_measured=True,  # famact: benchmarks/accuracy.py
         runs_sdpa=False,
         fused_gate_up=True,  # the shared MLP's input_linear (GraniteMoeSharedMLP); no dense layers
         experts=Experts(
@@ -945,6 +1006,8 @@ FAMILIES += (
         experts=Experts(
             count=("n_routed_experts",), shared="n_shared_experts", fused_gate_up=True, peft_converted=True
         ),
+        deepseek_moe_layer="sigmoid",  # famact: SolarOpenMoE is DeepSeek-V3's layer
+        activations_measured=True,  # famact: benchmarks/accuracy.py
     ),
     Family(
         "youtu", activations_measured=True, tied_by_default=True, qkv_bias=False, o_bias=False, mla=True
@@ -963,6 +1026,8 @@ FAMILIES += (
             peft_converted=True,
         ),
         small=_EVERY_LAYER_MOE,
+        deepseek_moe_layer="sigmoid",  # famact: Glm4MoeLiteMoE is DeepSeek-V3's layer
+        activations_measured=True,  # famact: benchmarks/accuracy.py
     ),
     Family(
         "deepseek_v2",
@@ -976,9 +1041,13 @@ FAMILIES += (
             fused_gate_up=True,
             peft_converted=True,
         ),
+        deepseek_moe_layer="softmax",  # famact: DeepseekV2Moe with its softmax router
+        activations_measured=True,  # famact: benchmarks/accuracy.py
     ),
     Family(
         "flex_olmo",
+        norm_style="fp32",  # famact: OLMo 2's RMSNorm (weight × the fp32 normalized tensor)
+        activations_measured=True,  # famact: benchmarks/accuracy.py
         qk_norm=True,
         qk_norm_scope="projection",
         experts=Experts(
@@ -1016,6 +1085,8 @@ FAMILIES += (
         sliding=_EVERY_4TH_FULL,
         takes_layer_types=True,
         small=_EVERY_LAYER_MOE,
+        deepseek_moe_layer="sigmoid",  # famact: ExaoneMoeSparseMoEBlock is DeepSeek-V3's layer
+        activations_measured=True,  # famact: benchmarks/accuracy.py
     ),
 )
 
@@ -1391,7 +1462,12 @@ MULTIMODAL += (Multimodal("gemma3n", "gemma3n_text"),)
 # RMSNorm on queries and keys (applied after RoPE: no parameter more). The MoE layer is a router
 # (h x num_experts, no bias), num_experts routed experts of intermediate_size in one 3-D
 # gate_up_proj, and one shared MLP of intermediate_size, in every layer and also with one expert.
-_HUNYUAN_DENSE = Family("hunyuan_v1_dense", qk_norm=True)
+_HUNYUAN_DENSE = Family(
+    "hunyuan_v1_dense",
+    qk_norm=True,
+    qk_norm_after_rope=True,
+    activations_measured=True,  # famact: benchmarks/accuracy.py (the MoE too)
+)
 FAMILIES += (
     _HUNYUAN_DENSE,
     replace(
@@ -1410,6 +1486,10 @@ FAMILIES += (
         # the parameters do not depend on it).
         uniform_lists=("moe_topk", "num_experts", "moe_intermediate_size", "num_shared_expert"),
         built_as=MappingProxyType({"moe_intermediate_size": "intermediate_size", "num_shared_expert": 1}),
+        # famact: its fp32 gate on hidden_states.float(); under autocast the shared MLP's gate and
+        # up cast their input each.
+        fp32_router_input=True,
+        shared_expert_casts=2,
     ),
 )
 

@@ -71,6 +71,17 @@ class FamilyTraits:
     # converted onto the 3-D experts and the router's weight, or a router that is an nn.Linear.
     peft_converted: bool = False
     linear_router: bool = False
+    # famact, this round (families.Family's fields of the same names): DeepSeek-V2's softmax router
+    # in DeepSeek's MoE layer, Hunyuan's fp32 router input, Seed-OSS' residual dropout masks, the
+    # rotated share of a head, QK-norm after RoPE.
+    softmax_deepseek_router: bool = False
+    fp32_router_input: bool = False
+    residual_dropout_masks: int = 0
+    rotary_fraction: float = 1.0
+    qk_norm_after_rope: bool = False
+    norms_share_input: bool = False
+    norms_of_outputs: int = 0
+    sink_scaling: bool = False
 
 
 # A family without a declaration keeps what Llama's layers keep.
@@ -94,9 +105,10 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         # The noaux_tc router with its per-expert correction bias: DeepSeek-V3/R1, Kimi K2 (transformers
         # maps kimi_k2 to deepseek_v3) and GLM-4.5, whose MoE layer is DeepSeek-V3's code (measured).
         # MiniMax-M2 has the correction bias but no shared experts: its layer is a routed MoE (measured).
-        deepseek_moe=arch.router_correction_bias
-        and declared.experts is not None
-        and declared.experts.shared != 0,
+        deepseek_moe=(
+            arch.router_correction_bias and declared.experts is not None and declared.experts.shared != 0
+        )
+        or (arch.is_moe and declared.deepseek_moe_layer != "auto"),
         rope_cat=declared.rope_cat,
         partial_rope=declared.partial_rope,
         softcapping=declared.softcapping,
@@ -113,6 +125,14 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         shared_expert_casts=declared.shared_expert_casts,
         peft_converted=declared.experts is not None and declared.experts.peft_converted,
         linear_router=declared.experts is not None and declared.experts.linear_router,
+        softmax_deepseek_router=declared.deepseek_moe_layer == "softmax",
+        fp32_router_input=declared.fp32_router_input,
+        residual_dropout_masks=declared.residual_dropout_masks,
+        rotary_fraction=declared.rotary_fraction,
+        qk_norm_after_rope=declared.qk_norm_after_rope,
+        norms_share_input=declared.norms_share_input,
+        norms_of_outputs=declared.norms_of_outputs,
+        sink_scaling=declared.sink_scaling,
     )
 
 

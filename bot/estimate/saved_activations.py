@@ -134,6 +134,14 @@ def layer_saved_bytes(
     constant = 0
     # Norms: Gemma's four (pre/post attention, pre/post MLP), otherwise the two pre-norms.
     per_token += arch.norms_per_layer * norm_bytes(h, 1, precision, t.norm_style)
+    if t.norms_share_input:
+        # famact: GPT-NeoX's two LayerNorms read one residual x: its storage is saved once (16-bit, fp32
+        # under autocast, which runs layer_norm in fp32 on the fp32 residual).
+        per_token -= (4 if amp else 2) * h
+    # famact: GLM-4's post-norms normalize o_proj's and down_proj's 16-bit outputs, also under autocast.
+    per_token += t.norms_of_outputs * (
+        norm_bytes(h, 1, "mixed", t.norm_style) - norm_bytes(h, 1, precision, t.norm_style)
+    )
     constant += arch.norms_per_layer * _norm_constant(h, t.norm_style)
     # The normalized inputs of the attention and MLP linears (under autocast each linear casts its
     # own; a fused qkv_proj or gate_up_proj is one linear).
@@ -153,8 +161,11 @@ def layer_saved_bytes(
         # Over the whole projection (OLMo 2/3, OLMoE, MiniMax-M2) one rsqrt per token, not per head
         # (measured: benchmarks/ACCURACY.md, "Activations of the declared families").
         q_rows, k_rows = (1, 1) if arch.qk_norm_scope == "projection" else (a, g)
-        per_token += norm_bytes(q, q_rows, "mixed", t.norm_style) + norm_bytes(
-            kv, k_rows, "mixed", t.norm_style
+        # famact: after RoPE (Hunyuan V1) under autocast the norm's input is RoPE's fp32 output, and
+        # it saves that input and its fp32 normalized tensor, 8w + 4 (measured).
+        qk_precision: Precision = "amp" if amp and t.qk_norm_after_rope else "mixed"
+        per_token += norm_bytes(q, q_rows, qk_precision, t.norm_style) + norm_bytes(
+            kv, k_rows, qk_precision, t.norm_style
         )
         constant += 2 * _norm_constant(d, t.norm_style)
     if arch.is_mla:
@@ -167,6 +178,12 @@ def layer_saved_bytes(
         if arch.fused_qkv:
             # V is a view of qkv_proj's output, whose whole storage stays alive with it.
             per_token += 2 * q + 2 * arch.k_dim
+    elif t.sink_scaling:
+        # famact: Granite SWA's eager attention, Llama's 8q + 6·a·s, and for its sink scale: the
+        # logsumexp's input (the scores, 2·a·s; fp32 4·a·s under autocast, which runs logsumexp in
+        # fp32) and output (2a; 4a), the fp32 sigmoid 4a and its 16-bit copy 2a, and the unscaled
+        # attention output 2q.
+        per_token += 8 * q + 6 * a * s + 2 * q + (4 * a * s + 10 * a if amp else 2 * a * s + 8 * a)
     elif t.attention_sinks:
         # gpt-oss: softmax over s + 1 columns in the scores' dtype (bf16; fp32 under autocast, which
         # then casts the probabilities to bf16 for the next matmul), + the int64 argmax of each row.
@@ -193,12 +210,16 @@ def layer_saved_bytes(
         constant += 4 * experts
     else:
         per_token += dense_mlp_bytes(arch) + activation_extra_bytes(arch, precision, t)
+    # famact: Seed-OSS' dropouts on the attention's and the MLP's 16-bit outputs keep their masks
+    # (F.dropout on CPU: the output is input × mask / (1 − p), the mask in the input's dtype).
+    per_token += 2 * h * t.residual_dropout_masks
     if t.rope_per_layer != "none":
         # ERNIE 4.5, Helium (``apply_rotary_pos_emb``): cos[..., : d/2].repeat_interleave(2) and
         # sin's, (1, s, d) copies that the layer's multiplications save, one sequence's, not the
-        # batch's: fp32 (ERNIE's tables are fp32) or the tables' compute dtype (Helium).
+        # batch's: fp32 (ERNIE's tables are fp32) or the tables' compute dtype (Helium; GLM's, of the
+        # rotated half of each head).
         table_bytes = 4 if t.rope_per_layer == "fp32" or amp else 2
-        constant += 2 * s * arch.attention_head_dim * table_bytes
+        constant += 2 * s * rotary_width(arch, t) * table_bytes
     return float(s * b * per_token + constant)
 
 
@@ -243,6 +264,14 @@ def routed_moe_bytes(arch: Architecture, precision: Precision, traits: FamilyTra
         per_token += 2 + 2 * h + (2 * h if precision == "amp" else 0)
     if precision == "amp":
         per_token += 2 * h * traits.shared_expert_casts  # the shared expert's own bf16 input copies
+    if traits.fp32_router_input:
+        # famact: Hunyuan MoE's fp32 gate (HunYuanMoEV1Gate) on hidden_states.float(): that fp32 copy
+        # 4h with 16-bit weights; under autocast the gate's logits, and so the routing weights cast
+        # to their dtype, are bf16 (2k, not the fp32 4k counted above).
+        if precision == "amp":
+            per_token -= k * (traits.router_weight_bytes - 2)
+        else:
+            per_token += 4 * h
     # The shared experts are a dense gated MLP on the same input: gate, up, act, product.
     return per_token + 8 * arch.shared_intermediate_size
 
@@ -318,6 +347,12 @@ def deepseek_moe_bytes(arch: Architecture, precision: Precision, traits: FamilyT
         router = 4 * h + 4 * experts + 8
         if precision == "amp":
             pair += 4  # the gathered weights and the routing weights stay fp32 (4 + 4, not 2 + 2)
+    if traits is not None and traits.softmax_deepseek_router:
+        # famact: DeepSeek-V2 (``DeepseekV2TopkRouter``): an fp32 softmax (4E in every setup) and no
+        # renormalisation of the top-k weights (norm_topk_prob off): no top-k sum, no normalized copy,
+        # and the routing weights stay fp32 (4 a pair under autocast too).
+        router = (4 * h if precision != "amp" else 2 * h) + 4 * experts
+        pair = (4 * h + 8 * f + 36) if precision != "amp" else (8 * h + 16 * f + 36)
     shared = shared_input + 8 * f_s if f_s else 0
     return router + k * pair + shared
 
@@ -362,10 +397,17 @@ def rope_bytes(
     t = traits or traits_for(arch)
     # Llama 4 keeps one complex64 table (freqs_cis) in every precision: d/2 complex values of 8 bytes.
     compute_bytes = 2 if t.complex_rope else 4 if precision == "amp" or t.rope_per_layer == "fp32" else 2
+    return float(2 * t.rope_tables * seq_len * rotary_width(arch, t) * compute_bytes)
+
+
+def rotary_width(arch: Architecture, traits: FamilyTraits) -> int:
+    """The width of RoPE's cos/sin tables: the rotated part of each head (MLA's decoupled RoPE
+    part; half for gpt-oss' and GLM's; StableLM's and GPT-NeoX's quarter)."""
     # MLA rotates only the decoupled qk_rope_head_dim part (DeepSeek-V3's config sets head_dim to it).
     full = arch.qk_rope_head_dim if arch.qk_rope_head_dim is not None else arch.attention_head_dim
-    width = full // 2 if t.rope_half_width or t.partial_rope else full
-    return float(2 * t.rope_tables * seq_len * width * compute_bytes)
+    if traits.rope_half_width or traits.partial_rope:
+        return full // 2
+    return int(full * traits.rotary_fraction)
 
 
 def held_bytes(

@@ -203,7 +203,7 @@ def _layer_backward_working_bytes(
         # smaller: 2.5·a·s (bf16) and 4·a·s (autocast), fitted on the measured peaks at s = 1024
         # rather than derived tensor by tensor.
         sinks = a * s * (8 if precision == "amp" else 5) // 2
-        scores = sinks if t.attention_sinks else 6 * a * s
+        scores = sinks if t.attention_sinks and not t.sink_scaling else 6 * a * s
         return float(s * b * max(0, scores + residual - mlp - 8 * h))
     # MLA: q_dim and kv_dim are both a·d_qk, the padded width of V and of the output.
     return float(s * b * (4 * q + 4 * kv + residual))
@@ -214,7 +214,7 @@ def _mlp_side_bytes(arch: Architecture, precision: Precision, traits: FamilyTrai
     h = arch.hidden_size
     norm = norm_bytes(h, 1, precision, traits.norm_style)
     if moe_layer and traits.deepseek_moe:
-        return norm + deepseek_moe_bytes(arch, precision)
+        return norm + deepseek_moe_bytes(arch, precision, traits)
     return norm + 2 * h * (2 if precision == "amp" else 1) + dense_mlp_bytes(arch)
 
 

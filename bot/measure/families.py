@@ -165,6 +165,8 @@ def at_depth(config: dict[str, Any], layers: int) -> dict[str, Any]:
             cut[name] = [i for i in value if isinstance(i, int) and i < layers]
         elif name == "layer_types" or (depth is not None and len(value) == depth):
             cut[name] = value[:layers]
+            if len(set(map(str, value))) == 1:  # famact: one kind for every layer extends to any depth
+                cut[name] = value[:1] * layers
     cut["num_hidden_layers"] = layers
     return cut
 

@@ -417,8 +417,9 @@ class _Trainer:
 
 def _layers_of(model: Any) -> list[Any]:
     inner = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft's wrapper
-    # Mamba2ForCausalLM keeps its blocks in ``backbone`` (hybact).
-    return list((inner.model if hasattr(inner, "model") else inner.backbone).layers)
+    # Mamba2ForCausalLM keeps its blocks in ``backbone`` (hybact), GPTNeoXForCausalLM in ``gpt_neox``
+    # (famact): the model's base_model.
+    return list((inner.model if hasattr(inner, "model") else inner.base_model).layers)
 
 
 def measure_step(config_dict: dict[str, Any], layers: int, setup: MeasureSetup) -> Measurement:
