@@ -591,7 +591,7 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     bar = bar_line(estimate, wording, seen, parts)
     # Most answers fit a phone screen with everything; a long one (a recipe's every option typed
     # out, advice that wraps, what is in host RAM) has the answer count its rows and give some back,
-    # least needed first (Room). Counting costs half a render, so only a long text is counted: no
+    # least needed first (Room). Counting costs more than a length, so only a long text is counted: no
     # answer of fewer characters than _ROOMY_CHARACTERS has more rows (tests/test_properties.py).
     for room in ROOMS:
         title = _title(estimate, seen, wording, total, size, named=room.method)
