@@ -379,12 +379,14 @@ class Room:
     says the same), without the LoRA hint line (Compare and Details have both methods), and at last
     with the breakdown's items as their square and GB alone (Details words each part). The lines that
     say what was counted (a preset's variant, a Hub repo's notes, a MoE's active count) stay; last,
-    the title leaves the method and optimizer to the command line (its verdict and figure stay)."""
+    the title leaves the method and optimizer to the command line (its verdict and figure stay), and
+    the advice where every card overflows says so in the fewest words (every change it names stays)."""
 
     footer: bool = True
     hint: bool = True
     words: bool = True
     method: bool = True  # the title's method and optimizer, which the command line names too
+    advice: bool = True  # the advice in its full words
 
 
 # Tried in this order until the answer fits the phone (bot.present.phone.MAX_PHONE_ROWS).
@@ -394,6 +396,7 @@ ROOMS = (
     Room(footer=False, hint=False),
     Room(footer=False, hint=False, words=False),
     Room(footer=False, hint=False, words=False, method=False),
+    Room(footer=False, hint=False, words=False, method=False, advice=False),
 )
 
 
@@ -464,7 +467,7 @@ def _lines(
         warning = context_warning(estimate, w)
         if warning:
             values["warnings"] = f"\n{warning}"
-    advice = advice_line(estimate, w)  # what would make it fit, when it does not
+    advice = advice_line(estimate, w, terse=not room.advice)  # what would make it fit, when it does not
     if advice:
         values["advice"] = advice
     key = (frozen is not None, estimate.request.method, advice is not None, room.hint)
@@ -588,7 +591,7 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     bar = bar_line(estimate, wording, seen, parts)
     # Most answers fit a phone screen with everything; a long one (a recipe's every option typed
     # out, advice that wraps, what is in host RAM) has the answer count its rows and give some back,
-    # least needed first (Room). Counting costs half a render, so only a long text is counted: no
+    # least needed first (Room). Counting costs more than a length, so only a long text is counted: no
     # answer of fewer characters than _ROOMY_CHARACTERS has more rows (tests/test_properties.py).
     for room in ROOMS:
         title = _title(estimate, seen, wording, total, size, named=room.method)

@@ -18,6 +18,13 @@ German, every one the same count, an image counting no line (the preview draws a
 when the attachment is not given). Blank lines take no line of text. No answer uses inline fields, so
 fields are counted full width. Discord's own phone clients use another font; the preview is the project's
 reference, as GUIDE.md says.
+
+It runs on nearly every answer (bot.present.answer's room loop), so each line is measured in a few
+passes of C rather than a Python step per character: the advances by table look-up (kerning pairs
+pre-scaled to px), the break opportunities by one regular expression over the line's character
+classes, and each run's width summed left to right as the rules sum it, so every count, down to the
+last bit of each width, is the one the rules give one character at a time (tests/phone_reference.py
+is that plain form, and tests/test_phone_rows.py holds the two equal).
 """
 
 from __future__ import annotations
@@ -25,7 +32,9 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from functools import cache, lru_cache
+from functools import cache, lru_cache, reduce
+from itertools import repeat
+from operator import add
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +47,13 @@ ZERO_WIDTH = {"\ufe0f", "\u200d", "\ufe0e"}
 NO_BREAK = "\u00a0"
 FONT_PX = {"title": 16, "body": 14, "bold": 14, "footer": 12}
 INLINE = re.compile(r"(`[^`\n]+`|\*\*)")
+# Characters remembered beyond the measured ones (a user's model name may bring any): enough for every
+# script an answer quotes, bounded so that no input grows the tables without end.
+_REMEMBERED = 4096
 
 
 @cache
-def _widths() -> dict[str, Any]:
+def widths() -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads(WIDTHS_FILE.read_text(encoding="utf-8"))
     return loaded
 
@@ -50,77 +62,159 @@ def _wide(char: str) -> bool:
     return unicodedata.east_asian_width(char) in "WF"
 
 
-@lru_cache(maxsize=4096)
-def _advance(char: str, font: str) -> float:
-    if char in ZERO_WIDTH:
-        return 0.0
-    table: dict[str, float] = _widths()[font]
-    if char in table:
-        return table[char]
-    return table["🟦"] if _wide(char) else table["n"]
+class _Advances(dict[str, float]):
+    """One font's advance of each character in px: as measured, none for a zero-width character, and
+    for one not measured an "n" (an emoji's width when East Asian Wide), kept once asked."""
+
+    def __init__(self, measured: dict[str, float]) -> None:
+        super().__init__(measured)
+        self.update(dict.fromkeys(ZERO_WIDTH, 0.0))
+        self.unmeasured = (measured["n"], measured["🟦"])
+
+    def __missing__(self, char: str) -> float:
+        advance = self.unmeasured[_wide(char)]
+        if len(self) < _REMEMBERED:
+            self[char] = advance
+        return advance
 
 
-def _glyphs(text: str, font: str) -> list[tuple[str, float]]:
-    """Each character of one line of ``text`` with its advance; markdown marks take none."""
-    out: list[tuple[str, float]] = []
+# A character's class where lines may break (UAX #14's cases that our answers meet): a space, a
+# no-break space, a zero-width joiner or variation selector, an em dash, a hyphen or en dash, an East
+# Asian Wide letter or other character (emoji), a letter, a digit, anything else.
+SPACE, NBSP, JOINER, EM_DASH, HYPHEN, WIDE_LETTER, WIDE, LETTER, DIGIT, OTHER = "snzmhWwado"
+
+
+class _Classes(dict[int, str]):
+    """Each character's class by code point, for ``str.translate``; worked out once asked."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        if char == " ":
+            kind = SPACE
+        elif char == NO_BREAK:
+            kind = NBSP
+        elif char in ZERO_WIDTH:
+            kind = JOINER
+        elif char == "—":
+            kind = EM_DASH
+        elif char in "-–":
+            kind = HYPHEN
+        elif _wide(char):
+            kind = WIDE_LETTER if char.isalpha() else WIDE
+        else:
+            kind = LETTER if char.isalpha() else DIGIT if char.isdigit() else OTHER
+        if len(self) < _REMEMBERED:
+            self[code] = kind
+        return kind
+
+
+_CLASSES = _Classes()
+# Where a line may break, between two characters: never before a space, a no-break space or a
+# zero-width character, nor after a no-break space; else after a space, on either side of a wide
+# character or an em dash, and after a hyphen or dash that follows a letter, unless a digit follows.
+_BREAK = re.compile(
+    r"(?<=[smWw])(?=[^snz])"  # after a space, a wide character or an em dash
+    r"|(?<=[^n])(?=[mWw])"  # before a wide character or an em dash
+    r"|(?<=[aW]h)(?=[^snzd])"  # after a letter's hyphen or dash
+)
+
+
+@cache
+def _faces() -> dict[str, tuple[_Advances, dict[str, float]]]:
+    """Each face's advances and its kerning pairs in px (by the pair of characters)."""
+    measured = widths()
+    faces = {}
+    for face, px in FONT_PX.items():
+        pairs = measured["kerning_em"]["regular" if face in ("body", "footer") else "bold"]
+        faces[face] = (_Advances(measured[face]), {pair: em * px for pair, em in pairs.items()})
+    return faces
+
+
+@cache
+def _code() -> _Advances:
+    return _Advances(widths()["code"])
+
+
+def _advances(line: str, font: str) -> tuple[str, list[float]]:
+    """The characters of one line as drawn (markdown marks take none) and each one's advance."""
+    shown: list[str] = []
+    advances: list[float] = []
     bold = False
-    for part in INLINE.split(text):
+    for part in INLINE.split(line):
+        if not part:
+            continue
         if part == "**":
             bold = not bold
-        elif part.startswith("`") and part.endswith("`") and len(part) > 1:
-            chars = [(c, _advance(c, "code")) for c in part[1:-1]]
-            if chars:  # the padding rides on the span's first and last characters
-                chars[0] = (chars[0][0], chars[0][1] + CODE_PADDING_PX / 2)
-                chars[-1] = (chars[-1][0], chars[-1][1] + CODE_PADDING_PX / 2)
-            out += chars
+        elif part[0] == "`" and part[-1] == "`" and len(part) > 1:
+            inner = part[1:-1]
+            if inner:  # "``" draws nothing
+                code = list(map(_code().__getitem__, inner))
+                # The padding rides on the span's first and last characters (one character: both).
+                code[0] += CODE_PADDING_PX / 2
+                code[-1] += CODE_PADDING_PX / 2
+                shown.append(inner)
+                advances += code
         else:
-            face = "bold" if bold and font == "body" else font
-            pairs = _widths()["kerning_em"]["regular" if face in ("body", "footer") else "bold"]
-            px = FONT_PX[face]
-            previous = ""
-            for char in part:
-                kerning = pairs.get(previous + char, 0.0) * px if previous else 0.0
-                out.append((char, _advance(char, face) + kerning))
-                previous = char
-    return out
+            table, kerning = _faces()["bold" if bold and font == "body" else font]
+            plain = list(map(table.__getitem__, part))
+            advances.append(plain[0])
+            # Kerning by the pair each character makes with the one before it, within the part.
+            advances += map(add, plain[1:], map(kerning.get, map(add, part, part[1:]), repeat(0.0)))
+            shown.append(part)
+    return "".join(shown), advances
 
 
-def _breaks_between(before: str, after: str, earlier: str) -> bool:
-    """Whether a line may break between two characters (UAX #14's cases that our answers meet)."""
-    if after in ZERO_WIDTH or NO_BREAK in (before, after) or after == " ":
-        return False
-    if before == " ":
-        return True
-    if _wide(before) or _wide(after) or "—" in (before, after):
-        return True  # emoji break like ideographs, an em dash on either side
-    return before in "-–" and earlier.isalpha() and not after.isdigit()
+@cache
+def _shapes() -> dict[int, str]:
+    """For ``str.translate``: each measured character that lays out as another does, to that one. Two
+    characters lay out alike when they have the same class where lines break and the same advance in
+    every font, and make no kerning pair (nor mark markdown, nor space a line): the figures 0-9 above
+    all, which Noto Sans and DejaVu Sans Mono draw tabular. A line's rows follow from its shape, so
+    the lines of answers that differ in their figures alone ("10.123 × 12 = 121.5 GB" and "10.124 × 12
+    = 121.5 GB") are counted once."""
+    measured = widths()
+    kerned = {char for pairs in measured["kerning_em"].values() for pair in pairs for char in pair}
+    tables = [table for table, _ in _faces().values()] + [_code()]
+    first: dict[tuple[object, ...], str] = {}
+    shapes: dict[int, str] = {}
+    for char in sorted(set(measured["body"]).union(*(measured[face] for face in FONT_PX), measured["code"])):
+        if char in kerned or char in "`*" or char.isspace() or len(f"a{char}a".splitlines()) > 1:
+            continue
+        alike = first.setdefault((char.translate(_CLASSES), *(table[char] for table in tables)), char)
+        if alike != char:
+            shapes[ord(char)] = alike
+    return shapes
 
 
-def _units(glyphs: list[tuple[str, float]]) -> list[tuple[float, float]]:
-    """The line's unbreakable runs: (width, width of the spaces after it, which hang at a line's end)."""
-    units: list[tuple[float, float]] = []
-    width = space = 0.0
-    for index, (char, advance) in enumerate(glyphs):
-        if index and _breaks_between(glyphs[index - 1][0], char, glyphs[index - 2][0] if index > 1 else ""):
-            units.append((width, space))
-            width = space = 0.0
-        if char == " ":
-            space += advance
-        else:
-            width += advance + space  # a space inside a run (before a no-break space) is part of it
-            space = 0.0
-    units.append((width, space))
-    return units
-
-
-@lru_cache(maxsize=4096)  # an answer's lines recur: its rooms, the footers, the captions
 def wrapped(line: str, font: str = "body", width: float = PHONE_TEXT_PX) -> int:
     """Rows one line of text takes at ``width`` px in ``font``."""
-    glyphs = _glyphs(line, font)
-    if sum(advance for _, advance in glyphs) <= width:
+    return _wrapped(line.translate(_shapes()), font, width)
+
+
+@lru_cache(maxsize=4096)  # an answer's lines recur: its rooms, the footers, the captions, their shapes
+def _wrapped(line: str, font: str, width: float) -> int:
+    shown, advances = _advances(line, font)
+    if sum(advances) <= width:
         return 1  # most lines: no break to look for
+    classes = shown.translate(_CLASSES)
     rows, used = 1, 0.0
-    for unit, space in _units(glyphs):
+    start = 0
+    for end in [*(found.start() for found in _BREAK.finditer(classes)), len(shown)]:
+        # One unbreakable run: its width, then that of the spaces after it, which hang at a row's end.
+        run = classes[start:end]
+        solid = start + len(run.rstrip(SPACE))
+        if SPACE in classes[start:solid]:  # a space inside the run (before a no-break space, or leading)
+            unit = space = 0.0
+            for kind, advance in zip(run, advances[start:end]):  # noqa: B905 (the same length)
+                if kind == SPACE:
+                    space += advance
+                else:
+                    unit += advance + space
+                    space = 0.0
+        else:  # summed left to right from 0.0, as the one-at-a-time rule sums it
+            unit = reduce(add, advances[start:solid], 0.0)
+            space = reduce(add, advances[solid:end], 0.0)
+        start = end
         if used and used + unit > width:
             rows, used = rows + 1, 0.0
         used += unit
@@ -136,10 +230,11 @@ def embed_rows(embed: dict[str, Any], width: float = PHONE_TEXT_PX) -> int:
     for field in embed.get("fields", []):
         parts += [(field["name"], "bold"), (field["value"], "body")]
     parts.append((embed.get("footer", {}).get("text", ""), "footer"))
-    return sum(
-        wrapped(line, font, width)
-        for text, font in parts
-        if text
-        for line in text.splitlines()
-        if line.strip()
-    )
+    shapes = _shapes()
+    rows = 0
+    for text, font in parts:
+        if text:
+            for line in text.translate(shapes).splitlines():
+                if line.strip():
+                    rows += _wrapped(line, font, width)
+    return rows

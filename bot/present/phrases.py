@@ -132,10 +132,11 @@ def basis_text(estimate: Estimate, w: Words) -> str:
     return w("basis.total", gb=w.gb(verdict.judged_gb), where=where)
 
 
-def fill_advice(estimate: Estimate, w: Words, *, short: bool = False) -> str:
+def fill_advice(estimate: Estimate, w: Words, *, short: bool = False, listed: bool = False) -> str:
     """What shrinks what every card holds whatever the sharding (the activations), of the changes not
     on already: "activation checkpointing, a smaller batch or shorter sequences" (``short``, for the
-    glance's two phone rows: "checkpointing, …")."""
+    glance's two phone rows: "checkpointing, …"; ``listed``: "…, a smaller batch, shorter sequences",
+    for an answer short of rows)."""
     request = estimate.request
     found = estimate.activation_estimate
     options = []
@@ -144,8 +145,8 @@ def fill_advice(estimate: Estimate, w: Words, *, short: bool = False) -> str:
     if found is None or found.batch_size > 1:  # an entered figure's batch is not known
         options.append(w("advice.smaller_batch"))
     options.append(w("advice.shorter"))
-    if len(options) == 1:
-        return options[0]
+    if len(options) == 1 or listed:
+        return ", ".join(options)
     return w("advice.or", first=", ".join(options[:-1]), last=options[-1])
 
 
@@ -165,16 +166,18 @@ _CHANGE_KEYS = {
 }
 
 
-def advice_line(estimate: Estimate, w: Words) -> str | None:
+def advice_line(estimate: Estimate, w: Words, *, terse: bool = False) -> str | None:
     """The short answer's word on what would fit, when it does not, in the LoRA line's place: every
     change that fits, cheapest first, with its per-card figure (more cards only on the cards asked
     for: on one card the title gives the count); where no number of cards can, what shrinks what
-    every card holds. None: it fits, or only what the LoRA line or the title says would (it stays)."""
+    every card holds (``terse``: in the fewest words, for an answer short of phone rows). None: it
+    fits, or only what the LoRA line or the title says would (it stays)."""
     verdict = estimate.verdict
     if verdict.fits:
         return None
     if verdict.cards_needed is None and not verdict.changes:
-        return w("advice.fill", what=fill_advice(estimate, w, short=True))
+        what = fill_advice(estimate, w, short=True, listed=terse)
+        return w("perf.fill_terse" if terse else "advice.fill", what=what)
     shown = [change for change in verdict.changes if change.kind != "cards" or verdict.strategy is not None]
     if all(change.kind in ("lora", "qlora") for change in shown):
         return None  # the LoRA line says as much, and which card they fit
