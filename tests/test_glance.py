@@ -144,3 +144,50 @@ def test_the_answer_counts_its_rows_wherever_it_could_be_over(
     assert len(whole["title"]) + len(whole["description"]) > answer._ROOMY_CHARACTERS
     monkeypatch.undo()
     assert phone_lines(render_embed(result, language)) <= 14
+
+
+# A Hub repo of every declared family, read from its config.json as /vram reads one: its notes (a
+# hybrid's activation path, a MoE's counts, the commit) took 17-29 phone rows for MoE and hybrid
+# repos, until the last room kept only the notes that change how a figure reads.
+HUB_SHAPES: list[dict[str, Any]] = [
+    {},
+    {"seq_len": 4096, "batch_size": 2},
+    {"seq_len": 4096, "method": "lora"},
+    {"seq_len": 4096, "batch_size": 8, "gpus": 8},
+]
+_HUB_FAMILIES_QUICK = ("mixtral", "qwen3_moe", "deepseek_v4", "qwen3_next", "kimi_linear", "mamba")
+
+
+def _hub_answers(families: tuple[str, ...]) -> list[tuple[str, dict[str, Any]]]:
+    from bot.estimate.hub import architecture_from_config
+    from bot.measure.families import SMALL_CONFIGS, at_depth
+
+    embeds = []
+    for name in families:
+        config = SMALL_CONFIGS[name]
+        hub = architecture_from_config(
+            f"acme/{name}", at_depth(config, int(config.get("num_hidden_layers") or 2))
+        )
+        assert hub.source == "hub"
+        for options in HUB_SHAPES:
+            for language in Language:
+                label = f"{name} {case_id(options)} {language.value}"
+                embeds.append((label, render_embed(estimate(parse_request(model=hub, **options)), language)))
+    return embeds
+
+
+def _assert_short(embeds: list[tuple[str, dict[str, Any]]]) -> None:
+    for label, embed in embeds:
+        assert embed_characters(embed) <= MAX_CHARACTERS, label
+        assert_phone_lines_within(embed, MAX_PHONE_LINES, label)
+
+
+def test_a_hub_repo_of_a_moe_or_hybrid_family_fits_a_phone() -> None:
+    _assert_short(_hub_answers(_HUB_FAMILIES_QUICK))
+
+
+@pytest.mark.fuzz
+def test_a_hub_repo_of_every_declared_family_fits_a_phone() -> None:
+    from bot.measure.families import SMALL_CONFIGS
+
+    _assert_short(_hub_answers(tuple(SMALL_CONFIGS)))

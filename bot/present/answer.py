@@ -378,15 +378,18 @@ class Room:
     command line is long (every option of a recipe typed out), without the footer (Details' button
     says the same), without the LoRA hint line (Compare and Details have both methods), and at last
     with the breakdown's items as their square and GB alone (Details words each part). The lines that
-    say what was counted (a preset's variant, a Hub repo's notes, a MoE's active count) stay; last,
+    say what was counted (a preset's variant, a Hub repo's notes, a MoE's active count) stay; then
     the title leaves the method and optimizer to the command line (its verdict and figure stay), and
-    the advice where every card overflows says so in the fewest words (every change it names stays)."""
+    the advice where every card overflows says so in the fewest words (every change it names stays);
+    last, a Hub repo keeps only the notes that change how a figure reads (Details has them all)."""
 
     footer: bool = True
     hint: bool = True
     words: bool = True
     method: bool = True  # the title's method and optimizer, which the command line names too
     advice: bool = True  # the advice in its full words
+    # A Hub repo's notes in full; else only those that change how a figure reads (Details has all).
+    notes: bool = True
 
 
 # Tried in this order until the answer fits the phone (bot.present.phone.MAX_PHONE_ROWS).
@@ -397,6 +400,7 @@ ROOMS = (
     Room(footer=False, hint=False, words=False),
     Room(footer=False, hint=False, words=False, method=False),
     Room(footer=False, hint=False, words=False, method=False, advice=False),
+    Room(footer=False, hint=False, words=False, method=False, advice=False, notes=False),
 )
 
 
@@ -546,7 +550,7 @@ def bar_line(estimate: Estimate, wording: _Wording, seen: Glance, parts: list[tu
     return _usage_bar(parts, estimate.single_gpu.capacity_gb, wording, cards)
 
 
-def preset_line(estimate: Estimate, w: Words) -> str | None:
+def preset_line(estimate: Estimate, w: Words, notes: bool = True) -> str | None:
     """Only what the title's name does not say: that ``params`` won, or a mixture of experts' active
     count (the architecture and what the count leaves out are in Details)."""
     model = estimate.request.model
@@ -558,7 +562,7 @@ def preset_line(estimate: Estimate, w: Words) -> str | None:
     if model.source == "hub":
         # A Hub repo says where its architecture came from and what its count means (a stored count
         # that differs, a family counted approximately, a multimodal repo's text model).
-        return "\n".join([*architecture_notes(model, w), *([tower] if tower else [])])
+        return "\n".join([*architecture_notes(model, w, brief=not notes), *([tower] if tower else [])])
     lines = []
     if preset_variant(model) is not None:  # another repo of the same architecture, e.g. the Instruct one
         context = variant_context(model)  # ... trained for a longer context (Qwen3's -2507 releases)
@@ -584,16 +588,15 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     # The breakdown is the bar's legend: the same parts, one card's, adding up to the judged figure.
     parts = per_card_parts(estimate, seen, part_sizes(estimate))
     # The copyable command line first (controls read a request too long for their custom_id from it).
-    head = f"`{command_line(estimate.request)}`\n"
-    preset = preset_line(estimate, w)
-    if preset:
-        head += f"{preset}\n"
+    command = f"`{command_line(estimate.request)}`\n"
     bar = bar_line(estimate, wording, seen, parts)
     # Most answers fit a phone screen with everything; a long one (a recipe's every option typed
     # out, advice that wraps, what is in host RAM) has the answer count its rows and give some back,
     # least needed first (Room). Counting costs more than a length, so only a long text is counted: no
     # answer of fewer characters than _ROOMY_CHARACTERS has more rows (tests/test_properties.py).
     for room in ROOMS:
+        preset = preset_line(estimate, w, notes=room.notes)
+        head = f"{command}{preset}\n" if preset else command
         title = _title(estimate, seen, wording, total, size, named=room.method)
         lines = _lines(estimate, wording, seen, parts, total, size, room)
         description = f"{head}{lines}\n{bar}"

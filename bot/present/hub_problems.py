@@ -82,9 +82,10 @@ def rate_limited_note(repo: str, language: Language = DEFAULT_LANGUAGE) -> str:
     return w("hub.rate_limited_cached", repo=given_value(repo, w))
 
 
-def hub_notes(model: HubModel, w: Words) -> list[str]:
+def hub_notes(model: HubModel, w: Words, brief: bool = False) -> list[str]:
     """What an answer for a Hub repo adds: where its count came from, what no declaration knows, a
-    count of its layout that its tensors contradict, and how a packed checkpoint was counted."""
+    count of its layout that its tensors contradict, and how a packed checkpoint was counted.
+    ``brief`` leaves out where the count came from (the commit), which Details keeps."""
     if model.source != "hub":
         return []
     commit = (model.hub_revision or "main")[:SHORT_COMMIT]
@@ -93,12 +94,10 @@ def hub_notes(model: HubModel, w: Words) -> list[str]:
     if isinstance(model, CountedModel):
         read_from = model.tensors.read_from
         source = "hub.tensors_source" if read_from == "headers" else "hub.stored_source"
-        notes = [
-            w(source, commit=commit),
-            w("hub.tensors_only", family=f"`{family or '?'}`", count=w.count(model.tensors.total)),
-        ]
+        notes = [] if brief else [w(source, commit=commit)]
+        notes.append(w("hub.tensors_only", family=f"`{family or '?'}`", count=w.count(model.tensors.total)))
         return notes + _packing_notes(model.tensors, w)
-    notes = [w("hub.source", commit=commit)]
+    notes = [] if brief else [w("hub.source", commit=commit)]
     if tensors is not None:
         # The layout counts the text model only; the towers and projectors are the tensors' to say.
         text = tensors.total - tensors.towers - tensors.part("projector")

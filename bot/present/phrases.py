@@ -324,14 +324,20 @@ def hybrid_activation_notes(model: Architecture, w: Words) -> list[str]:
     return notes
 
 
-def architecture_notes(model: HubModel, w: Words) -> list[str]:
+def architecture_notes(model: HubModel, w: Words, brief: bool = False) -> list[str]:
     """What the count of a preset means: total and active parameters of a mixture of experts, the
     text model of a multimodal repo, multi-token-prediction layers left out; for a repo known by its
-    tensors only, what they say."""
+    tensors only, what they say. ``brief``: only what changes how a figure reads (what N holds, a count
+    the tensors contradict, a packed checkpoint, a MoE's active count in a few words), for a short
+    answer that a phone has no room for the rest in; Details says it all."""
     if isinstance(model, CountedModel):
-        return hub_notes(model, w)
-    notes = hybrid_activation_notes(model, w) if model.is_hybrid else []
-    if model.is_moe:
+        return hub_notes(model, w, brief)
+    # brief: a hybrid's activation path and the MoE's long form are Details' to say.
+    notes = hybrid_activation_notes(model, w) if model.is_hybrid and not brief else []
+    if model.is_moe and brief:
+        total, active = w.count(model.parameter_count), w.count(model.active_parameter_count)
+        notes.append(w("glance.moe", total=total, active=active))
+    elif model.is_moe:
         # Llama 4 in transformers keeps every expert's activations, not only the routed ones'.
         all_experts = traits_for(model).dense_experts
         notes.append(
@@ -350,7 +356,9 @@ def architecture_notes(model: HubModel, w: Words) -> list[str]:
             notes.append(w("preset.text_model_only"))
     if model.mtp_layers:
         notes.append(w("preset.mtp", layers=w.plain(model.mtp_layers)))
-    return notes + hub_notes(model, w)  # a Hub repo's source and stored count (bot/present/hub_problems.py)
+    return notes + hub_notes(
+        model, w, brief
+    )  # a Hub repo's source and stored count (bot/present/hub_problems.py)
 
 
 def largest_batch_text(estimate: Estimate, w: Words) -> str | None:
