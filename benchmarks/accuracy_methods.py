@@ -215,10 +215,13 @@ def hybrid_families() -> tuple[str, ...]:
 
 def hybrid_setups(quick: bool) -> list[tuple[str, MeasureSetup]]:
     """One LoRA step (bf16, AdamW, r 16, all-linear) of 1 × 512 tokens per hybrid family; a model
-    without attention layers (Mamba-2) builds only with eager (nothing attends)."""
+    without attention layers (Mamba-1, Mamba-2) builds only with eager (its declaration says so)."""
+    from bot.estimate.families import family as declared
+
     grid: list[tuple[str, MeasureSetup]] = []
     for family in QUICK_HYBRIDS if quick else hybrid_families():
-        attention: Attention = "eager" if family == "mamba2" else "sdpa"
+        found = declared(family)
+        attention: Attention = "sdpa" if found is None or found.runs_sdpa else "eager"
         grid.append((family, MeasureSetup("bf16", "adamw", attention, False, 1, 512, method="lora")))
     if not quick:
         grid.append(

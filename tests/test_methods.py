@@ -101,16 +101,12 @@ def test_a_hybrid_s_adapters_follow_its_layer_kinds() -> None:
 def _peft_adapters(config: dict[str, Any], targets: LoraTargets) -> int:
     import peft
 
-    from bot.measure.configs import MeasureError
     from bot.measure.step import build_model, with_lora
     from bot.measure.types import Attention, MeasureSetup
 
     declared = families.family(config["model_type"])
     attention: Attention = "sdpa" if declared is None or declared.runs_sdpa else "eager"
-    try:
-        model = build_model(config, _depth(config), MeasureSetup(attention=attention))
-    except MeasureError:  # Mamba and Falcon Mamba have no attention for SDPA to run (their flag says sdpa)
-        model = build_model(config, _depth(config), MeasureSetup(attention="eager"))
+    model = build_model(config, _depth(config), MeasureSetup(attention=attention))
     adapted = with_lora(model, MeasureSetup(method="lora", lora_targets=targets.value))
     assert isinstance(adapted, peft.PeftModel)
     return sum(int(p.numel()) for p in adapted.parameters() if p.requires_grad)

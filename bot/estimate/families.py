@@ -1340,6 +1340,7 @@ _MAMBA1_MIXER = Mamba1(
 _MAMBA1_ONLY = Family(
     "mamba",
     activations_measured=True,  # hybact: benchmarks/hybrid_activations.py (and Falcon-Mamba)
+    runs_sdpa=False,  # no attention for SDPA to run: transformers refuses to build it with SDPA
     tied_by_default=True,
     norms_per_layer=1,
     defaults=MappingProxyType({"num_attention_heads": 1, "intermediate_size": 1}),
