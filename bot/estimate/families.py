@@ -364,7 +364,6 @@ class Family:
     # Granite SWA's sinks (granite_swa's eager_attention_forward): the output scaled by
     # sigmoid(logsumexp(scores) - sink) after an ordinary fp32 softmax, not gpt-oss' extra column.
     sink_scaling: bool = False
-    # How vram-bot measure writes a preset as this family's config (bot.measure.configs).
     # Sliding-window attention: which layers slide when the config has no layer_types (None: none do).
     sliding: SlidingLayers | None = None
     takes_layer_types: bool = False  # the config class takes a per-layer attention list

@@ -594,8 +594,9 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     # out, advice that wraps, what is in host RAM) has the answer count its rows and give some back,
     # least needed first (Room). Counting costs more than a length, so only a long text is counted: no
     # answer of fewer characters than _ROOMY_CHARACTERS has more rows (tests/test_properties.py).
+    noted = preset_line(estimate, w)  # the brief notes only for the room that asks for them
     for room in ROOMS:
-        preset = preset_line(estimate, w, notes=room.notes)
+        preset = noted if room.notes else preset_line(estimate, w, notes=False)
         head = f"{command}{preset}\n" if preset else command
         title = _title(estimate, seen, wording, total, size, named=room.method)
         lines = _lines(estimate, wording, seen, parts, total, size, room)
