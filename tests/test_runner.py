@@ -146,6 +146,25 @@ async def test_the_entry_point_syncs_serves_logs_json_with_no_secret_and_stops_o
     assert "Traceback" not in output
 
 
+async def _each_shard_answers_its_guild(
+    fake: FakeDiscord, identifies: int, guilds: dict[int, str], polls: int
+) -> None:
+    """Once both shards identified (polled every 20 ms, ``polls`` times at most) and the commands are
+    synced: each identified its own shard only, and a /vram in each shard's guild is answered."""
+    for _ in range(polls):
+        if len(fake.identifies) >= identifies + 2 and fake.registered.get("global"):
+            break
+        await asyncio.sleep(0.02)
+    shards = sorted(tuple(i["shard"]) for i in fake.identifies[identifies:])
+    assert shards == [(0, 2), (1, 2)]
+    for shard, guild in guilds.items():
+        interaction = fake.slash_interaction(
+            "vram", fake.command_options("vram", params=7 + shard), guild_id=guild
+        )
+        callback = await fake.send_interaction(interaction)  # delivered on that shard's connection
+        assert callback.embed["title"].startswith(f"❌ {7 + shard}B · Adam")
+
+
 @pytest.mark.slow
 @pytest.mark.asyncio(loop_scope="module")
 async def test_two_processes_split_two_shards_and_each_answers_its_guilds(
@@ -162,18 +181,8 @@ async def test_two_processes_split_two_shards_and_each_answers_its_guilds(
             folder.mkdir()
             config = write_config(folder, fake, shard_count=2, shard_ids=[shard], sync_commands=shard == 0)
             processes.append(await start_bot(config, bot_env(DISCORD_TOKEN=fake.token)))
-        for _ in range(1500):  # two process starts: 30 s at most, for a loaded machine
-            if len(fake.identifies) >= identifies + 2 and fake.registered.get("global"):
-                break
-            await asyncio.sleep(0.02)
-        shards = sorted(tuple(i["shard"]) for i in fake.identifies[identifies:])
-        assert shards == [(0, 2), (1, 2)]  # each process identified its own shard only
-        for shard, guild in guilds.items():
-            interaction = fake.slash_interaction(
-                "vram", fake.command_options("vram", params=7 + shard), guild_id=guild
-            )
-            callback = await fake.send_interaction(interaction)  # delivered on that shard's connection
-            assert callback.embed["title"].startswith(f"❌ {7 + shard}B · Adam")
+        # two process starts: 30 s at most, for a loaded machine
+        await _each_shard_answers_its_guild(fake, identifies, guilds, polls=1500)
     finally:
         for process in processes:
             process.send_signal(signal.SIGTERM)
@@ -209,18 +218,7 @@ async def test_two_serves_split_two_shards_and_each_answers_its_guilds(
         for shard in (0, 1)
     ]
     try:
-        for _ in range(500):
-            if len(fake.identifies) >= identifies + 2 and fake.registered.get("global"):
-                break
-            await asyncio.sleep(0.02)
-        shards = sorted(tuple(i["shard"]) for i in fake.identifies[identifies:])
-        assert shards == [(0, 2), (1, 2)]  # each serve identified its own shard only
-        for shard, guild in guilds.items():
-            interaction = fake.slash_interaction(
-                "vram", fake.command_options("vram", params=7 + shard), guild_id=guild
-            )
-            callback = await fake.send_interaction(interaction)  # delivered on that shard's connection
-            assert callback.embed["title"].startswith(f"❌ {7 + shard}B · Adam")
+        await _each_shard_answers_its_guild(fake, identifies, guilds, polls=500)
     finally:
         stop.set()
         await asyncio.wait_for(asyncio.gather(*serving), 10)
