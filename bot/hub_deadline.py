@@ -21,15 +21,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
 import httpx2
-
-# huggingface_hub's own client factory (its request hook blocks requests in offline mode and adds
-# request IDs); ours adds the two hooks to what it builds.
-from huggingface_hub.utils._http import default_client_factory, set_client_factory
+from huggingface_hub import get_session, set_client_factory
 
 _DEADLINE: ContextVar[float | None] = ContextVar("hub_deadline", default=None)
 _TIMEOUTS = ("connect", "read", "write", "pool")
@@ -104,13 +101,23 @@ class _BodyByDeadline(httpx2.SyncByteStream):
         self._body.close()
 
 
-def _client() -> httpx2.Client:
-    client = default_client_factory()
-    hooks = client.event_hooks
-    client.event_hooks = {
-        "request": [*hooks["request"], _before_request],
-        "response": [*hooks["response"], _on_response],
-    }
+def _factory_with_deadline(template: httpx2.Client) -> Callable[[], httpx2.Client]:
+    """A client factory that builds clients like ``template`` (huggingface_hub's own shared client:
+    its request hook blocks requests in offline mode and adds request IDs), with the two hooks added.
+    Read from the public ``get_session()`` rather than huggingface_hub's private default factory."""
+    hooks = template.event_hooks
+    request_hooks = [*hooks["request"], _before_request]
+    response_hooks = [*hooks["response"], _on_response]
+    follow_redirects = template.follow_redirects
+    timeout = template.timeout
+
+    def client() -> httpx2.Client:
+        return httpx2.Client(
+            event_hooks={"request": list(request_hooks), "response": list(response_hooks)},
+            follow_redirects=follow_redirects,
+            timeout=timeout,
+        )
+
     return client
 
 
@@ -126,5 +133,5 @@ def _install() -> None:
         return
     with _install_lock:
         if not _installed:
-            set_client_factory(_client)
+            set_client_factory(_factory_with_deadline(get_session()))
             _installed = True

@@ -218,7 +218,8 @@ async def test_preset_embed_with_card_sharding_lora_rank_and_activations(
     assert embed["title"] == "❌ Llama 3.1 8B · Adam: 82.2 GB peak per GPU on 8 × A100 80 GB with ZeRO-3"
     assert embed["color"] == 0xE74C3C
     # A long answer gives the breakdown's words back to fit a phone: each part its square and GB.
-    assert "🟪\u00a0≈ 57.1\u00a0GB" in embed["description"]
+    # The square, its sign and its figure hold together: a phone never breaks after "≈".
+    assert "🟪\u00a0≈\u00a057.1\u00a0GB" in embed["description"]
     assert "💡 Fits with checkpointing 54.8 GB · 10 × A100 80 GB ZeRO-3" in embed["description"].replace(
         "\u00a0", " "
     )

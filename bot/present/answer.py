@@ -194,9 +194,9 @@ def moved_sizes(estimate: Estimate, seen: Glance) -> list[tuple[str, float]]:
 # An item's fewest columns, where the phone is short of rows: its square, its figure and the sign
 # that says what the figure is (≈ estimated, + beyond the parts, → moved to host RAM).
 _BARE_ITEMS = {
-    "glance.activations_estimated": "≈ {gb}",
+    "glance.activations_estimated": "≈\u00a0{gb}",
     "answer.extra_peak": "+{gb}",
-    "train.host": "→ RAM {gb}",
+    "train.host": "→\u00a0RAM\u00a0{gb}",
 }
 
 
