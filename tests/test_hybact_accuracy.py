@@ -1,6 +1,7 @@
 """Round 4's hybrid activations against real CPU steps (torch 2.13, transformers 5.24; ``-m accuracy``):
-Mamba-1's torch fallback (bot/estimate/hybrid_saved.py) and DeepSeek-V3.2's peak at the indexer's
-broadcast keys (bot/estimate/step_peak.py), each on a shape of its own, not the benchmark's.
+Mamba-1's torch fallback (bot/estimate/hybrid_saved.py), DeepSeek-V3.2's peak at the indexer's
+broadcast keys (bot/estimate/step_peak.py) and Kimi Linear's fallback with its backward (act), each on
+a shape of its own, not the benchmark's.
 """
 
 from __future__ import annotations
@@ -64,6 +65,36 @@ SMALL: dict[str, tuple[dict[str, Any], int, int]] = {
         },
         384,
         1,
+    ),
+    # act: Kimi Linear (KDA, MLA without RoPE, DeepSeek-V3's MoE) at 200 tokens, not a whole number of
+    # the fallback's 64-token chunks, and 4 KDA heads of 32 (the benchmark's: 2 of 48 at 512 tokens).
+    "kimi_linear": (
+        {
+            "hidden_size": 192,
+            "intermediate_size": 384,
+            "moe_intermediate_size": 96,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 6,
+            "num_key_value_heads": 6,
+            "num_experts": 4,
+            "num_experts_per_token": 2,
+            "num_shared_experts": 1,
+            "n_group": 1,
+            "topk_group": 1,
+            "q_lora_rank": 96,
+            "kv_lora_rank": 64,
+            "qk_nope_head_dim": 32,
+            "qk_rope_head_dim": 16,
+            "v_head_dim": 32,
+            "layer_types": ["linear_attention", "full_attention", "linear_attention"],
+            "mlp_layer_types": ["dense", "sparse", "sparse"],
+            "linear_num_heads": 4,
+            "linear_head_dim": 32,
+            "vocab_size": 256,
+            "pad_token_id": 0,
+        },
+        200,
+        2,
     ),
 }
 

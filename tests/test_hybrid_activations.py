@@ -82,3 +82,24 @@ def test_the_fallback_path_is_within_five_percent_of_the_measured_layers(name: s
     )
     for layer, per_token in zip(estimated, measured, strict=True):
         assert abs(per_token / (layer / 1024) - 1) < 0.05
+
+
+def test_kimi_linears_fallback_backward_holds_its_chunked_gradients_and_its_moe_layer_is_deepseeks() -> None:
+    # act: benchmarks/hybrid_activations.py's Kimi Linear (h 256, 2 KDA heads of 48, MLA + MoE), 512 × 2.
+    # At the measured backward peak: three fp32 [b, H, s/c, c, c, d] tensors (25,165,824 B each) and
+    # one chunk's product (3,145,728 B), with the last two chunks' forward products (2 × 3,145,728 B)
+    # freed. Before, its peak was 1.32x the estimate and its MLA + MoE layer saved 1.082x.
+    from benchmarks.hybrid_activations import FAMILIES
+    from bot.estimate.hybrid_saved import kda_backward_bytes
+    from bot.estimate.step_peak import step_peak
+
+    kimi = architecture_from_config("acme/kimi", {"model_type": "kimi_linear", **FAMILIES["kimi_linear"]})
+    assert kda_backward_bytes(kimi, 2, 512, "fallback") == 3 * 25_165_824 + 3_145_728 - 2 * 3_145_728
+    assert kda_backward_bytes(kimi, 2, 512, "kernel") == 0.0  # fla's backward: the inputs' shapes
+    assert "kda backward" not in step_peak(kimi, 10**6, 2, 512).moments
+    assert step_peak(kimi, 10**6, 2, 512, hybrid_path="fallback").moment == "kda backward"
+    assert traits_for(kimi).deepseek_moe  # KimiLinearMoE: DeepSeek-V3's router and shared experts
+    moe_layer = hybrid_layers_saved_bytes(
+        kimi, 2, 512, attention="sdpa", precision="mixed", traits=traits_for(kimi), path="fallback"
+    )[1]
+    assert abs(13_766_672 / moe_layer - 1) < 0.01  # measured: 13,766,672 B

@@ -1503,8 +1503,9 @@ FAMILIES += (
         _LIKE["deepseek_v3"],
         model_type="kimi_linear",
         also=(),
-        activations_measured=False,
+        activations_measured=True,  # act: benchmarks/hybrid_activations.py
         multi_token_prediction=False,
+        deepseek_moe_layer="sigmoid",  # act: KimiLinearMoE is DeepSeek-V3's layer (bias a buffer)
         experts=Experts(
             # The names transformers saves under (KimiLinearConfig.attribute_map), as the checkpoints do.
             count=("num_experts", "num_local_experts"),

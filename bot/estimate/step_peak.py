@@ -218,6 +218,20 @@ def _mlp_side_bytes(arch: Architecture, precision: Precision, traits: FamilyTrai
     return norm + 2 * h * (2 if precision == "amp" else 1) + dense_mlp_bytes(arch)
 
 
+def _layer_params(arch: Architecture, index: int, *, mixer: bool = True) -> int:
+    """Layer ``index``'s linear weights (its mixer's, unless ``mixer`` is False, and its MLP's: a MoE
+    layer's every routed expert, the shared experts and the router), norms and biases left out."""
+    kind = arch.layer_kinds[index] if arch.layer_kinds else "attention"
+    params = sum(i * o for _, i, o in arch.mixer_linears(kind)) if mixer and kind != "none" else 0
+    mlp = hybrid_saved.layer_mlp(arch, index)
+    if mlp == "moe":
+        params += arch.experts * sum(i * o for _, i, o in arch.expert_linears())
+        params += sum(i * o for _, i, o in arch.shared_expert_linears()) + arch.hidden_size * arch.experts
+    elif mlp == "dense":
+        params += sum(i * o for _, i, o in arch.dense_mlp_linears())
+    return params
+
+
 def _mlp_and_o_params(arch: Architecture, *, moe_layer: bool) -> int:
     """The parameters whose gradients exist while the last layer's attention backward runs: that
     layer's o_proj and MLP. A MoE layer's MLP is every routed expert at the expert's width (transformers
@@ -399,6 +413,32 @@ def step_peak(
     scan_backward = hybrid_saved.scan_backward_bytes(arch, batch_size, seq_len, hybrid_path)
     if scan_backward and not checkpointing:
         moments["scan backward"] = base + scan_backward
+    # act: the torch fallback's Kimi Delta Attention in backward (bot.estimate.hybrid_saved): the
+    # last KDA layer's (the first one's under checkpointing, rebuilt last) saved tensors less its MLP
+    # side and its output's, with the fp32 gradients of its chunked products.
+    kda_working = hybrid_saved.kda_backward_bytes(arch, batch_size, seq_len, hybrid_path)
+    kda_layer, kda_before = 0.0, 0.0
+    if kda_working:
+        per_layer = hybrid_saved.hybrid_layers_saved_bytes(
+            arch, batch_size, seq_len, attention=attention, precision=precision, traits=t, path=hybrid_path
+        )
+        kda_layers = [i for i, kind in enumerate(arch.layer_kinds) if kind == "linear_attention"]
+        index = kda_layers[0] if checkpointing else kda_layers[-1]
+        mlp = hybrid_saved.layer_mlp(arch, index)
+        mlp_side = _mlp_side_bytes(arch, precision, t, mlp == "moe") if mlp != "none" else 0
+        freed = sb * (mlp_side + hybrid_saved.kda_output_bytes(arch))
+        kda_layer = per_layer[index] - freed + kda_working
+        # The gradients made by then: the LM head's, the layers' after it, its MLP's and o_proj's.
+        after = sum(_layer_params(arch, i) for i in range(index + 1, arch.layers))
+        own = _layer_params(arch, index, mixer=False) + h * arch.linear_key_dim  # MLP, o_proj
+        grads = grad_bytes * (v * h + after + own)
+        if setup.adapters or savers.grad_accum > 1:
+            grads = 0.0  # none reach a frozen base; accumulated ones are in base already
+        if savers.optimizer_in_backward:
+            grads = in_flight
+        kda_before = base - acts.saved_bytes + sum(per_layer[:index]) + grads
+        if not checkpointing:
+            moments["kda backward"] = kda_before + kda_layer
     if checkpointing:
         compute_bytes = 4 if precision == "amp" else 2
         # A DeepSeek layer's MLP copies are freed once its MLP's backward has run (measured).
@@ -418,6 +458,8 @@ def step_peak(
             + 16 * sb
         )
         moments["recompute"] = before_layer + acts.recompute_bytes + layer_copies + working + scan_backward
+        if kda_working:
+            moments["kda backward"] = before_layer + layer_copies + kda_layer
         if indexer_scores:
             # hybact: the recomputed first layer's indexer scores again, before its attention.
             moments["indexer forward"] = before_layer + layer_copies + indexer_scores
