@@ -228,6 +228,28 @@ FAMILIES: dict[str, dict[str, Any]] = {
     },
     "deepseek_v32": _DSA,
     "glm_moe_dsa": {**_DSA, "indexer_types": ["full", "shared"]},
+    # act: Gemma 3n's text model (AltUp, LAuReL, per-layer inputs, K/V sharing, activation sparsity) on
+    # a shape other than the small config its terms were read from (h 256, 4 streams, rank 4, p 8,
+    # 4 layers of one width, none sparse): 3 streams, rank 8, p 16, a width a layer, 2 sharing layers.
+    "gemma3n_text": {
+        "hidden_size": 192,
+        "num_attention_heads": 6,
+        "num_key_value_heads": 2,
+        "head_dim": 32,
+        "intermediate_size": [384, 320, 384, 320, 384],
+        "num_hidden_layers": 5,
+        "layer_types": ["sliding_attention", "sliding_attention", "full_attention"]
+        + ["sliding_attention"] * 2,
+        "sliding_window": 4096,  # wider than the sequence, as the accuracy benchmark's small configs
+        "activation_sparsity_pattern": [0.95, 0.0, 0.0, 0.0, 0.0],
+        "num_kv_shared_layers": 2,
+        "altup_num_inputs": 3,
+        "laurel_rank": 8,
+        "hidden_size_per_layer_input": 16,
+        "vocab_size_per_layer_input": 128,
+        "vocab_size": 512,
+        "pad_token_id": 0,
+    },
 }
 # Families whose total saved is held but whose layers and peak are only reported (starred): none
 # since act modelled Kimi Linear's MoE layer (DeepSeek-V3's) and its fallback's backward.
@@ -242,6 +264,7 @@ QUICK_FAMILIES = (
     "jamba",
     "olmo_hybrid",
     "kimi_linear",
+    "gemma3n_text",
 )
 
 
@@ -306,14 +329,29 @@ def measure_row(family: str, precision: str, checkpointing: bool, seq_len: int, 
     setup = StepSetup(precision=precision, checkpointing=checkpointing)  # type: ignore[arg-type]
     estimated = measured_activations(arch, batch, seq_len, setup=setup, hybrid_path="fallback")
     kernel = measured_activations(arch, batch, seq_len, setup=setup)
+    from bot.estimate.family_traits import traits_for
+
     if checkpointing:
         per_layer = [estimated.per_layer_bytes] * arch.layers
         # A block whose residual stream is fp32 (Mamba-1, Mamba-2) keeps 4h a token, but the first
-        # block's input is the 16-bit embedding.
-        per_layer[0] = (4 if precision == "amp" else 2) * seq_len * batch * arch.hidden_size
-    else:
-        from bot.estimate.family_traits import traits_for
+        # block's input is the 16-bit embedding (Gemma 3n's every block AltUp's stack).
+        if not traits_for(arch).per_layer_parts:
+            per_layer[0] = (4 if precision == "amp" else 2) * seq_len * batch * arch.hidden_size
+        else:  # the per-layer inputs [b, s, L, p], a checkpoint input first kept by the first layer
+            per_layer[0] += (
+                (4 if precision == "amp" else 2) * seq_len * batch * arch.layers * arch.per_layer_input_size
+            )
+    elif traits_for(arch).per_layer_parts:  # act: Gemma 3n's layers (bot.estimate.saved_activations)
+        from bot.estimate.saved_activations import per_layer_parts_layers
 
+        per_layer = per_layer_parts_layers(
+            arch,
+            batch,
+            seq_len,
+            attention="sdpa",
+            precision=precision,  # type: ignore[arg-type]
+        )
+    else:
         per_layer = hybrid_layers_saved_bytes(
             arch,
             batch,

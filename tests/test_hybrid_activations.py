@@ -103,3 +103,24 @@ def test_kimi_linears_fallback_backward_holds_its_chunked_gradients_and_its_moe_
         kimi, 2, 512, attention="sdpa", precision="mixed", traits=traits_for(kimi), path="fallback"
     )[1]
     assert abs(13_766_672 / moe_layer - 1) < 0.01  # measured: 13,766,672 B
+
+
+def test_gemma3ns_layers_save_what_its_measured_layers_saved() -> None:
+    # act: bytes per token of the small Gemma 3n's layers (bot.measure.families; h 256, 4 AltUp streams,
+    # LAuReL rank 4, per-layer inputs of 8, the last layer sharing K/V) measured at 128 × 2, mixed
+    # precision, SDPA (each storage once; layers 0 and 1 also kept the RoPE tables and the per-layer
+    # inputs, counted outside here). Before, Gemma 3n was refused an estimate.
+    from bot.estimate.saved_activations import per_layer_parts_layers
+    from bot.measure.families import SMALL_CONFIGS, architecture
+
+    config = SMALL_CONFIGS["gemma3n"]
+    for sparsity, measured in (([0.0] * 4, 33_521.13), ([0.95, 0.0, 0.0, 0.0], 34_899.14)):
+        arch = architecture("gemma3n", {**config, "activation_sparsity_pattern": sparsity})
+        layers = per_layer_parts_layers(arch, 2, 128, attention="sdpa", precision="mixed")
+        assert abs(layers[0] / 256 - (measured if sparsity[0] else 33_521.13)) < 0.1
+        assert abs(layers[2] / 256 - 33_521.13) < 0.1  # the 2h layers between
+        assert abs(layers[3] / 256 - 32_464.63) < 0.1  # reusing layer 2's K and V
+    # Gemma3nTextConfig: without a pattern the first 10 layers are sparse when there are more than 10.
+    deep = {**config, "num_hidden_layers": 12, "layer_types": ["sliding_attention"] * 11 + ["full_attention"]}
+    del deep["activation_sparsity_pattern"]
+    assert architecture("gemma3n", deep).sparse_mlp_layers == tuple(range(10))

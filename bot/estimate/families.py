@@ -188,6 +188,9 @@ class PerLayer:
     input_width: str = "hidden_size_per_layer_input"
     input_vocab: str = "vocab_size_per_layer_input"
     kv_shared: str = "num_kv_shared_layers"
+    # act: each layer's activation sparsity (Gemma3nTextMLP._gaussian_topk where > 0); absent, the
+    # config class's default: the first 10 layers at 0.95 when there are more than 10.
+    sparsity: str = "activation_sparsity_pattern"
 
 
 @dataclass(frozen=True, slots=True)
@@ -1352,7 +1355,7 @@ FAMILIES += (
     replace(
         _LIKE["gemma3_text"],
         model_type="gemma3n_text",
-        activations_measured=False,
+        activations_measured=True,  # act: benchmarks/hybrid_activations.py
         per_layer=PerLayer(),
         preset_prefixes=("gemma-3n",),
         # Gemma3nTextConfig's defaults of its per-layer parts (a config.json may leave them out).

@@ -146,6 +146,8 @@ class Architecture(BaseModel):
     per_layer_vocab_size: int = Field(default=0, ge=0)
     kv_shared_layers: int = Field(default=0, ge=0)
     kv_shared_sliding_layers: int = Field(default=0, ge=0)
+    # act: the layers whose MLP keeps only the gate's top activations (Gemma 3n's activation sparsity).
+    sparse_mlp_layers: tuple[int, ...] = ()
     # DeepSeek-V3.2's sparse-attention indexer, in every attention layer.
     index_heads: int | None = Field(default=None, gt=0)
     index_head_dim: int | None = Field(default=None, gt=0)

@@ -129,6 +129,9 @@ def layer_saved_bytes(
     moe = arch.is_moe if moe_layer is None else moe_layer
     f = arch.expert_intermediate_size if moe else arch.intermediate_size
     amp = precision == "amp"
+    if t.per_layer_parts:  # act: Gemma 3n's layer
+        layer, fixed = per_layer_parts_layer(arch, precision, attention, s, width=f)
+        return float(s * b * layer + fixed)
 
     per_token = 0
     constant = 0
@@ -221,6 +224,117 @@ def layer_saved_bytes(
         table_bytes = 4 if t.rope_per_layer == "fp32" or amp else 2
         constant += 2 * s * rotary_width(arch, t) * table_bytes
     return float(s * b * per_token + constant)
+
+
+def altup_norm_bytes(width: int, rows: int, *, scaled: bool = True) -> int:
+    """One ``Gemma3nRMSNorm`` on a 16-bit input, bytes per token: its fp32 copy (``.float()``, which
+    ``pow`` saves), ``pow(mean_squared, -0.5)``'s fp32 input and output per row, and, with a weight,
+    the fp32 normalized tensor the weight multiplies (v_norm has none): 8w + 8 rows."""
+    return (8 if scaled else 4) * width + 8 * rows
+
+
+def per_layer_parts_layer(
+    arch: Architecture,
+    precision: Precision,
+    attention: AttentionImpl,
+    seq_len: int,
+    *,
+    width: int,
+    shares_kv: bool = False,
+    sparse: bool = False,
+) -> tuple[float, float]:
+    """act: one Gemma 3n decoder layer (transformers ``Gemma3nTextDecoderLayer``), (bytes per token,
+    bytes per layer); measured tensor by tensor (benchmarks/ACCURACY.md, "Gemma 3n and Kimi Linear").
+    h hidden, A AltUp's streams, r LAuReL's rank, p the per-layer input width, f the layer's MLP.
+
+    - Eight h-wide ``Gemma3nRMSNorm`` (four around attention and MLP, LAuReL's, AltUp's router norm in
+      ``predict`` and ``correct``, the per-layer input's), q_norm over a heads, k_norm and the weightless
+      v_norm over g (``_altup_norm``); with 16-bit weights each scaled norm keeps ``weight.float()``
+      (4w a layer). Under autocast the residual streams are fp32: the router norm in ``predict`` and
+      input_layernorm read views of the fp32 [A, b, s, h] stacks, whose whole storage they keep (4Ah).
+    - AltUp (``Gemma3nTextAltUp``): the router's 16-bit inputs (2h each call) and fp32 tanh (4A each),
+      the coefficients' inputs (2A each), ``predict``'s matmul of the stacked streams 2Ah and its
+      coefficients 2A², ``correct``'s innovation 2Ah (fp32 under autocast: 4Ah) and coefficients 2A,
+      ``scale_corrected_output``'s input 2h (4h); the clamped correction weight 2A² a layer.
+    - LAuReL: linear_right's input 2r (linear_left's is attention's normalized input, 2h); the per-layer
+      input gate: its input 2h, GELU's input and its product with the per-layer input 2p each, the
+      projection's input 2p.
+    - The MLP: its input 2h, gate (GELU's input), up, act and product 8f; ``_gaussian_topk`` where the
+      layer is sparse: std's input 2f and output 2 (ReLU's output replaces GELU's input).
+    - Attention: as Llama's (SDPA: Q, output and LSE 4q + 4a, and K, V 4kv), the K/V-sharing layers
+      without K, V and their norms (their source layer's). Under autocast q, k, v, linear_left, gate
+      and up each cast their own 16-bit input (2h each).
+    """
+    h, q, kv, a, g = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.attention_heads, arch.kv_heads
+    n, r, p, d = arch.altup_inputs, arch.laurel_rank, arch.per_layer_input_size, arch.attention_head_dim
+    amp = precision == "amp"
+    kv_part = not shares_kv
+    per_token = 8 * altup_norm_bytes(h, 1) + altup_norm_bytes(q, a)
+    if kv_part:
+        per_token += altup_norm_bytes(kv, g) + altup_norm_bytes(kv, g, scaled=False)
+    per_token += 4 * h + 8 * n + 4 * n + 2 * n * h + 2 * n * n + 2 * n * h + 2 * n + 2 * h  # AltUp
+    per_token += 2 * h  # attention's normalized input, which linear_left reads too
+    per_token += 2 * r + 2 * h + 4 * p + 2 * p  # LAuReL, the per-layer input's gate and projection
+    per_token += 2 * h + 8 * width + (2 * width + 2 if sparse else 0)  # the MLP
+    if attention == "sdpa":
+        per_token += 4 * q + 4 * a + (4 * kv if kv_part else 0)
+    else:
+        per_token += 8 * q + 6 * a * seq_len
+    constant = 2 * n * n
+    if amp:
+        per_token += 2 * (4 * n * h - 4 * h) + 2 * n * h + 2 * h  # the fp32 stacks, innovation, scale
+        per_token += 2 * h * ((3 if kv_part else 1) + 1)  # q (k, v), linear_left and up: own copies
+    else:
+        constant += 4 * (8 * h + d + (d if kv_part else 0))  # the scaled norms' weight.float()
+    return float(per_token), float(constant)
+
+
+def per_layer_parts_layers(
+    arch: Architecture, batch_size: int, seq_len: int, *, attention: AttentionImpl, precision: Precision
+) -> list[float]:
+    """act: each Gemma 3n layer's saved bytes, in order: its own MLP width, the last
+    ``kv_shared_layers`` reusing keys and values, the sparse layers' top-k."""
+    found = []
+    for index in range(arch.layers):
+        width = arch.intermediate_sizes[index] if arch.intermediate_sizes else arch.intermediate_size
+        per_token, constant = per_layer_parts_layer(
+            arch,
+            precision,
+            attention,
+            seq_len,
+            width=width,
+            shares_kv=index >= arch.layers - arch.kv_shared_layers,
+            sparse=index in arch.sparse_mlp_layers,
+        )
+        found.append(seq_len * batch_size * per_token + constant)
+    return found
+
+
+def per_layer_parts_outside(
+    arch: Architecture, precision: Precision, *, end: bool = True
+) -> tuple[float, float]:
+    """act: Gemma 3n outside its layers (transformers ``Gemma3nTextModel.forward``), (bytes per token,
+    constant), without the loss, the LM head's input and the capped logits (``outside_saved_bytes``).
+    Before the layers: the token ids twice (the per-layer table clamps its own), the per-layer inputs
+    [b, s, L, p] (16-bit; fp32 under autocast) with their projection's input 2h and norm over L rows
+    of p, and AltUp's A - 1 streams rescaled to the embeddings' magnitude (pow's input, the product
+    before the division and two values a row: 4h + 4 each; under autocast the fp32 embeddings 4h,
+    and each stream's projection its own 16-bit input and fp32 output, 10h + 8). After them
+    (``end``): the final stack 2Ah (4Ah), the streams rescaled to the first one's, the final norm."""
+    h, n, p, layers = arch.hidden_size, arch.altup_inputs, arch.per_layer_input_size, arch.layers
+    streams = n - 1
+    if precision == "amp":
+        before = 6 * h + 4 * layers * p + 8 + streams * (10 * h + 8)
+        after = 4 * n * h + 8 + streams * (10 * h + 8)
+        constant = 0.0
+    else:
+        before = 2 * h + 2 * layers * p + 4 + streams * (4 * h + 4)
+        after = 2 * n * h + 4 + streams * (4 * h + 4)
+        constant = 4.0 * (h + p)  # the two norms' weight.float()
+    before += altup_norm_bytes(layers * p, layers) + 16
+    if not end:
+        return float(before), constant
+    return float(before + after + altup_norm_bytes(h, 1)), constant
 
 
 def activation_extra_bytes(arch: Architecture, precision: Precision, traits: FamilyTraits) -> int:
@@ -374,6 +488,12 @@ def outside_saved_bytes(
     per_token = norm_bytes(h, 1, precision, t.norm_style) + 2 * h
     per_token += 4 * v + 16  # fp32 log-softmax; int64 ids (embedding) and shifted labels (loss)
     constant = 0
+    if t.per_layer_parts:
+        # act: Gemma 3n's own norms, streams and per-layer inputs (per_layer_parts_outside); its
+        # final_logit_softcapping (30 by default) keeps the tanh of the 16-bit logits (2v).
+        parts, fixed = per_layer_parts_outside(arch, precision)
+        per_token += int(parts) - norm_bytes(h, 1, precision, t.norm_style) + 2 * v - 8  # ids: in parts
+        constant += int(fixed)
     if t.embedding_norm:
         per_token += norm_bytes(h, 1, precision, t.norm_style)  # nanochat: the embeddings' norm
     if t.logit_softcapping:
@@ -506,7 +626,18 @@ def measured_activations(
             for index in range(first):
                 hybrid_layers[index] = 0.0
         in_layers, full_layer = sum(hybrid_layers), hybrid_layers[0]
+    t_parts = (traits or traits_for(arch)).per_layer_parts
+    if t_parts and hybrid_layers is None:  # act: Gemma 3n's layers differ one from the next
+        gemma3n = per_layer_parts_layers(arch, batch_size, seq_len, attention=attention, precision=precision)
+        if setup.adapters:  # LoRA's terms on each layer, as for the other dense families
+            per_token, constant = methods.lora_layer_delta(
+                arch, precision, attention, setup.lora_rank, setup.lora_targets, moe=False
+            )
+            gemma3n = [layer + sb * per_token + constant for layer in gemma3n]
+        in_layers, full_layer = sum(gemma3n), gemma3n[0]
     compute_bytes = 4 if precision == "amp" else 2
+    if t_parts:
+        compute_bytes *= arch.altup_inputs  # act: a checkpointed layer's input is AltUp's stack of A
     if hybrid_layers is not None:  # hybact: Mamba-2 keeps an fp32 residual stream
         compute_bytes = hybrid_saved.checkpointed_input_bytes(arch, precision)
     per_layer = float(compute_bytes * sb * h) if checkpointing else in_layers / arch.layers

@@ -9,7 +9,7 @@ starts from are :mod:`bot.estimate.saved_activations`'. Pure Python; nothing her
 
 from __future__ import annotations
 
-from bot.estimate import hybrid_saved, methods
+from bot.estimate import hybrid_saved, methods, saved_activations
 from bot.estimate.family_traits import FamilyTraits, traits_for
 from bot.estimate.hybrid_saved import KERNEL_PATH, HybridPath
 from bot.estimate.models import Architecture
@@ -205,6 +205,10 @@ def _layer_backward_working_bytes(
         sinks = a * s * (8 if precision == "amp" else 5) // 2
         scores = sinks if t.attention_sinks and not t.sink_scaling else 6 * a * s
         return float(s * b * max(0, scores + residual - mlp - 8 * h))
+    if traits is not None and traits.per_layer_parts:
+        # act: Gemma 3n's residual is AltUp's stack of A streams: the gradients of the layer's input,
+        # predictions and corrected stacks and one more live at once (measured: 4 × 2Ah).
+        residual = 4 * arch.altup_inputs * (residual // 2)
     # MLA: q_dim and kv_dim are both a·d_qk, the padded width of V and of the output.
     return float(s * b * (4 * q + 4 * kv + residual))
 
@@ -216,6 +220,14 @@ def _mlp_side_bytes(arch: Architecture, precision: Precision, traits: FamilyTrai
     if moe_layer and traits.deepseek_moe:
         return norm + deepseek_moe_bytes(arch, precision, traits)
     return norm + 2 * h * (2 if precision == "amp" else 1) + dense_mlp_bytes(arch)
+
+
+def _kv_store_layers(arch: Architecture) -> int:
+    """Gemma 3n: the layers that store their keys and values for the K/V-sharing ones, the last
+    unshared layer of each attention kind (Gemma3nTextConfig.kv_sharing_modes), none without sharing."""
+    if not arch.kv_shared_layers:
+        return 0
+    return (arch.sliding_window_layers > 0) + (arch.sliding_window_layers < arch.attention_layers)
 
 
 def _layer_params(arch: Architecture, index: int, *, mixer: bool = True) -> int:
@@ -453,13 +465,52 @@ def step_peak(
         before_layer = (
             without_grads
             + (in_flight if savers.optimizer_in_backward else grads_by_then)
-            + compute_bytes * sb * h
+            + compute_bytes * sb * h * (arch.altup_inputs if t.per_layer_parts else 1)  # act: AltUp's stack
             + acts.held_bytes
             + 16 * sb
         )
         moments["recompute"] = before_layer + acts.recompute_bytes + layer_copies + working + scan_backward
         if kda_working:
             moments["kda backward"] = before_layer + layer_copies + kda_layer
+        if t.per_layer_parts:
+            # act: Gemma 3n's first layer rebuilt with the tensors saved before the layers still held
+            # (its per-layer inputs, AltUp's streams), and in each layer that stores its K and V for
+            # the sharing layers (the last unshared one of each attention kind, "store" in
+            # Gemma3nTextConfig.kv_sharing_modes) the rebuilt K and V that the rebuild writes back into
+            # shared_kv_states, alive to the end of backward with the graph they hang from (measured):
+            # its input, AltUp's router and prediction coefficients, the router norm and
+            # input_layernorm, k/v_proj's input, k_norm and v_norm.
+            before, _ = saved_activations.per_layer_parts_outside(arch, precision, end=False)
+            n, kv, g = arch.altup_inputs, arch.kv_dim, arch.kv_heads
+            held_kv = (
+                2 * saved_activations.altup_norm_bytes(h, 1)
+                + 4 * h
+                + 6 * n
+                + 2 * n * n
+                + saved_activations.altup_norm_bytes(kv, g)
+                + saved_activations.altup_norm_bytes(kv, g, scaled=False)
+                + compute_bytes * n * h
+            )
+            moments["recompute"] += sb * (before + _kv_store_layers(arch) * held_kv)
+            # act: Gemma 3n's checkpointed inputs are AltUp's stacks (2Ah each), and its layer rebuilt
+            # large: its last layer's backward, with every layer's input still held, the tensors saved
+            # before the layers and the final stack, and the LM head's gradient, can pass the first's.
+            last = saved_activations.per_layer_parts_layers(
+                arch, batch_size, seq_len, attention=attention, precision=precision
+            )[-1]
+            before, _ = saved_activations.per_layer_parts_outside(arch, precision, end=False)
+            kept = sb * (before + compute_bytes * arch.altup_inputs * h)
+            lm_head = 0.0 if setup.adapters else card_grad_bytes * v * h
+            moments["recompute last"] = (
+                without_grads
+                + acts.saved_bytes
+                - acts.outside_layers_bytes
+                + kept
+                + acts.held_bytes
+                + lm_head
+                + last
+                + working
+            )
         if indexer_scores:
             # hybact: the recomputed first layer's indexer scores again, before its attention.
             moments["indexer forward"] = before_layer + layer_copies + indexer_scores
