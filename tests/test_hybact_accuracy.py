@@ -1,19 +1,20 @@
 """Round 4's hybrid activations against real CPU steps (torch 2.13, transformers 5.24; ``-m accuracy``):
 Mamba-1's torch fallback (bot/estimate/hybrid_saved.py), DeepSeek-V3.2's peak at the indexer's
-broadcast keys (bot/estimate/step_peak.py), Kimi Linear's fallback with its backward and Gemma 3n's
-layers (act), each on a shape of its own, not the benchmark's.
+broadcast keys (bot/estimate/step_peak.py), Kimi Linear's fallback with its backward, Gemma 3n's and
+DeepSeek-V4's layers (act), each on a shape of its own, not the benchmark's.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
+from bot.estimate.families import family
 from bot.estimate.family_traits import traits_for
 from bot.estimate.hub import architecture_from_config
 from bot.estimate.hybrid_saved import hybrid_layers_saved_bytes
-from bot.estimate.saved_activations import per_layer_parts_layers
+from bot.estimate.saved_activations import compressed_layers_bytes, per_layer_parts_layers
 from bot.estimate.setup import Setup
 from bot.estimate.step_peak import step_peak_bytes
 
@@ -97,6 +98,39 @@ SMALL: dict[str, tuple[dict[str, Any], int, int]] = {
         200,
         2,
     ),
+    # act: DeepSeek-V4 at one sequence (its K=V head and the indexer's keys not repeated, as for a batch),
+    # 4 streams, 2 Sinkhorn iterations, rates 2 / 8, sliding first (the benchmark's: a batch of 2, 3 streams).
+    "deepseek_v4": (
+        {
+            "hidden_size": 128,
+            "num_attention_heads": 4,
+            "head_dim": 32,
+            "q_lora_rank": 48,
+            "o_groups": 2,
+            "o_lora_rank": 16,
+            "hc_mult": 4,
+            "hc_sinkhorn_iters": 2,
+            "num_hidden_layers": 3,
+            "layer_types": [
+                "sliding_attention",
+                "heavily_compressed_attention",
+                "compressed_sparse_attention",
+            ],
+            "mlp_layer_types": ["hash_moe", "moe", "moe"],
+            "compress_rates": {"compressed_sparse_attention": 2, "heavily_compressed_attention": 8},
+            "index_n_heads": 2,
+            "index_head_dim": 16,
+            "index_topk": 4,
+            "moe_intermediate_size": 128,
+            "intermediate_size": 128,
+            "n_routed_experts": 4,
+            "num_experts_per_tok": 2,
+            "sliding_window": 4096,
+            "vocab_size": 256,
+        },
+        160,
+        1,
+    ),
     # act: Gemma 3n's text model at two AltUp streams, LAuReL rank 2, per-layer inputs of 4, one
     # K/V-sharing layer of four and the first layer sparse (the benchmark's: 3 streams, 5 layers).
     "gemma3n_text": (
@@ -136,12 +170,16 @@ def test_saved_and_peak_follow_the_measured_step(model_type: str) -> None:
     arch = architecture_from_config(
         "acme/small", transformers.AutoConfig.for_model(model_type, **fields).to_dict()
     )
+    declared = family(model_type)
+    attention: Literal["sdpa", "eager"] = "sdpa" if declared is None or declared.runs_sdpa else "eager"
     measured = measure_step(
         {"model_type": model_type, "use_cache": False, **fields},
         arch.layers,
-        MeasureSetup(attention="sdpa", precision="mixed", batch_size=batch, seq_len=seq_len),
+        MeasureSetup(attention=attention, precision="mixed", batch_size=batch, seq_len=seq_len),
     )
-    if traits_for(arch).per_layer_parts:  # act: Gemma 3n's layers
+    if traits_for(arch).compressed_layers:  # act: DeepSeek-V4's layers (eager: its sinks)
+        layers = compressed_layers_bytes(arch, batch, seq_len)
+    elif traits_for(arch).per_layer_parts:  # act: Gemma 3n's layers
         layers = per_layer_parts_layers(arch, batch, seq_len, attention="sdpa", precision="mixed")
     else:
         layers = hybrid_layers_saved_bytes(

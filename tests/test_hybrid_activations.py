@@ -124,3 +124,23 @@ def test_gemma3ns_layers_save_what_its_measured_layers_saved() -> None:
     deep = {**config, "num_hidden_layers": 12, "layer_types": ["sliding_attention"] * 11 + ["full_attention"]}
     del deep["activation_sparsity_pattern"]
     assert architecture("gemma3n", deep).sparse_mlp_layers == tuple(range(10))
+
+
+def test_deepseek_v4s_layers_save_what_its_measured_layers_saved() -> None:
+    # act: bytes per token of the small DeepSeek-V4's layers (bot.measure.families: h 256, 2 streams,
+    # 3 Sinkhorn iterations, sliding / compressed-sparse (rate 3) / heavily-compressed (rate 16)) and
+    # outside them, measured at 128 × 2 with eager attention (its sinks: transformers runs no SDPA for
+    # it), each storage once. Before, the calibrated formulas gave 0.43x of them.
+    from bot.estimate.saved_activations import compressed_layers_bytes, measured_activations
+    from bot.estimate.setup import Setup
+    from bot.measure.families import SMALL_CONFIGS, architecture
+
+    arch = architecture("deepseek_v4", SMALL_CONFIGS["deepseek_v4"])
+    for precision, layers, outside in (
+        ("mixed", (42_578.06, 48_985.19, 43_299.31), 11_728.02),
+        ("amp", (52_882.06, 59_769.19, 54_627.31), 9_676.02),
+    ):
+        estimated = compressed_layers_bytes(arch, 2, 128, precision)  # type: ignore[arg-type]
+        assert [round(b / 256, 2) for b in estimated] == list(layers)
+        setup = Setup(attention="eager", precision=precision)  # type: ignore[arg-type]
+        assert abs(measured_activations(arch, 2, 128, setup=setup).outside_layers_bytes / 256 - outside) < 0.1

@@ -258,6 +258,9 @@ class CompressedAttention:
     rates: str = "compress_rates"  # {word: rate}; legacy compress_rate_csa / compress_rate_hca
     default_rates: tuple[int, int] = (4, 128)  # DeepseekV4Config.default_compress_rates
     streams: str = "hc_mult"
+    # act: the Sinkhorn iterations on each hyper-connection's mixing matrix (DeepseekV4Config: 20).
+    sinkhorn: str = "hc_sinkhorn_iters"
+    default_sinkhorn: int = 20
     groups: str = "o_groups"
     group_rank: str = "o_lora_rank"
 
@@ -1582,6 +1585,8 @@ FAMILIES += (
 FAMILIES += (
     Family(
         "deepseek_v4",
+        activations_measured=True,  # act: benchmarks/hybrid_activations.py
+        runs_sdpa=False,  # its sinks: transformers 5.24 refuses SDPA for it (act)
         qkv_bias=False,
         o_bias=False,
         attention_sinks=True,

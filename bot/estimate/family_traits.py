@@ -84,6 +84,8 @@ class FamilyTraits:
     sink_scaling: bool = False
     # act: Gemma 3n's layers (families.PerLayer: AltUp, LAuReL, per-layer inputs, K/V sharing).
     per_layer_parts: bool = False
+    # act: DeepSeek-V4's layers (families.CompressedAttention: hyper-connections, compressors, sinks).
+    compressed_layers: bool = False
 
 
 # A family without a declaration keeps what Llama's layers keep.
@@ -136,6 +138,7 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         norms_of_outputs=declared.norms_of_outputs,
         sink_scaling=declared.sink_scaling,
         per_layer_parts=declared.per_layer is not None,
+        compressed_layers=declared.compressed_attention is not None,
     )
 
 

@@ -621,6 +621,8 @@ def _compressed_attention_fields(read: _Reader, c: CompressedAttention, layers: 
         "output_groups": read.whole(c.groups, required=True, mapped=False),
         "output_group_rank": read.whole(c.group_rank, required=True, mapped=False),
         "residual_streams": read.count(c.streams),
+        "compressed_kinds": tuple(kinds),
+        "sinkhorn_iterations": read.count(c.sinkhorn) if c.sinkhorn in read.config else c.default_sinkhorn,
         "compressed_sparse_layers": sparse,
         "heavily_compressed_layers": kinds.count("heavy"),
         "compress_rate_sparse": sparse_rate,

@@ -337,6 +337,104 @@ def per_layer_parts_outside(
     return float(before + after + altup_norm_bytes(h, 1)), constant
 
 
+def hyper_connection_bytes(arch: Architecture, precision: Precision = "mixed") -> float:
+    """act: one DeepSeek-V4 hyper-connection (transformers ``DeepseekV4HyperConnection``), bytes per
+    token, N streams: the flattened streams' fp32 copy and rsqrt (its weightless norm) and the normalized
+    fp32 input of its linear (8Nh + 4); the linear's fp32 output (viewed by pre, post and comb:
+    4(2 + N)N) and the two sigmoids (8N); the softmax of comb (4N²) and each Sinkhorn quotient's
+    dividend and sum (4N² + 4N, 2I - 1 of them); the streams it collapses and pre (2Nh + 4N); and where
+    its block's output is mixed back: that output, post and comb in 16 bits (2h + 2N + 2N²). Under
+    autocast the streams are fp32 (the norm keeps them, 4Nh), the linear casts its input to 16 bits (2Nh)
+    and its output is 16-bit (2(2 + N)N); mixing back, post stays fp32 (4N) and the matmul with comb
+    casts the streams (2Nh); this is the attention's (its 16-bit output 2h; the MLP's fp32 output 4h
+    is ``compressed_layer_bytes``')."""
+    h, n, iters = arch.hidden_size, arch.residual_streams, arch.sinkhorn_iterations
+    sinkhorn = 4 * n * n + (2 * iters - 1) * (4 * n * n + 4 * n)
+    if precision == "amp":
+        weights = 6 * n * h + 4 + 2 * (2 + n) * n + 8 * n + sinkhorn + 4 * n
+        return float(weights + 2 * h + 4 * n + 2 * n * h + 2 * n * n)
+    weights = 8 * n * h + 4 + 4 * (2 + n) * n + 8 * n + sinkhorn
+    return float(weights + 2 * n * h + 4 * n + 2 * h + 2 * n + 2 * n * n)
+
+
+def compressed_layer_bytes(
+    arch: Architecture, seq_len: int, kind: str, batch_size: int = 2, precision: Precision = "mixed"
+) -> tuple[float, float]:
+    """act: one DeepSeek-V4 decoder layer (transformers ``DeepseekV4DecoderLayer``) of ``kind``
+    ("sliding", "sparse", "heavy"), (bytes per token, bytes per layer and sequence); measured tensor by
+    tensor (benchmarks/ACCURACY.md, "DeepSeek-V4"). transformers 5.24 runs its sink attention eager only,
+    so this is eager's whatever the attention asked. a heads of d, q = a·d, T compressed entries (s //
+    rate), L = s + T keys, rd = d / 8 RoPE's width (DeepseekV4Config's partial_rotary_factor).
+
+    - Two hyper-connections (``hyper_connection_bytes``); the fp32-weight RMSNorms around attention and
+      MLP, on the q latent and on the K=V head (8w + 4 each); q_a's (and kv_proj's) input 2h, q_b's
+      2r_q, the grouped o_a's 2q and o_b's 2·g·r_o; the weightless q_b_norm on the 16-bit Q (6q + 6a).
+    - Eager attention with sinks over L keys: Q 2q, K and V repeated to every head (2·a·d·L / s each; one
+      sequence's repeat is a view of its one K=V head, 2·d·L a sequence for both), the max's int64
+      indices 8a, the fp32 softmax over L + 1 columns and its 16-bit copy without the sink.
+    - RoPE: every rotation keeps its own repeat_interleave'd cos and sin of one sequence (2·s·rd each):
+      Q, K=V and the output, and the CSA's indexer queries.
+    - MoE (``DeepseekV4SparseMoeBlock``): the router's input 2h, sqrt(softplus) 4E, indices and the
+      renormalised weights 10k + 2; per routed token-expert pair the gathered input, gate_up kept whole by
+      its clamps, the clamped gate and up, SiLU's output, the product, the output and its weight and
+      three int64 indices (4h + 12f + 26); the shared clamped MLP 12·f_s. Under autocast the grouped
+      experts run in fp32 (8h + 24f + 26 a pair), kv_proj and the shared MLP's gate and up cast their
+      own inputs (6h), the MLP's output mixed back is fp32 (2h more) and the RoPE tables are fp32; so do
+      the compressors' kv and gate (4h each), and the indexer's scores are 16-bit.
+    - HCA: the compressor's fp32 softmax, its 16-bit copy and the windows' kv (8d a compressed token), the
+      compressed entries' norm (8d + 4) and RoPE tables; CSA: its compressor over overlapping windows of
+      2·rate (16·d·rate per entry) and the lightning indexer's own (16·d_I·rate), their norms and tables,
+      and the indexer's scores, which transformers keeps with gradients: the fp32 q (4·H_I·d_I), the
+      compressed keys broadcast over every query (4·d_I·T a token; one sequence's multiply as one
+      matrix, 4·d_I·T a sequence) and the ReLU (4·H_I·T).
+    """
+    h, a, d, q = arch.hidden_size, arch.attention_heads, arch.attention_head_dim, arch.q_dim
+    r_q, g, r_o = arch.q_lora_rank or 0, arch.output_groups or 1, arch.output_group_rank or 0
+    experts, k, f, f_s = (
+        arch.experts,
+        arch.experts_per_token,
+        arch.expert_intermediate_size,
+        arch.shared_intermediate_size,
+    )
+    s, rd = seq_len, arch.attention_head_dim // 8
+    rate = {"sparse": arch.compress_rate_sparse, "heavy": arch.compress_rate_heavy}.get(kind) or 0
+    entries = s // rate if rate else 0
+    keys = s + entries
+    amp = precision == "amp"
+    per_token = 2 * hyper_connection_bytes(arch, precision) + (2 * h if amp else 0)
+    per_token += 2 * (8 * h + 4) + (8 * r_q + 4) + (8 * d + 4)
+    per_token += 2 * h + 2 * r_q + 2 * q + 2 * g * r_o + 6 * q + 6 * a
+    repeated = 4 * a * d * keys / s if batch_size > 1 else 2 * d * keys / s
+    per_token += 2 * q + repeated + 8 * a + 4 * a * (keys + 1) + 2 * a * keys
+    pair = 8 * h + 24 * f + 26 if amp else 4 * h + 12 * f + 26
+    per_token += 2 * h + 4 * experts + 10 * k + 2 + k * pair + 12 * f_s + (6 * h if amp else 0)
+    table = 4 if amp else 2
+    per_sequence = 3 * 2 * table * s * rd  # RoPE's tables: Q, K=V and the output
+    if kind == "heavy":
+        per_token += 8 * d * entries * rate / s + (8 * d + 4 + 4 * rd) * entries / s
+        per_token += 4 * h if amp else 0  # under autocast its kv and gate cast their own inputs
+    elif kind == "sparse":
+        heads, dim = arch.index_heads or 0, arch.index_head_dim or 0
+        per_token += (16 * d * rate + 8 * d + 4 + 16 * dim * rate + 8 * dim + 4 + 8 * rd) * entries / s
+        score = 2 if amp else 4  # under autocast the scores' matmul runs in 16 bits
+        broadcast = score * dim * entries if batch_size > 1 else score * dim * entries / s
+        per_token += score * heads * dim + broadcast + score * heads * entries
+        per_token += 8 * h if amp else 0  # the two compressors' kv and gate cast their own inputs
+        per_sequence += 2 * table * s * rd  # the indexer's queries
+    return float(per_token), float(per_sequence)
+
+
+def compressed_layers_bytes(
+    arch: Architecture, batch_size: int, seq_len: int, precision: Precision = "mixed"
+) -> list[float]:
+    """act: each DeepSeek-V4 layer's saved bytes, in order (``Architecture.compressed_kinds``)."""
+    found = []
+    for kind in arch.compressed_kinds:
+        per_token, per_sequence = compressed_layer_bytes(arch, seq_len, kind, batch_size, precision)
+        found.append(batch_size * seq_len * per_token + per_sequence + 4 * arch.experts)
+    return found
+
+
 def activation_extra_bytes(arch: Architecture, precision: Precision, traits: FamilyTraits) -> int:
     """What an MLP activation written out in Python saves beyond its input, per token (transformers
     5.24 ``activations.py``; measured: benchmarks/ACCURACY.md, "Activations of the declared families").
@@ -494,6 +592,15 @@ def outside_saved_bytes(
         parts, fixed = per_layer_parts_outside(arch, precision)
         per_token += int(parts) - norm_bytes(h, 1, precision, t.norm_style) + 2 * v - 8  # ids: in parts
         constant += int(fixed)
+    if t.compressed_layers:
+        # act: DeepSeek-V4's final collapse of its N streams (``DeepseekV4HyperHead``): the flattened
+        # streams' fp32 copy and rsqrt, the normalized fp32 input of hc_fn, its output and sigmoid, the
+        # streams and pre (10Nh + 12N + 4); its final norm keeps its fp32 weight (8h + 4).
+        # Under autocast the streams are fp32 (the norm keeps them), hc_fn's input a 16-bit copy and its
+        # output 16-bit: 6Nh + 10N + 4.
+        n = arch.residual_streams
+        head = 6 * n * h + 10 * n + 4 if precision == "amp" else 10 * n * h + 12 * n + 4
+        per_token += head + (8 * h + 4) - norm_bytes(h, 1, precision, t.norm_style)
     if t.embedding_norm:
         per_token += norm_bytes(h, 1, precision, t.norm_style)  # nanochat: the embeddings' norm
     if t.logit_softcapping:
@@ -504,8 +611,8 @@ def outside_saved_bytes(
     # RoPE's cos/sin are saved by the first layer's multiplications; under checkpointing they are
     # checkpoint inputs instead (held, not saved: ``held_bytes``).
     rope = 0 if checkpointing else rope_bytes(arch, seq_len, precision=precision, traits=t)
-    if t.rope_per_layer != "none":
-        rope = 0  # ERNIE 4.5, Helium: the layers save their own copies of the tables (layer_saved_bytes)
+    if t.rope_per_layer != "none" or t.compressed_layers:
+        rope = 0  # ERNIE 4.5, Helium, DeepSeek-V4: the layers save their own copies of the tables
     # + 4: the loss's fp32 total weight (nll_loss saves it).
     return float(s * b * per_token + rope + _norm_constant(h, t.norm_style) + 4 + constant)
 
@@ -590,7 +697,8 @@ def measured_activations(
             traits=traits or traits_for(arch),
             path=hybrid_path,
         )
-        if hybrid_saved.is_modelled_hybrid(arch)
+        # act: DeepSeek-V4's indexer is its own (compressed_layer_bytes), not DeepSeek-V3.2's.
+        if hybrid_saved.is_modelled_hybrid(arch) and not (traits or traits_for(arch)).compressed_layers
         else None
     )
     if setup.adapters:
@@ -635,7 +743,12 @@ def measured_activations(
             )
             gemma3n = [layer + sb * per_token + constant for layer in gemma3n]
         in_layers, full_layer = sum(gemma3n), gemma3n[0]
+    if (traits or traits_for(arch)).compressed_layers and hybrid_layers is None:  # act: DeepSeek-V4
+        v4 = compressed_layers_bytes(arch, batch_size, seq_len, precision)
+        in_layers, full_layer = sum(v4), v4[0]
     compute_bytes = 4 if precision == "amp" else 2
+    if (traits or traits_for(arch)).compressed_layers:
+        compute_bytes *= arch.residual_streams  # act: a checkpointed layer's input is its N streams
     if t_parts:
         compute_bytes *= arch.altup_inputs  # act: a checkpointed layer's input is AltUp's stack of A
     if hybrid_layers is not None:  # hybact: Mamba-2 keeps an fp32 residual stream

@@ -9,6 +9,8 @@ starts from are :mod:`bot.estimate.saved_activations`'. Pure Python; nothing her
 
 from __future__ import annotations
 
+import dataclasses
+
 from bot.estimate import hybrid_saved, methods, saved_activations
 from bot.estimate.family_traits import FamilyTraits, traits_for
 from bot.estimate.hybrid_saved import KERNEL_PATH, HybridPath
@@ -344,6 +346,10 @@ def step_peak(
     a frozen MLP, and QLoRA dequantizes one linear's weight at a time (its workspace).
     """
     t = traits or traits_for(arch)
+    if t.compressed_layers and setup.attention != "eager":
+        # act: DeepSeek-V4's sink attention runs eager only in transformers 5.24 (its causal mask held
+        # under checkpointing, eager's backward moment).
+        setup = dataclasses.replace(setup, attention="eager")
     savers = setup.savers
     attention, precision, checkpointing = setup.attention, setup.precision, setup.checkpointing
     optimizer = setup.optimizer
@@ -414,8 +420,11 @@ def step_peak(
     if savers.optimizer_in_backward:
         # No step after backward: each tensor steps as its gradient is made, inside the moments below.
         moments["optimizer step"] = states + in_flight
-    indexer_scores = hybrid_saved.indexer_scores_bytes(arch, batch_size, seq_len)
-    if arch.index_heads is not None and not checkpointing:
+    # DeepSeek-V3.2's indexer; DeepSeek-V4's keeps its scores' inputs, counted as saved (act).
+    indexer_scores = (
+        0.0 if t.compressed_layers else hybrid_saved.indexer_scores_bytes(arch, batch_size, seq_len)
+    )
+    if indexer_scores and not checkpointing:
         # hybact: the last layer's sparse-attention indexer scores every key in fp32 in forward, on
         # top of what the layers before it saved (bot.estimate.hybrid_saved.indexer_scores_bytes).
         # At the last layer's indexer only the layers before it have saved their tensors.
