@@ -28,7 +28,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 ACCURACY_MD = Path(__file__).with_name("ACCURACY.md")
 BEGIN = "<!-- hybrid activations: python -m benchmarks.hybrid_activations --write -->"
@@ -228,12 +228,64 @@ FAMILIES: dict[str, dict[str, Any]] = {
     },
     "deepseek_v32": _DSA,
     "glm_moe_dsa": {**_DSA, "indexer_types": ["full", "shared"]},
+    # act: Gemma 3n's text model (AltUp, LAuReL, per-layer inputs, K/V sharing, activation sparsity) on
+    # a shape other than the small config its terms were read from (h 256, 4 streams, rank 4, p 8,
+    # 4 layers of one width, none sparse): 3 streams, rank 8, p 16, a width a layer, 2 sharing layers.
+    # act: DeepSeek-V4 (hyper-connections, sliding / compressed-sparse / heavily-compressed attention
+    # with sinks, clamped experts, hash routing) on a shape other than the small config its terms were
+    # read from (h 256, 2 streams, 3 Sinkhorn iterations, rates 3 / 16, 3 layers): 3 streams, 4
+    # iterations, rates 4 / 32, two heavily-compressed layers first, 4 layers.
+    "deepseek_v4": {
+        "hidden_size": 192,
+        "num_attention_heads": 6,
+        "head_dim": 32,
+        "q_lora_rank": 64,
+        "o_groups": 3,
+        "o_lora_rank": 16,
+        "hc_mult": 3,
+        "hc_sinkhorn_iters": 4,
+        "num_hidden_layers": 4,
+        "layer_types": [
+            "heavily_compressed_attention",
+            "sliding_attention",
+            "compressed_sparse_attention",
+            "heavily_compressed_attention",
+        ],
+        "mlp_layer_types": ["hash_moe", "moe", "moe", "moe"],
+        "compress_rates": {"compressed_sparse_attention": 4, "heavily_compressed_attention": 32},
+        "index_n_heads": 3,
+        "index_head_dim": 24,
+        "index_topk": 8,
+        "moe_intermediate_size": 256,
+        "intermediate_size": 256,
+        "n_routed_experts": 6,
+        "num_experts_per_tok": 2,
+        "sliding_window": 4096,
+        "vocab_size": 512,
+    },
+    "gemma3n_text": {
+        "hidden_size": 192,
+        "num_attention_heads": 6,
+        "num_key_value_heads": 2,
+        "head_dim": 32,
+        "intermediate_size": [384, 320, 384, 320, 384],
+        "num_hidden_layers": 5,
+        "layer_types": ["sliding_attention", "sliding_attention", "full_attention"]
+        + ["sliding_attention"] * 2,
+        "sliding_window": 4096,  # wider than the sequence, as the accuracy benchmark's small configs
+        "activation_sparsity_pattern": [0.95, 0.0, 0.0, 0.0, 0.0],
+        "num_kv_shared_layers": 2,
+        "altup_num_inputs": 3,
+        "laurel_rank": 8,
+        "hidden_size_per_layer_input": 16,
+        "vocab_size_per_layer_input": 128,
+        "vocab_size": 512,
+        "pad_token_id": 0,
+    },
 }
-# Measured, its total saved held, its layers and peak reported (activations still off): Kimi Delta
-# Attention's torch fallback makes fp32 gradients of its chunked [c × c × d] products in backward
-# (about 3.4 × 12·c·K bytes a token) that the estimate leaves out, and its MLA layer (no RoPE, its
-# MoE) saves 8 % more than DeepSeek-V3's calibrated layer.
-PEAK_REPORTED = frozenset({"kimi_linear"})
+# Families whose total saved is held but whose layers and peak are only reported (starred): none
+# since act modelled Kimi Linear's MoE layer (DeepSeek-V3's) and its fallback's backward.
+PEAK_REPORTED: frozenset[str] = frozenset()
 QUICK_FAMILIES = (
     "qwen3_5_text",
     "qwen3_next",
@@ -243,6 +295,9 @@ QUICK_FAMILIES = (
     "deepseek_v32",
     "jamba",
     "olmo_hybrid",
+    "kimi_linear",
+    "gemma3n_text",
+    "deepseek_v4",
 )
 
 
@@ -262,7 +317,7 @@ class Row:
     kernel_saved: float  # the kernel path's estimate of the same step (what the bot answers)
     # A peak reported, not held (starred in the table). Every family's is held since the indexer's
     # broadcast keys were modelled (hybact, round 4: DeepSeek-V3.2 1.70 -> 1.06, under
-    # checkpointing 2.50 -> 1.06); Kimi Linear's, not yet modelled, is reported.
+    # checkpointing 2.50 -> 1.06) and Kimi Linear's fallback backward (act: 1.32 -> 1.01).
     peak_held: bool = True
 
     def deviations(self) -> dict[str, float]:
@@ -292,12 +347,19 @@ def measure_row(family: str, precision: str, checkpointing: bool, seq_len: int, 
     # The bot reads the config transformers built (its defaults written out), as a Hub config.json.
     built = transformers.AutoConfig.for_model(family, **fields).to_dict()
     arch = architecture_from_config(f"bench/{family}", built)
+    from bot.estimate.families import family as declared
+
+    found = declared(family)
+    attention: Literal["sdpa", "eager"] = (
+        "sdpa" if arch.attention_layers and (found is None or found.runs_sdpa) else "eager"
+    )
     measured = measure_step(
         config,
         arch.layers,
         MeasureSetup(
-            # A model without attention layers (Mamba-2) builds only with eager; nothing attends.
-            attention="sdpa" if arch.attention_layers else "eager",
+            # A model without attention layers (Mamba-2) builds only with eager; nothing attends; nor
+            # does transformers run DeepSeek-V4's sinks with SDPA (its declaration's runs_sdpa).
+            attention=attention,
             precision=precision,  # type: ignore[arg-type]
             checkpointing=checkpointing,
             batch_size=batch,
@@ -307,14 +369,36 @@ def measure_row(family: str, precision: str, checkpointing: bool, seq_len: int, 
     setup = StepSetup(precision=precision, checkpointing=checkpointing)  # type: ignore[arg-type]
     estimated = measured_activations(arch, batch, seq_len, setup=setup, hybrid_path="fallback")
     kernel = measured_activations(arch, batch, seq_len, setup=setup)
+    from bot.estimate.family_traits import traits_for
+
     if checkpointing:
         per_layer = [estimated.per_layer_bytes] * arch.layers
         # A block whose residual stream is fp32 (Mamba-1, Mamba-2) keeps 4h a token, but the first
-        # block's input is the 16-bit embedding.
-        per_layer[0] = (4 if precision == "amp" else 2) * seq_len * batch * arch.hidden_size
-    else:
-        from bot.estimate.family_traits import traits_for
+        # block's input is the 16-bit embedding (Gemma 3n's every block AltUp's stack, DeepSeek-V4's its
+        # N streams).
+        if traits_for(arch).compressed_layers:
+            pass
+        elif not traits_for(arch).per_layer_parts:
+            per_layer[0] = (4 if precision == "amp" else 2) * seq_len * batch * arch.hidden_size
+        else:  # the per-layer inputs [b, s, L, p], a checkpoint input first kept by the first layer
+            per_layer[0] += (
+                (4 if precision == "amp" else 2) * seq_len * batch * arch.layers * arch.per_layer_input_size
+            )
+    elif traits_for(arch).compressed_layers:  # act: DeepSeek-V4's layers (bot.estimate.saved_activations)
+        from bot.estimate.saved_activations import compressed_layers_bytes
 
+        per_layer = compressed_layers_bytes(arch, batch, seq_len, precision)  # type: ignore[arg-type]
+    elif traits_for(arch).per_layer_parts:  # act: Gemma 3n's layers (bot.estimate.saved_activations)
+        from bot.estimate.saved_activations import per_layer_parts_layers
+
+        per_layer = per_layer_parts_layers(
+            arch,
+            batch,
+            seq_len,
+            attention="sdpa",
+            precision=precision,  # type: ignore[arg-type]
+        )
+    else:
         per_layer = hybrid_layers_saved_bytes(
             arch,
             batch,

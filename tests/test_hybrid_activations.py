@@ -82,3 +82,65 @@ def test_the_fallback_path_is_within_five_percent_of_the_measured_layers(name: s
     )
     for layer, per_token in zip(estimated, measured, strict=True):
         assert abs(per_token / (layer / 1024) - 1) < 0.05
+
+
+def test_kimi_linears_fallback_backward_holds_its_chunked_gradients_and_its_moe_layer_is_deepseeks() -> None:
+    # act: benchmarks/hybrid_activations.py's Kimi Linear (h 256, 2 KDA heads of 48, MLA + MoE), 512 × 2.
+    # At the measured backward peak: three fp32 [b, H, s/c, c, c, d] tensors (25,165,824 B each) and
+    # one chunk's product (3,145,728 B), with the last two chunks' forward products (2 × 3,145,728 B)
+    # freed. Before, its peak was 1.32x the estimate and its MLA + MoE layer saved 1.082x.
+    from benchmarks.hybrid_activations import FAMILIES
+    from bot.estimate.hybrid_saved import kda_backward_bytes
+    from bot.estimate.step_peak import step_peak
+
+    kimi = architecture_from_config("acme/kimi", {"model_type": "kimi_linear", **FAMILIES["kimi_linear"]})
+    assert kda_backward_bytes(kimi, 2, 512, "fallback") == 3 * 25_165_824 + 3_145_728 - 2 * 3_145_728
+    assert kda_backward_bytes(kimi, 2, 512, "kernel") == 0.0  # fla's backward: the inputs' shapes
+    assert "kda backward" not in step_peak(kimi, 10**6, 2, 512).moments
+    assert step_peak(kimi, 10**6, 2, 512, hybrid_path="fallback").moment == "kda backward"
+    assert traits_for(kimi).deepseek_moe  # KimiLinearMoE: DeepSeek-V3's router and shared experts
+    moe_layer = hybrid_layers_saved_bytes(
+        kimi, 2, 512, attention="sdpa", precision="mixed", traits=traits_for(kimi), path="fallback"
+    )[1]
+    assert abs(13_766_672 / moe_layer - 1) < 0.01  # measured: 13,766,672 B
+
+
+def test_gemma3ns_layers_save_what_its_measured_layers_saved() -> None:
+    # act: bytes per token of the small Gemma 3n's layers (bot.measure.families; h 256, 4 AltUp streams,
+    # LAuReL rank 4, per-layer inputs of 8, the last layer sharing K/V) measured at 128 × 2, mixed
+    # precision, SDPA (each storage once; layers 0 and 1 also kept the RoPE tables and the per-layer
+    # inputs, counted outside here). Before, Gemma 3n was refused an estimate.
+    from bot.estimate.saved_activations import per_layer_parts_layers
+    from bot.measure.families import SMALL_CONFIGS, architecture
+
+    config = SMALL_CONFIGS["gemma3n"]
+    for sparsity, measured in (([0.0] * 4, 33_521.13), ([0.95, 0.0, 0.0, 0.0], 34_899.14)):
+        arch = architecture("gemma3n", {**config, "activation_sparsity_pattern": sparsity})
+        layers = per_layer_parts_layers(arch, 2, 128, attention="sdpa", precision="mixed")
+        assert abs(layers[0] / 256 - (measured if sparsity[0] else 33_521.13)) < 0.1
+        assert abs(layers[2] / 256 - 33_521.13) < 0.1  # the 2h layers between
+        assert abs(layers[3] / 256 - 32_464.63) < 0.1  # reusing layer 2's K and V
+    # Gemma3nTextConfig: without a pattern the first 10 layers are sparse when there are more than 10.
+    deep = {**config, "num_hidden_layers": 12, "layer_types": ["sliding_attention"] * 11 + ["full_attention"]}
+    del deep["activation_sparsity_pattern"]
+    assert architecture("gemma3n", deep).sparse_mlp_layers == tuple(range(10))
+
+
+def test_deepseek_v4s_layers_save_what_its_measured_layers_saved() -> None:
+    # act: bytes per token of the small DeepSeek-V4's layers (bot.measure.families: h 256, 2 streams,
+    # 3 Sinkhorn iterations, sliding / compressed-sparse (rate 3) / heavily-compressed (rate 16)) and
+    # outside them, measured at 128 × 2 with eager attention (its sinks: transformers runs no SDPA for
+    # it), each storage once. Before, the calibrated formulas gave 0.43x of them.
+    from bot.estimate.saved_activations import compressed_layers_bytes, measured_activations
+    from bot.estimate.setup import Setup
+    from bot.measure.families import SMALL_CONFIGS, architecture
+
+    arch = architecture("deepseek_v4", SMALL_CONFIGS["deepseek_v4"])
+    for precision, layers, outside in (
+        ("mixed", (42_578.06, 48_985.19, 43_299.31), 11_728.02),
+        ("amp", (52_882.06, 59_769.19, 54_627.31), 9_676.02),
+    ):
+        estimated = compressed_layers_bytes(arch, 2, 128, precision)  # type: ignore[arg-type]
+        assert [round(b / 256, 2) for b in estimated] == list(layers)
+        setup = Setup(attention="eager", precision=precision)  # type: ignore[arg-type]
+        assert abs(measured_activations(arch, 2, 128, setup=setup).outside_layers_bytes / 256 - outside) < 0.1

@@ -188,6 +188,9 @@ class PerLayer:
     input_width: str = "hidden_size_per_layer_input"
     input_vocab: str = "vocab_size_per_layer_input"
     kv_shared: str = "num_kv_shared_layers"
+    # act: each layer's activation sparsity (Gemma3nTextMLP._gaussian_topk where > 0); absent, the
+    # config class's default: the first 10 layers at 0.95 when there are more than 10.
+    sparsity: str = "activation_sparsity_pattern"
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +258,9 @@ class CompressedAttention:
     rates: str = "compress_rates"  # {word: rate}; legacy compress_rate_csa / compress_rate_hca
     default_rates: tuple[int, int] = (4, 128)  # DeepseekV4Config.default_compress_rates
     streams: str = "hc_mult"
+    # act: the Sinkhorn iterations on each hyper-connection's mixing matrix (DeepseekV4Config: 20).
+    sinkhorn: str = "hc_sinkhorn_iters"
+    default_sinkhorn: int = 20
     groups: str = "o_groups"
     group_rank: str = "o_lora_rank"
 
@@ -1352,7 +1358,7 @@ FAMILIES += (
     replace(
         _LIKE["gemma3_text"],
         model_type="gemma3n_text",
-        activations_measured=False,
+        activations_measured=True,  # act: benchmarks/hybrid_activations.py
         per_layer=PerLayer(),
         preset_prefixes=("gemma-3n",),
         # Gemma3nTextConfig's defaults of its per-layer parts (a config.json may leave them out).
@@ -1503,8 +1509,9 @@ FAMILIES += (
         _LIKE["deepseek_v3"],
         model_type="kimi_linear",
         also=(),
-        activations_measured=False,
+        activations_measured=True,  # act: benchmarks/hybrid_activations.py
         multi_token_prediction=False,
+        deepseek_moe_layer="sigmoid",  # act: KimiLinearMoE is DeepSeek-V3's layer (bias a buffer)
         experts=Experts(
             # The names transformers saves under (KimiLinearConfig.attribute_map), as the checkpoints do.
             count=("num_experts", "num_local_experts"),
@@ -1578,6 +1585,8 @@ FAMILIES += (
 FAMILIES += (
     Family(
         "deepseek_v4",
+        activations_measured=True,  # act: benchmarks/hybrid_activations.py
+        runs_sdpa=False,  # its sinks: transformers 5.24 refuses SDPA for it (act)
         qkv_bias=False,
         o_bias=False,
         attention_sinks=True,

@@ -82,6 +82,10 @@ class FamilyTraits:
     norms_share_input: bool = False
     norms_of_outputs: int = 0
     sink_scaling: bool = False
+    # act: Gemma 3n's layers (families.PerLayer: AltUp, LAuReL, per-layer inputs, K/V sharing).
+    per_layer_parts: bool = False
+    # act: DeepSeek-V4's layers (families.CompressedAttention: hyper-connections, compressors, sinks).
+    compressed_layers: bool = False
 
 
 # A family without a declaration keeps what Llama's layers keep.
@@ -133,6 +137,8 @@ def traits_for(arch: Architecture) -> FamilyTraits:
         norms_share_input=declared.norms_share_input,
         norms_of_outputs=declared.norms_of_outputs,
         sink_scaling=declared.sink_scaling,
+        per_layer_parts=declared.per_layer is not None,
+        compressed_layers=declared.compressed_attention is not None,
     )
 
 

@@ -436,6 +436,17 @@ def layer_widths(read: _Reader, layers: int) -> tuple[int, ...]:
     return tuple(value)
 
 
+def _sparse_layers(pattern: object, layers: int) -> tuple[int, ...]:
+    """act: the layers with activation sparsity, as Gemma3nTextConfig.__post_init__ reads its
+    activation_sparsity_pattern: a list of one value a layer, one value for every layer, or none (the
+    first 10 layers when there are more than 10)."""
+    if pattern is None:
+        return tuple(range(10)) if layers > 10 else ()
+    if isinstance(pattern, list):
+        return tuple(i for i, v in enumerate(pattern[:layers]) if isinstance(v, int | float) and v > 0)
+    return tuple(range(layers)) if isinstance(pattern, int | float) and pattern > 0 else ()
+
+
 def _frontier_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
     declared, fields = read.declared, dict[str, Any]()
     if declared.mamba1 is not None:
@@ -479,6 +490,7 @@ def _frontier_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
             per_layer_vocab_size=read.whole(p.input_vocab, required=True, top=100_000_000, mapped=False),
             kv_shared_layers=shared,
             kv_shared_sliding_layers=sliding,
+            sparse_mlp_layers=_sparse_layers(read.config.get(p.sparsity), layers),
         )
     if declared.compressed_attention is not None:
         fields |= _compressed_attention_fields(read, declared.compressed_attention, layers)
@@ -609,6 +621,8 @@ def _compressed_attention_fields(read: _Reader, c: CompressedAttention, layers: 
         "output_groups": read.whole(c.groups, required=True, mapped=False),
         "output_group_rank": read.whole(c.group_rank, required=True, mapped=False),
         "residual_streams": read.count(c.streams),
+        "compressed_kinds": tuple(kinds),
+        "sinkhorn_iterations": read.count(c.sinkhorn) if c.sinkhorn in read.config else c.default_sinkhorn,
         "compressed_sparse_layers": sparse,
         "heavily_compressed_layers": kinds.count("heavy"),
         "compress_rate_sparse": sparse_rate,

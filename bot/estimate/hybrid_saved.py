@@ -58,7 +58,7 @@ def is_modelled_hybrid(arch: Architecture) -> bool:
     return arch.is_hybrid
 
 
-def delta_net_bytes(arch: Architecture, path: HybridPath) -> float:
+def delta_net_bytes(arch: Architecture, path: HybridPath, seq_len: int | None = None) -> float:
     """Gated DeltaNet (transformers ``Qwen3NextGatedDeltaNet``), bytes per token, from in_proj's
     output to out_proj's input. K = key heads × d_k, V = value heads × d_v, C = 2K + V (the conv's
     channels), Hv value heads, c = 64 the chunk.
@@ -78,7 +78,7 @@ def delta_net_bytes(arch: Architecture, path: HybridPath) -> float:
     (30V), five fp32 c × c matrices per head and chunk (20·c·Hv), the per-head rstd, decays and
     gates (38Hv) and one fp32 state per chunk (4·Hv·d_k·d_v / c)."""
     if arch.linear_kda:
-        return kda_bytes(arch, path)
+        return kda_bytes(arch, path, seq_len)
     hk, hv = arch.linear_key_heads or 0, arch.linear_value_heads or 0
     dk, dv = arch.linear_key_head_dim or 0, arch.linear_value_head_dim or 0
     key, value, conv, c = hk * dk, hv * dv, arch.linear_conv_dim, DELTA_NET_CHUNK
@@ -87,7 +87,7 @@ def delta_net_bytes(arch: Architecture, path: HybridPath) -> float:
     return float(4 * conv + 20 * c * hv + 30 * value + 32 * hv * dk + 38 * hv + 4 * hv * dk * dv / c)
 
 
-def kda_bytes(arch: Architecture, path: HybridPath) -> float:
+def kda_bytes(arch: Architecture, path: HybridPath, seq_len: int | None = None) -> float:
     """Kimi Delta Attention (transformers ``KimiLinearDeltaAttention``), bytes per token from the q,
     k, v projections' outputs to o_proj's input. H heads of d (keys and values alike), K = H·d,
     c = 64 the chunk. Both paths run transformers' torch forget gate (``KimiLinearForgetGate``: the
@@ -102,25 +102,43 @@ def kda_bytes(arch: Architecture, path: HybridPath) -> float:
     beta (2H), the fp32 intra-chunk scores Aqk (4cH) and the WY matrix Akk (2cH).
 
     fallback (``chunk_kimi_delta_attention``, measured): the conv's input and padded output (12K);
-    fp32 q, k, v, beta and their chunked products (66K + 8H); three fp32 [c × d] products per token
-    and head, the per-channel decay mask and the q·k and k·k products before their sums (12cK); the
-    c × c scores (8cH); the sequential solve's row and block copies (4H(c² - 1)/3); and each chunk's
-    fp32 state and last decay (4H(d² + d) / c)."""
+    the fp32 q and k and their l2 norms (8K + 8H); after ``F.pad`` to whole chunks of c (act: these
+    per padded token, ``seq_len`` rounded up to c; measured at 200 tokens), fp32 v, beta and the
+    chunked products (58K); three fp32 [c × d] products per token and head, the per-channel decay
+    mask and the q·k and k·k products before their sums (12cK); the c × c scores (8cH); the
+    sequential solve's row and block copies (4H(c² - 1)/3); and each chunk's fp32 state and last
+    decay (4H(d² + d) / c)."""
     heads, d, c = arch.linear_key_heads or 0, arch.linear_key_head_dim or 0, DELTA_NET_CHUNK
     k = heads * d
     shared = 13 * k + 2 * d + 2 * heads + 2 * d + 16 * k + 4 * heads + 2 * k
     if path == "kernel":
         return float(shared + 6 * k + 4 * k + 8 * heads + 2 * k + 4 * k + 2 * heads + 6 * c * heads)
-    return float(
-        shared
-        + 12 * k
-        + 66 * k
-        + 8 * heads
-        + 12 * c * k
-        + 8 * c * heads
-        + 4 * heads * (c * c - 1) / 3
-        + 4 * heads * (d * d + d) / c
-    )
+    chunked = 58 * k + 12 * c * k + 8 * c * heads + 4 * heads * (c * c - 1) / 3 + 4 * heads * (d * d + d) / c
+    padding = 1.0 if seq_len is None else -(-seq_len // c) * c / seq_len
+    return float(shared + 12 * k + 8 * k + 8 * heads + chunked * padding)
+
+
+def kda_output_bytes(arch: Architecture) -> float:
+    """What a Kimi Delta Attention layer saves after its scan, bytes per token (in ``kda_bytes``'
+    shared terms): the fp32 gated RMSNorm's tensors (16K + 4H) and o_proj's input (2K)."""
+    heads, k = arch.linear_key_heads or 0, arch.linear_key_dim
+    return float(16 * k + 4 * heads + 2 * k)
+
+
+def kda_backward_bytes(arch: Architecture, batch_size: int, seq_len: int, path: HybridPath) -> float:
+    """The torch fallback's Kimi Delta Attention in backward (``chunk_kimi_delta_attention``, one layer
+    at a time), on top of what that layer saved: three fp32 tensors of the per-channel decay mask's
+    shape [b, H, s/c, c, c, d] live at once, 12·c·K a padded token (the gradient of ``decay_mask``
+    accumulated so far, one chunk's ``select_backward`` into a zeroed tensor of that shape, and their
+    sum), and one chunk's fp32 q·k product (4c²K a sequence), once the last two chunks' products of
+    the forward (8c²K) are freed (measured: 3 × 25,165,824 B at 512 × 2, benchmarks/ACCURACY.md).
+    fla's ``ChunkKDAFunction`` backward makes gradients of the inputs' shapes and chunk states only,
+    which the estimate leaves out: 0 on the kernel path."""
+    if path == "kernel" or not arch.linear_kda or "linear_attention" not in arch.mixer_counts:
+        return 0.0
+    c, k = DELTA_NET_CHUNK, arch.linear_key_dim
+    padded = -(-seq_len // c) * c
+    return float(batch_size * (12 * c * k * padded - 4 * c * c * k))
 
 
 def _delta_net_constants(arch: Architecture, path: HybridPath) -> tuple[float, float]:
@@ -411,7 +429,7 @@ def hybrid_layers_saved_bytes(
             per_token += mamba1_bytes(arch, path, b)
             per_sequence, per_layer = _mamba1_constants(arch, path, s)
         elif kind == "linear_attention":
-            per_token += delta_net_bytes(arch, path)
+            per_token += delta_net_bytes(arch, path, s)
             per_sequence, per_layer = _delta_net_constants(arch, path)
         elif kind == "conv":
             per_token += short_conv_bytes(arch)

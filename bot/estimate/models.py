@@ -146,6 +146,8 @@ class Architecture(BaseModel):
     per_layer_vocab_size: int = Field(default=0, ge=0)
     kv_shared_layers: int = Field(default=0, ge=0)
     kv_shared_sliding_layers: int = Field(default=0, ge=0)
+    # act: the layers whose MLP keeps only the gate's top activations (Gemma 3n's activation sparsity).
+    sparse_mlp_layers: tuple[int, ...] = ()
     # DeepSeek-V3.2's sparse-attention indexer, in every attention layer.
     index_heads: int | None = Field(default=None, gt=0)
     index_head_dim: int | None = Field(default=None, gt=0)
@@ -161,6 +163,10 @@ class Architecture(BaseModel):
     compress_rate_sparse: int | None = Field(default=None, gt=0)
     compress_rate_heavy: int | None = Field(default=None, gt=0)
     residual_streams: int = Field(default=0, ge=0)
+    # act: each layer's kind ("sliding", "sparse", "heavy") in order, and the hyper-connections'
+    # Sinkhorn iterations: what DeepSeek-V4's layers save depends on both.
+    compressed_kinds: tuple[Literal["sliding", "sparse", "heavy"], ...] = ()
+    sinkhorn_iterations: int = Field(default=0, ge=0)
     # A multimodal repo: the shape is the text model's; non_text_params is what the published total
     # holds besides (vision tower and projector), so count + non_text_params = published, and N (a
     # preset's total_params) counts both. projector_params is the projector's share of it, which

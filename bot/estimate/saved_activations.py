@@ -129,6 +129,9 @@ def layer_saved_bytes(
     moe = arch.is_moe if moe_layer is None else moe_layer
     f = arch.expert_intermediate_size if moe else arch.intermediate_size
     amp = precision == "amp"
+    if t.per_layer_parts:  # act: Gemma 3n's layer
+        layer, fixed = per_layer_parts_layer(arch, precision, attention, s, width=f)
+        return float(s * b * layer + fixed)
 
     per_token = 0
     constant = 0
@@ -221,6 +224,215 @@ def layer_saved_bytes(
         table_bytes = 4 if t.rope_per_layer == "fp32" or amp else 2
         constant += 2 * s * rotary_width(arch, t) * table_bytes
     return float(s * b * per_token + constant)
+
+
+def altup_norm_bytes(width: int, rows: int, *, scaled: bool = True) -> int:
+    """One ``Gemma3nRMSNorm`` on a 16-bit input, bytes per token: its fp32 copy (``.float()``, which
+    ``pow`` saves), ``pow(mean_squared, -0.5)``'s fp32 input and output per row, and, with a weight,
+    the fp32 normalized tensor the weight multiplies (v_norm has none): 8w + 8 rows."""
+    return (8 if scaled else 4) * width + 8 * rows
+
+
+def per_layer_parts_layer(
+    arch: Architecture,
+    precision: Precision,
+    attention: AttentionImpl,
+    seq_len: int,
+    *,
+    width: int,
+    shares_kv: bool = False,
+    sparse: bool = False,
+) -> tuple[float, float]:
+    """act: one Gemma 3n decoder layer (transformers ``Gemma3nTextDecoderLayer``), (bytes per token,
+    bytes per layer); measured tensor by tensor (benchmarks/ACCURACY.md, "Gemma 3n and Kimi Linear").
+    h hidden, A AltUp's streams, r LAuReL's rank, p the per-layer input width, f the layer's MLP.
+
+    - Eight h-wide ``Gemma3nRMSNorm`` (four around attention and MLP, LAuReL's, AltUp's router norm in
+      ``predict`` and ``correct``, the per-layer input's), q_norm over a heads, k_norm and the weightless
+      v_norm over g (``_altup_norm``); with 16-bit weights each scaled norm keeps ``weight.float()``
+      (4w a layer). Under autocast the residual streams are fp32: the router norm in ``predict`` and
+      input_layernorm read views of the fp32 [A, b, s, h] stacks, whose whole storage they keep (4Ah).
+    - AltUp (``Gemma3nTextAltUp``): the router's 16-bit inputs (2h each call) and fp32 tanh (4A each),
+      the coefficients' inputs (2A each), ``predict``'s matmul of the stacked streams 2Ah and its
+      coefficients 2A², ``correct``'s innovation 2Ah (fp32 under autocast: 4Ah) and coefficients 2A,
+      ``scale_corrected_output``'s input 2h (4h); the clamped correction weight 2A² a layer.
+    - LAuReL: linear_right's input 2r (linear_left's is attention's normalized input, 2h); the per-layer
+      input gate: its input 2h, GELU's input and its product with the per-layer input 2p each, the
+      projection's input 2p.
+    - The MLP: its input 2h, gate (GELU's input), up, act and product 8f; ``_gaussian_topk`` where the
+      layer is sparse: std's input 2f and output 2 (ReLU's output replaces GELU's input).
+    - Attention: as Llama's (SDPA: Q, output and LSE 4q + 4a, and K, V 4kv), the K/V-sharing layers
+      without K, V and their norms (their source layer's). Under autocast q, k, v, linear_left, gate
+      and up each cast their own 16-bit input (2h each).
+    """
+    h, q, kv, a, g = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.attention_heads, arch.kv_heads
+    n, r, p, d = arch.altup_inputs, arch.laurel_rank, arch.per_layer_input_size, arch.attention_head_dim
+    amp = precision == "amp"
+    kv_part = not shares_kv
+    per_token = 8 * altup_norm_bytes(h, 1) + altup_norm_bytes(q, a)
+    if kv_part:
+        per_token += altup_norm_bytes(kv, g) + altup_norm_bytes(kv, g, scaled=False)
+    per_token += 4 * h + 8 * n + 4 * n + 2 * n * h + 2 * n * n + 2 * n * h + 2 * n + 2 * h  # AltUp
+    per_token += 2 * h  # attention's normalized input, which linear_left reads too
+    per_token += 2 * r + 2 * h + 4 * p + 2 * p  # LAuReL, the per-layer input's gate and projection
+    per_token += 2 * h + 8 * width + (2 * width + 2 if sparse else 0)  # the MLP
+    if attention == "sdpa":
+        per_token += 4 * q + 4 * a + (4 * kv if kv_part else 0)
+    else:
+        per_token += 8 * q + 6 * a * seq_len
+    constant = 2 * n * n
+    if amp:
+        per_token += 2 * (4 * n * h - 4 * h) + 2 * n * h + 2 * h  # the fp32 stacks, innovation, scale
+        per_token += 2 * h * ((3 if kv_part else 1) + 1)  # q (k, v), linear_left and up: own copies
+    else:
+        constant += 4 * (8 * h + d + (d if kv_part else 0))  # the scaled norms' weight.float()
+    return float(per_token), float(constant)
+
+
+def per_layer_parts_layers(
+    arch: Architecture, batch_size: int, seq_len: int, *, attention: AttentionImpl, precision: Precision
+) -> list[float]:
+    """act: each Gemma 3n layer's saved bytes, in order: its own MLP width, the last
+    ``kv_shared_layers`` reusing keys and values, the sparse layers' top-k."""
+    found = []
+    for index in range(arch.layers):
+        width = arch.intermediate_sizes[index] if arch.intermediate_sizes else arch.intermediate_size
+        per_token, constant = per_layer_parts_layer(
+            arch,
+            precision,
+            attention,
+            seq_len,
+            width=width,
+            shares_kv=index >= arch.layers - arch.kv_shared_layers,
+            sparse=index in arch.sparse_mlp_layers,
+        )
+        found.append(seq_len * batch_size * per_token + constant)
+    return found
+
+
+def per_layer_parts_outside(
+    arch: Architecture, precision: Precision, *, end: bool = True
+) -> tuple[float, float]:
+    """act: Gemma 3n outside its layers (transformers ``Gemma3nTextModel.forward``), (bytes per token,
+    constant), without the loss, the LM head's input and the capped logits (``outside_saved_bytes``).
+    Before the layers: the token ids twice (the per-layer table clamps its own), the per-layer inputs
+    [b, s, L, p] (16-bit; fp32 under autocast) with their projection's input 2h and norm over L rows
+    of p, and AltUp's A - 1 streams rescaled to the embeddings' magnitude (pow's input, the product
+    before the division and two values a row: 4h + 4 each; under autocast the fp32 embeddings 4h,
+    and each stream's projection its own 16-bit input and fp32 output, 10h + 8). After them
+    (``end``): the final stack 2Ah (4Ah), the streams rescaled to the first one's, the final norm."""
+    h, n, p, layers = arch.hidden_size, arch.altup_inputs, arch.per_layer_input_size, arch.layers
+    streams = n - 1
+    if precision == "amp":
+        before = 6 * h + 4 * layers * p + 8 + streams * (10 * h + 8)
+        after = 4 * n * h + 8 + streams * (10 * h + 8)
+        constant = 0.0
+    else:
+        before = 2 * h + 2 * layers * p + 4 + streams * (4 * h + 4)
+        after = 2 * n * h + 4 + streams * (4 * h + 4)
+        constant = 4.0 * (h + p)  # the two norms' weight.float()
+    before += altup_norm_bytes(layers * p, layers) + 16
+    if not end:
+        return float(before), constant
+    return float(before + after + altup_norm_bytes(h, 1)), constant
+
+
+def hyper_connection_bytes(arch: Architecture, precision: Precision = "mixed") -> float:
+    """act: one DeepSeek-V4 hyper-connection (transformers ``DeepseekV4HyperConnection``), bytes per
+    token, N streams: the flattened streams' fp32 copy and rsqrt (its weightless norm) and the normalized
+    fp32 input of its linear (8Nh + 4); the linear's fp32 output (viewed by pre, post and comb:
+    4(2 + N)N) and the two sigmoids (8N); the softmax of comb (4N²) and each Sinkhorn quotient's
+    dividend and sum (4N² + 4N, 2I - 1 of them); the streams it collapses and pre (2Nh + 4N); and where
+    its block's output is mixed back: that output, post and comb in 16 bits (2h + 2N + 2N²). Under
+    autocast the streams are fp32 (the norm keeps them, 4Nh), the linear casts its input to 16 bits (2Nh)
+    and its output is 16-bit (2(2 + N)N); mixing back, post stays fp32 (4N) and the matmul with comb
+    casts the streams (2Nh); this is the attention's (its 16-bit output 2h; the MLP's fp32 output 4h
+    is ``compressed_layer_bytes``')."""
+    h, n, iters = arch.hidden_size, arch.residual_streams, arch.sinkhorn_iterations
+    sinkhorn = 4 * n * n + (2 * iters - 1) * (4 * n * n + 4 * n)
+    if precision == "amp":
+        weights = 6 * n * h + 4 + 2 * (2 + n) * n + 8 * n + sinkhorn + 4 * n
+        return float(weights + 2 * h + 4 * n + 2 * n * h + 2 * n * n)
+    weights = 8 * n * h + 4 + 4 * (2 + n) * n + 8 * n + sinkhorn
+    return float(weights + 2 * n * h + 4 * n + 2 * h + 2 * n + 2 * n * n)
+
+
+def compressed_layer_bytes(
+    arch: Architecture, seq_len: int, kind: str, batch_size: int = 2, precision: Precision = "mixed"
+) -> tuple[float, float]:
+    """act: one DeepSeek-V4 decoder layer (transformers ``DeepseekV4DecoderLayer``) of ``kind``
+    ("sliding", "sparse", "heavy"), (bytes per token, bytes per layer and sequence); measured tensor by
+    tensor (benchmarks/ACCURACY.md, "DeepSeek-V4"). transformers 5.24 runs its sink attention eager only,
+    so this is eager's whatever the attention asked. a heads of d, q = a·d, T compressed entries (s //
+    rate), L = s + T keys, rd = d / 8 RoPE's width (DeepseekV4Config's partial_rotary_factor).
+
+    - Two hyper-connections (``hyper_connection_bytes``); the fp32-weight RMSNorms around attention and
+      MLP, on the q latent and on the K=V head (8w + 4 each); q_a's (and kv_proj's) input 2h, q_b's
+      2r_q, the grouped o_a's 2q and o_b's 2·g·r_o; the weightless q_b_norm on the 16-bit Q (6q + 6a).
+    - Eager attention with sinks over L keys: Q 2q, K and V repeated to every head (2·a·d·L / s each; one
+      sequence's repeat is a view of its one K=V head, 2·d·L a sequence for both), the max's int64
+      indices 8a, the fp32 softmax over L + 1 columns and its 16-bit copy without the sink.
+    - RoPE: every rotation keeps its own repeat_interleave'd cos and sin of one sequence (2·s·rd each):
+      Q, K=V and the output, and the CSA's indexer queries.
+    - MoE (``DeepseekV4SparseMoeBlock``): the router's input 2h, sqrt(softplus) 4E, indices and the
+      renormalised weights 10k + 2; per routed token-expert pair the gathered input, gate_up kept whole by
+      its clamps, the clamped gate and up, SiLU's output, the product, the output and its weight and
+      three int64 indices (4h + 12f + 26); the shared clamped MLP 12·f_s. Under autocast the grouped
+      experts run in fp32 (8h + 24f + 26 a pair), kv_proj and the shared MLP's gate and up cast their
+      own inputs (6h), the MLP's output mixed back is fp32 (2h more) and the RoPE tables are fp32; so do
+      the compressors' kv and gate (4h each), and the indexer's scores are 16-bit.
+    - HCA: the compressor's fp32 softmax, its 16-bit copy and the windows' kv (8d a compressed token), the
+      compressed entries' norm (8d + 4) and RoPE tables; CSA: its compressor over overlapping windows of
+      2·rate (16·d·rate per entry) and the lightning indexer's own (16·d_I·rate), their norms and tables,
+      and the indexer's scores, which transformers keeps with gradients: the fp32 q (4·H_I·d_I), the
+      compressed keys broadcast over every query (4·d_I·T a token; one sequence's multiply as one
+      matrix, 4·d_I·T a sequence) and the ReLU (4·H_I·T).
+    """
+    h, a, d, q = arch.hidden_size, arch.attention_heads, arch.attention_head_dim, arch.q_dim
+    r_q, g, r_o = arch.q_lora_rank or 0, arch.output_groups or 1, arch.output_group_rank or 0
+    experts, k, f, f_s = (
+        arch.experts,
+        arch.experts_per_token,
+        arch.expert_intermediate_size,
+        arch.shared_intermediate_size,
+    )
+    s, rd = seq_len, arch.attention_head_dim // 8
+    rate = {"sparse": arch.compress_rate_sparse, "heavy": arch.compress_rate_heavy}.get(kind) or 0
+    entries = s // rate if rate else 0
+    keys = s + entries
+    amp = precision == "amp"
+    per_token = 2 * hyper_connection_bytes(arch, precision) + (2 * h if amp else 0)
+    per_token += 2 * (8 * h + 4) + (8 * r_q + 4) + (8 * d + 4)
+    per_token += 2 * h + 2 * r_q + 2 * q + 2 * g * r_o + 6 * q + 6 * a
+    repeated = 4 * a * d * keys / s if batch_size > 1 else 2 * d * keys / s
+    per_token += 2 * q + repeated + 8 * a + 4 * a * (keys + 1) + 2 * a * keys
+    pair = 8 * h + 24 * f + 26 if amp else 4 * h + 12 * f + 26
+    per_token += 2 * h + 4 * experts + 10 * k + 2 + k * pair + 12 * f_s + (6 * h if amp else 0)
+    table = 4 if amp else 2
+    per_sequence = 3 * 2 * table * s * rd  # RoPE's tables: Q, K=V and the output
+    if kind == "heavy":
+        per_token += 8 * d * entries * rate / s + (8 * d + 4 + 4 * rd) * entries / s
+        per_token += 4 * h if amp else 0  # under autocast its kv and gate cast their own inputs
+    elif kind == "sparse":
+        heads, dim = arch.index_heads or 0, arch.index_head_dim or 0
+        per_token += (16 * d * rate + 8 * d + 4 + 16 * dim * rate + 8 * dim + 4 + 8 * rd) * entries / s
+        score = 2 if amp else 4  # under autocast the scores' matmul runs in 16 bits
+        broadcast = score * dim * entries if batch_size > 1 else score * dim * entries / s
+        per_token += score * heads * dim + broadcast + score * heads * entries
+        per_token += 8 * h if amp else 0  # the two compressors' kv and gate cast their own inputs
+        per_sequence += 2 * table * s * rd  # the indexer's queries
+    return float(per_token), float(per_sequence)
+
+
+def compressed_layers_bytes(
+    arch: Architecture, batch_size: int, seq_len: int, precision: Precision = "mixed"
+) -> list[float]:
+    """act: each DeepSeek-V4 layer's saved bytes, in order (``Architecture.compressed_kinds``)."""
+    found = []
+    for kind in arch.compressed_kinds:
+        per_token, per_sequence = compressed_layer_bytes(arch, seq_len, kind, batch_size, precision)
+        found.append(batch_size * seq_len * per_token + per_sequence + 4 * arch.experts)
+    return found
 
 
 def activation_extra_bytes(arch: Architecture, precision: Precision, traits: FamilyTraits) -> int:
@@ -374,6 +586,21 @@ def outside_saved_bytes(
     per_token = norm_bytes(h, 1, precision, t.norm_style) + 2 * h
     per_token += 4 * v + 16  # fp32 log-softmax; int64 ids (embedding) and shifted labels (loss)
     constant = 0
+    if t.per_layer_parts:
+        # act: Gemma 3n's own norms, streams and per-layer inputs (per_layer_parts_outside); its
+        # final_logit_softcapping (30 by default) keeps the tanh of the 16-bit logits (2v).
+        parts, fixed = per_layer_parts_outside(arch, precision)
+        per_token += int(parts) - norm_bytes(h, 1, precision, t.norm_style) + 2 * v - 8  # ids: in parts
+        constant += int(fixed)
+    if t.compressed_layers:
+        # act: DeepSeek-V4's final collapse of its N streams (``DeepseekV4HyperHead``): the flattened
+        # streams' fp32 copy and rsqrt, the normalized fp32 input of hc_fn, its output and sigmoid, the
+        # streams and pre (10Nh + 12N + 4); its final norm keeps its fp32 weight (8h + 4).
+        # Under autocast the streams are fp32 (the norm keeps them), hc_fn's input a 16-bit copy and its
+        # output 16-bit: 6Nh + 10N + 4.
+        n = arch.residual_streams
+        head = 6 * n * h + 10 * n + 4 if precision == "amp" else 10 * n * h + 12 * n + 4
+        per_token += head + (8 * h + 4) - norm_bytes(h, 1, precision, t.norm_style)
     if t.embedding_norm:
         per_token += norm_bytes(h, 1, precision, t.norm_style)  # nanochat: the embeddings' norm
     if t.logit_softcapping:
@@ -384,8 +611,8 @@ def outside_saved_bytes(
     # RoPE's cos/sin are saved by the first layer's multiplications; under checkpointing they are
     # checkpoint inputs instead (held, not saved: ``held_bytes``).
     rope = 0 if checkpointing else rope_bytes(arch, seq_len, precision=precision, traits=t)
-    if t.rope_per_layer != "none":
-        rope = 0  # ERNIE 4.5, Helium: the layers save their own copies of the tables (layer_saved_bytes)
+    if t.rope_per_layer != "none" or t.compressed_layers:
+        rope = 0  # ERNIE 4.5, Helium, DeepSeek-V4: the layers save their own copies of the tables
     # + 4: the loss's fp32 total weight (nll_loss saves it).
     return float(s * b * per_token + rope + _norm_constant(h, t.norm_style) + 4 + constant)
 
@@ -470,7 +697,8 @@ def measured_activations(
             traits=traits or traits_for(arch),
             path=hybrid_path,
         )
-        if hybrid_saved.is_modelled_hybrid(arch)
+        # act: DeepSeek-V4's indexer is its own (compressed_layer_bytes), not DeepSeek-V3.2's.
+        if hybrid_saved.is_modelled_hybrid(arch) and not (traits or traits_for(arch)).compressed_layers
         else None
     )
     if setup.adapters:
@@ -506,7 +734,23 @@ def measured_activations(
             for index in range(first):
                 hybrid_layers[index] = 0.0
         in_layers, full_layer = sum(hybrid_layers), hybrid_layers[0]
+    t_parts = (traits or traits_for(arch)).per_layer_parts
+    if t_parts and hybrid_layers is None:  # act: Gemma 3n's layers differ one from the next
+        gemma3n = per_layer_parts_layers(arch, batch_size, seq_len, attention=attention, precision=precision)
+        if setup.adapters:  # LoRA's terms on each layer, as for the other dense families
+            per_token, constant = methods.lora_layer_delta(
+                arch, precision, attention, setup.lora_rank, setup.lora_targets, moe=False
+            )
+            gemma3n = [layer + sb * per_token + constant for layer in gemma3n]
+        in_layers, full_layer = sum(gemma3n), gemma3n[0]
+    if (traits or traits_for(arch)).compressed_layers and hybrid_layers is None:  # act: DeepSeek-V4
+        v4 = compressed_layers_bytes(arch, batch_size, seq_len, precision)
+        in_layers, full_layer = sum(v4), v4[0]
     compute_bytes = 4 if precision == "amp" else 2
+    if (traits or traits_for(arch)).compressed_layers:
+        compute_bytes *= arch.residual_streams  # act: a checkpointed layer's input is its N streams
+    if t_parts:
+        compute_bytes *= arch.altup_inputs  # act: a checkpointed layer's input is AltUp's stack of A
     if hybrid_layers is not None:  # hybact: Mamba-2 keeps an fp32 residual stream
         compute_bytes = hybrid_saved.checkpointed_input_bytes(arch, precision)
     per_layer = float(compute_bytes * sb * h) if checkpointing else in_layers / arch.layers

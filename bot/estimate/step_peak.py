@@ -9,7 +9,9 @@ starts from are :mod:`bot.estimate.saved_activations`'. Pure Python; nothing her
 
 from __future__ import annotations
 
-from bot.estimate import hybrid_saved, methods
+import dataclasses
+
+from bot.estimate import hybrid_saved, methods, saved_activations
 from bot.estimate.family_traits import FamilyTraits, traits_for
 from bot.estimate.hybrid_saved import KERNEL_PATH, HybridPath
 from bot.estimate.models import Architecture
@@ -205,6 +207,10 @@ def _layer_backward_working_bytes(
         sinks = a * s * (8 if precision == "amp" else 5) // 2
         scores = sinks if t.attention_sinks and not t.sink_scaling else 6 * a * s
         return float(s * b * max(0, scores + residual - mlp - 8 * h))
+    if traits is not None and traits.per_layer_parts:
+        # act: Gemma 3n's residual is AltUp's stack of A streams: the gradients of the layer's input,
+        # predictions and corrected stacks and one more live at once (measured: 4 × 2Ah).
+        residual = 4 * arch.altup_inputs * (residual // 2)
     # MLA: q_dim and kv_dim are both a·d_qk, the padded width of V and of the output.
     return float(s * b * (4 * q + 4 * kv + residual))
 
@@ -216,6 +222,28 @@ def _mlp_side_bytes(arch: Architecture, precision: Precision, traits: FamilyTrai
     if moe_layer and traits.deepseek_moe:
         return norm + deepseek_moe_bytes(arch, precision, traits)
     return norm + 2 * h * (2 if precision == "amp" else 1) + dense_mlp_bytes(arch)
+
+
+def _kv_store_layers(arch: Architecture) -> int:
+    """Gemma 3n: the layers that store their keys and values for the K/V-sharing ones, the last
+    unshared layer of each attention kind (Gemma3nTextConfig.kv_sharing_modes), none without sharing."""
+    if not arch.kv_shared_layers:
+        return 0
+    return (arch.sliding_window_layers > 0) + (arch.sliding_window_layers < arch.attention_layers)
+
+
+def _layer_params(arch: Architecture, index: int, *, mixer: bool = True) -> int:
+    """Layer ``index``'s linear weights (its mixer's, unless ``mixer`` is False, and its MLP's: a MoE
+    layer's every routed expert, the shared experts and the router), norms and biases left out."""
+    kind = arch.layer_kinds[index] if arch.layer_kinds else "attention"
+    params = sum(i * o for _, i, o in arch.mixer_linears(kind)) if mixer and kind != "none" else 0
+    mlp = hybrid_saved.layer_mlp(arch, index)
+    if mlp == "moe":
+        params += arch.experts * sum(i * o for _, i, o in arch.expert_linears())
+        params += sum(i * o for _, i, o in arch.shared_expert_linears()) + arch.hidden_size * arch.experts
+    elif mlp == "dense":
+        params += sum(i * o for _, i, o in arch.dense_mlp_linears())
+    return params
 
 
 def _mlp_and_o_params(arch: Architecture, *, moe_layer: bool) -> int:
@@ -318,6 +346,10 @@ def step_peak(
     a frozen MLP, and QLoRA dequantizes one linear's weight at a time (its workspace).
     """
     t = traits or traits_for(arch)
+    if t.compressed_layers and setup.attention != "eager":
+        # act: DeepSeek-V4's sink attention runs eager only in transformers 5.24 (its causal mask held
+        # under checkpointing, eager's backward moment).
+        setup = dataclasses.replace(setup, attention="eager")
     savers = setup.savers
     attention, precision, checkpointing = setup.attention, setup.precision, setup.checkpointing
     optimizer = setup.optimizer
@@ -388,8 +420,11 @@ def step_peak(
     if savers.optimizer_in_backward:
         # No step after backward: each tensor steps as its gradient is made, inside the moments below.
         moments["optimizer step"] = states + in_flight
-    indexer_scores = hybrid_saved.indexer_scores_bytes(arch, batch_size, seq_len)
-    if arch.index_heads is not None and not checkpointing:
+    # DeepSeek-V3.2's indexer; DeepSeek-V4's keeps its scores' inputs, counted as saved (act).
+    indexer_scores = (
+        0.0 if t.compressed_layers else hybrid_saved.indexer_scores_bytes(arch, batch_size, seq_len)
+    )
+    if indexer_scores and not checkpointing:
         # hybact: the last layer's sparse-attention indexer scores every key in fp32 in forward, on
         # top of what the layers before it saved (bot.estimate.hybrid_saved.indexer_scores_bytes).
         # At the last layer's indexer only the layers before it have saved their tensors.
@@ -399,6 +434,32 @@ def step_peak(
     scan_backward = hybrid_saved.scan_backward_bytes(arch, batch_size, seq_len, hybrid_path)
     if scan_backward and not checkpointing:
         moments["scan backward"] = base + scan_backward
+    # act: the torch fallback's Kimi Delta Attention in backward (bot.estimate.hybrid_saved): the
+    # last KDA layer's (the first one's under checkpointing, rebuilt last) saved tensors less its MLP
+    # side and its output's, with the fp32 gradients of its chunked products.
+    kda_working = hybrid_saved.kda_backward_bytes(arch, batch_size, seq_len, hybrid_path)
+    kda_layer, kda_before = 0.0, 0.0
+    if kda_working:
+        per_layer = hybrid_saved.hybrid_layers_saved_bytes(
+            arch, batch_size, seq_len, attention=attention, precision=precision, traits=t, path=hybrid_path
+        )
+        kda_layers = [i for i, kind in enumerate(arch.layer_kinds) if kind == "linear_attention"]
+        index = kda_layers[0] if checkpointing else kda_layers[-1]
+        mlp = hybrid_saved.layer_mlp(arch, index)
+        mlp_side = _mlp_side_bytes(arch, precision, t, mlp == "moe") if mlp != "none" else 0
+        freed = sb * (mlp_side + hybrid_saved.kda_output_bytes(arch))
+        kda_layer = per_layer[index] - freed + kda_working
+        # The gradients made by then: the LM head's, the layers' after it, its MLP's and o_proj's.
+        after = sum(_layer_params(arch, i) for i in range(index + 1, arch.layers))
+        own = _layer_params(arch, index, mixer=False) + h * arch.linear_key_dim  # MLP, o_proj
+        grads = grad_bytes * (v * h + after + own)
+        if setup.adapters or savers.grad_accum > 1:
+            grads = 0.0  # none reach a frozen base; accumulated ones are in base already
+        if savers.optimizer_in_backward:
+            grads = in_flight
+        kda_before = base - acts.saved_bytes + sum(per_layer[:index]) + grads
+        if not checkpointing:
+            moments["kda backward"] = kda_before + kda_layer
     if checkpointing:
         compute_bytes = 4 if precision == "amp" else 2
         # A DeepSeek layer's MLP copies are freed once its MLP's backward has run (measured).
@@ -413,11 +474,52 @@ def step_peak(
         before_layer = (
             without_grads
             + (in_flight if savers.optimizer_in_backward else grads_by_then)
-            + compute_bytes * sb * h
+            + compute_bytes * sb * h * (arch.altup_inputs if t.per_layer_parts else 1)  # act: AltUp's stack
             + acts.held_bytes
             + 16 * sb
         )
         moments["recompute"] = before_layer + acts.recompute_bytes + layer_copies + working + scan_backward
+        if kda_working:
+            moments["kda backward"] = before_layer + layer_copies + kda_layer
+        if t.per_layer_parts:
+            # act: Gemma 3n's first layer rebuilt with the tensors saved before the layers still held
+            # (its per-layer inputs, AltUp's streams), and in each layer that stores its K and V for
+            # the sharing layers (the last unshared one of each attention kind, "store" in
+            # Gemma3nTextConfig.kv_sharing_modes) the rebuilt K and V that the rebuild writes back into
+            # shared_kv_states, alive to the end of backward with the graph they hang from (measured):
+            # its input, AltUp's router and prediction coefficients, the router norm and
+            # input_layernorm, k/v_proj's input, k_norm and v_norm.
+            before, _ = saved_activations.per_layer_parts_outside(arch, precision, end=False)
+            n, kv, g = arch.altup_inputs, arch.kv_dim, arch.kv_heads
+            held_kv = (
+                2 * saved_activations.altup_norm_bytes(h, 1)
+                + 4 * h
+                + 6 * n
+                + 2 * n * n
+                + saved_activations.altup_norm_bytes(kv, g)
+                + saved_activations.altup_norm_bytes(kv, g, scaled=False)
+                + compute_bytes * n * h
+            )
+            moments["recompute"] += sb * (before + _kv_store_layers(arch) * held_kv)
+            # act: Gemma 3n's checkpointed inputs are AltUp's stacks (2Ah each), and its layer rebuilt
+            # large: its last layer's backward, with every layer's input still held, the tensors saved
+            # before the layers and the final stack, and the LM head's gradient, can pass the first's.
+            last = saved_activations.per_layer_parts_layers(
+                arch, batch_size, seq_len, attention=attention, precision=precision
+            )[-1]
+            before, _ = saved_activations.per_layer_parts_outside(arch, precision, end=False)
+            kept = sb * (before + compute_bytes * arch.altup_inputs * h)
+            lm_head = 0.0 if setup.adapters else card_grad_bytes * v * h
+            moments["recompute last"] = (
+                without_grads
+                + acts.saved_bytes
+                - acts.outside_layers_bytes
+                + kept
+                + acts.held_bytes
+                + lm_head
+                + last
+                + working
+            )
         if indexer_scores:
             # hybact: the recomputed first layer's indexer scores again, before its attention.
             moments["indexer forward"] = before_layer + layer_copies + indexer_scores

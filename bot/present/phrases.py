@@ -319,7 +319,9 @@ def hybrid_activation_notes(model: Architecture, w: Words) -> list[str]:
     if hybrid_saved.has_kernel_layers(model):
         ratio = hybrid_saved.fallback_ratio(model, traits_for(model))
         notes.append(w("hybact.kernel_path", kinds=kinds, ratio=w.num(ratio, ".1f")))
-    if model.index_heads is not None:
+    if model.output_groups is not None:  # act: DeepSeek-V4's layers (compressed_layer_bytes)
+        notes.append(w("hybact.compressed", kinds=kinds, streams=w.plain(model.residual_streams)))
+    elif model.index_heads is not None:
         notes.append(w("hybact.indexer", kinds=kinds))
     return notes
 
