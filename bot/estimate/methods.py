@@ -63,7 +63,8 @@ NF4_BYTES_PER_PARAM = (4 + 8 / 64 + 32 / (64 * 256)) / 8
 class AdaptedLinear:
     """One kind of adapted weight: A is ``rank`` × ``d_in``, B ``d_out`` × ``rank``, ``copies`` in the
     model (a 3-D expert tensor is one copy per MoE layer, its rank r × experts); ``mixer`` is the
-    layer kind whose mixer holds it ("" for the MLP side and the model's own linears)."""
+    layer kind whose mixer holds it ("" for the MLP side and the model's own linears); ``trained``
+    False for one that runs under ``torch.no_grad`` (peft adapts it, no gradient ever reaches it)."""
 
     name: str
     d_in: int
@@ -71,6 +72,7 @@ class AdaptedLinear:
     rank: int
     copies: int
     mixer: str = ""
+    trained: bool = True
 
     @property
     def params(self) -> int:
@@ -164,16 +166,23 @@ def _mixer_linears(arch: Architecture, targets: LoraTargets, rank: int) -> list[
             n = copies
             if kind == "attention" and name in ("k_proj", "v_proj"):
                 n -= arch.kv_shared_layers
-            found.append(AdaptedLinear(name, d_in, d_out, rank, n, kind))
+            # Every Mamba-1 mixer (MambaMixer, FalconMambaMixer, JambaMambaMixer) multiplies by
+            # ``self.dt_proj.weight`` itself, never calling the module: peft's dt_proj adapter never
+            # runs (lora: measured, Mamba's model states 0.927 -> 1.000).
+            idle = kind == "mamba1" and name == "dt_proj"
+            found.append(AdaptedLinear(name, d_in, d_out, rank, n, kind, not idle))
     if wanted is None and arch.index_heads is not None and arch.index_head_dim is not None:
         # DeepSeek-V3.2's indexer (DeepseekV32Indexer): wq_b from the q latent, wk, weights_proj.
+        # Its forward is ``@torch.no_grad()`` (DeepseekV32Indexer.forward, GlmMoeDsaIndexer.forward):
+        # peft adapts these linears, but their adapters save nothing, get no gradient and no
+        # optimizer state (lora: measured on both DSA families, saved 0.823 -> 0.98).
         heads, dim, h = arch.index_heads, arch.index_head_dim, arch.hidden_size
         for name, d_in, d_out in (
             ("indexer.wq_b", arch.q_lora_rank or 0, heads * dim),
             ("indexer.wk", h, dim),
             ("indexer.weights_proj", h, heads),
         ):
-            found.append(AdaptedLinear(name, d_in, d_out, rank, arch.indexed_layers, "attention"))
+            found.append(AdaptedLinear(name, d_in, d_out, rank, arch.indexed_layers, "attention", False))
     return found
 
 
@@ -220,6 +229,11 @@ def adapted_linears(
 def adapter_params(arch: Architecture, rank: int, targets: LoraTargets = LoraTargets.ALL_LINEAR) -> int:
     """The LoRA adapters' parameters: r × (d_in + d_out) per adapted weight."""
     return sum(linear.params for linear in adapted_linears(arch, rank, targets))
+
+
+def idle_adapter_params(arch: Architecture, rank: int, targets: LoraTargets = LoraTargets.ALL_LINEAR) -> int:
+    """The adapters no gradient reaches (``AdaptedLinear.trained`` False): their fp32 weights only."""
+    return sum(linear.params for linear in adapted_linears(arch, rank, targets) if not linear.trained)
 
 
 def quantized_params(arch: Architecture) -> int:
@@ -316,6 +330,10 @@ def lora_layer_delta(
         removed += _normalized_bytes(arch.kv_dim, "mixed", t.norm_style)
     if attends and arch.is_mla:
         removed += 2 * arch.attention_heads * (arch.v_head_dim or arch.qk_head_dim)  # o_proj's copy
+        # The latent norms' 16-bit normalized tensors and q_b_proj's / kv_b_proj's 16-bit inputs
+        # (saved_activations._mla_attention_bytes): only the frozen weights' gradients needed them
+        # (lora: measured on DeepSeek-V3.2's layers, tensor by tensor).
+        removed += 4 * ((arch.q_lora_rank or 0) + (arch.kv_lora_rank or 0))
     elif attends and (attention == "eager" or t.rope_cat):
         removed += 2 * arch.o_dim
     if mixer in ("mamba", "attention_mamba"):
@@ -340,6 +358,8 @@ def lora_layer_delta(
     in_bytes, a_bytes = (2, 2) if amp else (4, 4)
     added, constant = 0, 0
     for linear in adapted_linears(arch, rank, targets):
+        if not linear.trained:
+            continue  # under torch.no_grad: nothing saved for it
         if linear.mixer:
             if linear.mixer != mixer:
                 continue  # another kind of layer's mixer, or the model's own (Gemma 3n's per-layer)
@@ -476,5 +496,7 @@ def lora_backward_working_bytes(arch: Architecture, rank: int, targets: LoraTarg
     widest adapted linear's input gradient in fp32 (A's backward, 4·d_in) and its 16-bit cast back
     to the base's dtype (2·d_in), fitted on the recompute of Qwen3 and Llama at 512 × 2 (measured:
     benchmarks/accuracy_methods.py)."""
-    widest = max((x.d_in for x in adapted_linears(arch, rank, targets) if x.rank == rank), default=0)
+    widest = max(
+        (x.d_in for x in adapted_linears(arch, rank, targets) if x.rank == rank and x.trained), default=0
+    )
     return 6 * widest
