@@ -190,6 +190,27 @@ def mamba_bytes(arch: Architecture, path: HybridPath) -> float:
     )
 
 
+def mamba_forward_bytes(arch: Architecture, path: HybridPath) -> float:
+    """A Mamba-2 mixer's forward that no gradient runs through (a layer ahead of LoRA's first
+    adapter), bytes per token at its most, freed when the mixer returns (lora).
+
+    fallback (``torch_forward`` and its chunked scan, e.g. nemotron_h's ``mamba2_chunk_scan``, whose
+    locals all live until it returns; the most is at ``C_times_states``, measured at two shapes):
+    zxbcdt and the conv's output (2·conv_dim); x in fp32, its padded copy, D's residual, dt·x, its
+    chunked copy, Y_diag and C_times_states (28I); B and C in fp32 padded and B's decay (12HN); the
+    decay L, G = C·B and M = G·L (12·H·c); the chunk states and their einsum (8·I·N / c).
+    kernel (mamba-ssm's ``_mamba_chunk_scan_combined_fwd``, from its source): zxbcdt, the conv's
+    output, dt and dA_cumsum in fp32 (8H), the chunk states in fp32 and passed on in 16 bits
+    (6·I·N / c), CB = C·B in fp32 (4·G·c), and out, out_x and the gated norm's output (6I)."""
+    inner, heads = arch.mamba_inner_size, arch.mamba_heads or 1
+    groups, state = arch.mamba_groups or 1, arch.mamba_state_size or 0
+    c = mamba_chunk(arch)
+    zxbcdt = 2 * (2 * inner + 2 * groups * state + heads) + 2 * arch.mamba_conv_dim
+    if path == "kernel":
+        return float(zxbcdt + 8 * heads + 6 * inner * state / c + 4 * groups * c + 6 * inner)
+    return float(zxbcdt + 28 * inner + 12 * heads * state + 12 * heads * c + 8 * inner * state / c)
+
+
 def _mamba_constants(arch: Architecture, path: HybridPath) -> tuple[float, float]:
     """(per sequence, per layer) bytes of the fallback's Mamba-2 mixer: the conv's padded columns and
     the initial chunk state (2·conv_dim·(k - 1) + 4·I·N); two c × c bool masks."""
@@ -308,8 +329,10 @@ def scan_live_bytes(
         return 0.0
     norm = norm_bytes(arch.hidden_size, 1, precision, traits.norm_style)
     per_token, per_sequence, per_layer = _mixer_terms(arch, "mamba1", batch_size, seq_len, norm, 1, path)
-    mixer = batch_size * (seq_len * per_token + per_sequence) + per_layer + _norm_constant(
-        arch.hidden_size, traits.norm_style
+    mixer = (
+        batch_size * (seq_len * per_token + per_sequence)
+        + per_layer
+        + _norm_constant(arch.hidden_size, traits.norm_style)
     )
     return float(sum(layers_saved[:last]) + mixer)
 
