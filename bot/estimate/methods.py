@@ -338,6 +338,12 @@ def lora_layer_delta(
         removed += 2 * arch.o_dim
     if mixer in ("mamba", "attention_mamba"):
         removed += 2 * arch.mamba_inner_size  # the frozen out_proj's input (Mamba2Mixer's)
+    removed_per_layer = 0
+    if mixer == "mamba1":
+        # MambaMixer's frozen x_proj and out_proj no longer save their 16-bit inputs (2I each), nor
+        # A_log's exp (4·I·N, fp32) its gradient needed (lora: measured on Mamba, 1.00 per layer).
+        removed += 4 * arch.mamba_inner_size
+        removed_per_layer = 4 * arch.mamba_inner_size * (arch.mamba_state_size or 0)
     converted = moe and _converted_moe(arch)
     experts_adapted = converted and targets is LoraTargets.ALL_LINEAR
     if not mlp:
@@ -356,7 +362,7 @@ def lora_layer_delta(
     if mlp and moe and arch.shared_experts and frozen_shared:  # the frozen shared experts: input, product
         removed += (4 if amp else 2) * h * (1 if t.deepseek_moe else 0) + 2 * arch.shared_intermediate_size
     in_bytes, a_bytes = (2, 2) if amp else (4, 4)
-    added, constant = 0, 0
+    added, constant = 0, -removed_per_layer
     for linear in adapted_linears(arch, rank, targets):
         if not linear.trained:
             continue  # under torch.no_grad: nothing saved for it
