@@ -190,25 +190,34 @@ def mamba_bytes(arch: Architecture, path: HybridPath) -> float:
     )
 
 
-def mamba_forward_bytes(arch: Architecture, path: HybridPath) -> float:
+def mamba_forward_bytes(arch: Architecture, batch_size: int, seq_len: int, path: HybridPath) -> float:
     """A Mamba-2 mixer's forward that no gradient runs through (a layer ahead of LoRA's first
-    adapter), bytes per token at its most, freed when the mixer returns (lora).
+    adapter): the most it holds at once, freed when the mixer returns (lora). I the inner width,
+    H heads, G groups of state N, c the chunk; the chunked tensors are padded to whole chunks.
 
     fallback (``torch_forward`` and its chunked scan, e.g. nemotron_h's ``mamba2_chunk_scan``, whose
-    locals all live until it returns; the most is at ``C_times_states``, measured at two shapes):
-    zxbcdt and the conv's output (2·conv_dim); x in fp32, its padded copy, D's residual, dt·x, its
-    chunked copy, Y_diag and C_times_states (28I); B and C in fp32 padded and B's decay (12HN); the
-    decay L, G = C·B and M = G·L (12·H·c); the chunk states and their einsum (8·I·N / c).
-    kernel (mamba-ssm's ``_mamba_chunk_scan_combined_fwd``, from its source): zxbcdt, the conv's
-    output, dt and dA_cumsum in fp32 (8H), the chunk states in fp32 and passed on in 16 bits
-    (6·I·N / c), CB = C·B in fp32 (4·G·c), and out, out_x and the gated norm's output (6I)."""
+    locals all live until it returns; the most is at ``C_times_states``; measured at three shapes,
+    one of them padded): zxbcdt and the conv's output (2·conv_dim) per token; per padded token x's
+    padded copy, D's residual, dt·x chunked, its contiguous copy, a sum, Y_diag and C_times_states
+    (28I, fp32), B and C in fp32 padded and B's decay (12HN), the decay L, G = C·B and M = G·L
+    (12·H·c); per sequence the chunk states with the initial one (4·I·N·(chunks + 2)).
+    kernel (mamba-ssm's ``_mamba_chunk_scan_combined_fwd``, from its source, not measured):
+    zxbcdt, the conv's output, dt and dA_cumsum in fp32 (8H), out, out_x and the gated norm's
+    output (6I) per token; per padded token CB = C·B in fp32 (4·G·c); per sequence the chunk
+    states in fp32 and passed on in 16 bits (6·I·N·chunks)."""
     inner, heads = arch.mamba_inner_size, arch.mamba_heads or 1
     groups, state = arch.mamba_groups or 1, arch.mamba_state_size or 0
     c = mamba_chunk(arch)
+    chunks = -(-seq_len // c)
     zxbcdt = 2 * (2 * inner + 2 * groups * state + heads) + 2 * arch.mamba_conv_dim
     if path == "kernel":
-        return float(zxbcdt + 8 * heads + 6 * inner * state / c + 4 * groups * c + 6 * inner)
-    return float(zxbcdt + 28 * inner + 12 * heads * state + 12 * heads * c + 8 * inner * state / c)
+        per_token = zxbcdt + 8 * heads + 6 * inner
+        per_padded, per_sequence = 4 * groups * c, 6 * inner * state * chunks
+    else:
+        per_token = zxbcdt
+        per_padded = 28 * inner + 12 * heads * state + 12 * heads * c
+        per_sequence = 4 * inner * state * (chunks + 2)
+    return float(batch_size * (seq_len * per_token + chunks * c * per_padded + per_sequence))
 
 
 def _mamba_constants(arch: Architecture, path: HybridPath) -> tuple[float, float]:

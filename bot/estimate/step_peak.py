@@ -412,7 +412,7 @@ def step_peak(
             grads_made = 0.0 if savers.grad_accum > 1 else card_grad_bytes * max(0, made)
         live = min(acts.scan_live_bytes, acts.saved_bytes)
         moments["scan backward"] = base - acts.saved_bytes + live + grads_made + scan_backward
-    mamba_forward = hybrid_saved.mamba_forward_bytes(arch, hybrid_path)
+    mamba_forward = hybrid_saved.mamba_forward_bytes(arch, batch_size, seq_len, hybrid_path)
     first_adapted = (
         methods.first_adapted_layer(arch, setup.lora_targets, lambda i: hybrid_saved.layer_mlp(arch, i))
         if setup.adapters
@@ -422,7 +422,7 @@ def step_peak(
         # lora: a Mamba-2 layer ahead of the first adapter saves nothing, but its forward still
         # holds its scan's working set, with only the embedding's output before it (measured on
         # Nemotron-H under lora_targets:attention: 2.17x the estimate without this moment).
-        moments["mixer forward"] = base - acts.saved_bytes + sb * (2 * h + mamba_forward)
+        moments["mixer forward"] = base - acts.saved_bytes + 2 * sb * h + mamba_forward
     if checkpointing:
         compute_bytes = 4 if precision == "amp" else 2
         # A DeepSeek layer's MLP copies are freed once its MLP's backward has run (measured).
