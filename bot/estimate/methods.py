@@ -315,10 +315,12 @@ def lora_layer_delta(
     moe: bool,
     mixer: str = "attention",
     mlp: bool = True,
+    fallback: bool = False,
 ) -> tuple[int, int]:
     """What one decoder layer (its mixer of kind ``mixer``, "none" for Nemotron-H's MLP-only blocks;
-    ``mlp`` False for a block without an MLP) saves under LoRA beyond (or short of) the full
-    fine-tune's layer: (bytes per token, bytes per layer independent of the tokens)."""
+    ``mlp`` False for a block without an MLP; ``fallback``: a hybrid mixer on the torch fallback)
+    saves under LoRA beyond (or short of) the full fine-tune's layer: (bytes per token, bytes per
+    layer independent of the tokens)."""
     t = traits_for(arch)
     h, amp = arch.hidden_size, precision == "amp"
     attention_saves, mlp_saves = _linear_input_saves(arch, precision, moe, t)
@@ -336,13 +338,23 @@ def lora_layer_delta(
         removed += 4 * ((arch.q_lora_rank or 0) + (arch.kv_lora_rank or 0))
     elif attends and (attention == "eager" or t.rope_cat):
         removed += 2 * arch.o_dim
-    if mixer in ("mamba", "attention_mamba"):
-        removed += 2 * arch.mamba_inner_size  # the frozen out_proj's input (Mamba2Mixer's)
+    if mixer in ("mamba", "attention_mamba") and fallback:
+        # The torch fallback (Mamba2Mixer.torch_forward) no longer saves what only frozen weights'
+        # gradients needed: out_proj's 16-bit input (2I), D's padded fp32 input (4I), the gated
+        # norm's fp32 normalized tensor (4I) and dt's fp32 copy for dt_bias (4H) (lora: measured on
+        # Mamba-2, per layer 0.927 -> 1.0). The kernel (MambaSplitConv1dScanCombinedFn) saves the
+        # same tensors whatever needs a gradient.
+        inner = arch.mamba_inner_size
+        removed += 6 * inner + 4 * inner * arch.mamba_gated_norm + 4 * (arch.mamba_heads or 0)
     removed_per_layer = 0
     if mixer == "mamba1":
-        # MambaMixer's frozen x_proj and out_proj no longer save their 16-bit inputs (2I each), nor
-        # A_log's exp (4·I·N, fp32) its gradient needed (lora: measured on Mamba, 1.00 per layer).
-        removed += 4 * arch.mamba_inner_size
+        # MambaMixer's frozen x_proj and out_proj no longer save their 16-bit inputs (2I each) where
+        # they run as modules (the fallback; Jamba's kernels, called apart; mamba-ssm's fused
+        # MambaInnerFn takes their weights and saves the same either way), nor A_log's exp (4·I·N,
+        # fp32) its gradient needed (lora: measured on Mamba, per layer 1.00).
+        declared = family(arch.family or "")
+        apart = declared is not None and declared.mamba1 is not None and declared.mamba1.dt_norms
+        removed += 4 * arch.mamba_inner_size if fallback or apart else 0
         removed_per_layer = 4 * arch.mamba_inner_size * (arch.mamba_state_size or 0)
     converted = moe and _converted_moe(arch)
     experts_adapted = converted and targets is LoraTargets.ALL_LINEAR

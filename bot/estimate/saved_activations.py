@@ -501,6 +501,7 @@ def measured_activations(
                     moe=mlp == "moe",
                     mixer=mixer,
                     mlp=mlp != "none",
+                    fallback=hybrid_path == "fallback",
                 )
                 hybrid_layers[index] += sb * per_token + constant
             # lora: the layers ahead of the first adapter save nothing (no gradient reaches them).
