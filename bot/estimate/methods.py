@@ -346,6 +346,13 @@ def lora_layer_delta(
         # same tensors whatever needs a gradient.
         inner = arch.mamba_inner_size
         removed += 6 * inner + 4 * inner * arch.mamba_gated_norm + 4 * (arch.mamba_heads or 0)
+    if mixer == "linear_attention":
+        # Gated DeltaNet's frozen out_proj no longer saves its 16-bit input (2V), nor dt_bias's
+        # softplus (4 per value head, fp32); on the fallback its torch gated RMSNorm no longer keeps
+        # the 16-bit normalized tensor (2V; fla's fused norm saves the same either way) (lora:
+        # measured on Qwen3.5-MoE).
+        v = arch.linear_value_dim
+        removed += 2 * v + 4 * (arch.linear_value_heads or 0) + (2 * v if fallback else 0)
     removed_per_layer = 0
     if mixer == "mamba1":
         # MambaMixer's frozen x_proj and out_proj no longer save their 16-bit inputs (2I each) where
