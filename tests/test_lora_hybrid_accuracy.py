@@ -109,6 +109,26 @@ CASES: dict[str, tuple[str, dict[str, Any], LoraTargets, int, int]] = {
         320,
         1,
     ),
+    # The Mamba-2 fallback's frozen D, gated norm and dt_bias keep nothing under LoRA.
+    "nemotron_h all-linear": (
+        "nemotron_h",
+        {
+            "hidden_size": 192,
+            "num_attention_heads": 3,
+            "num_key_value_heads": 1,
+            "head_dim": 64,
+            "layers_block_type": ["mamba", "mamba", "attention", "mlp"],
+            "intermediate_size": 384,
+            "mamba_num_heads": 6,
+            "mamba_head_dim": 48,
+            "n_groups": 3,
+            "ssm_state_size": 16,
+            "vocab_size": 384,
+        },
+        "all-linear",
+        384,
+        1,
+    ),
 }
 
 
