@@ -10,10 +10,11 @@ tensor by tensor as ``bot.measure`` counts them) and compares
 - the step's peak of live bytes with ``step_peak`` for the same setup,
 
 and then the savers that CPU can run: the optimizer in backward (one optimizer per parameter,
-stepped from ``register_post_accumulate_grad_hook``, the gradient freed at once) and a chunked loss
+stepped from ``register_post_accumulate_grad_hook``, the gradient freed at once), a chunked loss
 (cross-entropy over 8 chunks of tokens, each chunk's logits rebuilt in backward by
-``torch.utils.checkpoint``). Offloading to host RAM cannot be measured on a machine whose "device" is
-host RAM: ``save_on_cpu`` moves nothing there.
+``torch.utils.checkpoint``) and gradient accumulation (two micro-batches, then one step).
+Offloading to host RAM cannot be measured on a machine whose "device" is host RAM: ``save_on_cpu``
+moves nothing there.
 
     python -m benchmarks.accuracy_optimizers --quick --check    # CI: bf16, under a minute
     python -m benchmarks.accuracy_optimizers                    # bf16 and amp, two families
@@ -186,9 +187,12 @@ def measure(family: str, precision: str, optimizer: OptimizerKind, savers: Saver
     before_step = [0]
 
     def one_step(tracker: Any = None) -> None:
-        loss = forward()
-        loss.backward()
-        del loss
+        # Gradient accumulation: the micro-batches' gradients add up in .grad (no zero_grad between
+        # them), live through the next micro-batch's forward and backward, then one step.
+        for _ in range(savers.grad_accum):
+            loss = forward()
+            loss.backward()
+            del loss
         if not savers.optimizer_in_backward:
             if tracker is not None:
                 before_step[0] = tracker.total
@@ -237,6 +241,8 @@ def measure(family: str, precision: str, optimizer: OptimizerKind, savers: Saver
         )
     )
     saver = "in backward" if savers.optimizer_in_backward else "chunked loss" if savers.chunked_loss else "-"
+    if savers.grad_accum > 1:
+        saver = f"grad accum × {savers.grad_accum}"
     return Row(
         family=family,
         precision=precision,
@@ -270,6 +276,7 @@ def runs(quick: bool) -> Iterator[tuple[str, str, OptimizerKind, Savers]]:
             for kind in in_backward:
                 yield family, precision, kind, Savers(optimizer_in_backward=True)
             yield family, precision, "adamw", Savers(chunked_loss=True)
+            yield family, precision, "adamw", Savers(grad_accum=2)
 
 
 def main(argv: list[str] | None = None) -> int:

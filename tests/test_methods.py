@@ -4,10 +4,12 @@ against peft and bitsandbytes (``-m accuracy``: peft and torch build the small c
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from bot.cli import main
 from bot.estimate import families
 from bot.estimate.core import estimate
 from bot.estimate.methods import LoraTargets, Method, adapter_params, has_attention_targets
@@ -54,6 +56,29 @@ async def test_a_method_answers_with_its_total_peak_and_largest_batch(
     assert fields["Peak of one step"].startswith("≈ ")
     batch = found.largest_batch.checkpointed_batch
     assert f"with full activation checkpointing up to **{batch}**" in fields["Largest batch"]
+
+
+@pytest.mark.parametrize(("method", "name"), [("lora", "LoRA"), ("qlora", "QLoRA")])
+def test_the_cli_answers_a_method_with_its_peak_and_largest_batch(
+    method: str, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``vram-bot estimate --method lora|qlora``: the title names the method and the peak it
+    follows, and ``--format json`` carries the same peak, its basis and the largest batch."""
+    args = ["estimate", "--model", "llama-3.1-8b", "--method", method, "--seq-len", "2048", "--gpu", "h100"]
+    found = estimate(parse_request(model="llama-3.1-8b", method=method, seq_len=2048, gpu="h100"))
+    assert found.peak is not None
+    assert found.largest_batch is not None
+    assert main([*args, "--format", "json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["request"]["method"] == method
+    assert answer["verdict_basis"] == "peak"
+    assert answer["peak_gb"] == pytest.approx(found.peak.peak_gb)
+    assert answer["largest_batch"]["batch"] == found.largest_batch.batch
+    assert answer["largest_batch"]["checkpointed_batch"] == found.largest_batch.checkpointed_batch
+    assert main(args) == 0
+    title = capsys.readouterr().out.splitlines()[0]
+    peak = f"{found.peak.peak_gb:.1f} GB peak"
+    assert title.startswith(f"✅ Llama 3.1 8B · {name} · Adam: {peak} fits one H100")
 
 
 def test_lora_leaves_the_seed_and_the_full_fine_tune_alone() -> None:

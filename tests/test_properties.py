@@ -207,8 +207,9 @@ def test_no_answer_disagrees_with_its_own_peak_bar_or_card_count(
         embed = render_embed(result, language)
         title, description = str(embed["title"]), str(embed["description"])
         # The glance's characters hold with every option. Its 14 phone rows hold where it can give
-        # rows back (tests/test_savers.py, test_glance.py); drawn extremes (a three-row German title,
-        # a MoE's line, five savers typed out, advice of two rows) still reach 18: not asserted here.
+        # rows back (tests/test_savers.py, test_glance.py), but not over this test's space: of 9,156
+        # requests drawn from it (lora, issue 21 audit), 56 % of the answers have 15-22 rows, a
+        # five-row command line with a three-row title among them: not asserted here.
         assert embed_characters(embed) <= 900
         assert title.startswith("✅" if verdict.fits else "❌")
         assert (embed["color"] == FITS_COLOUR) is verdict.fits
@@ -222,10 +223,21 @@ def test_no_answer_disagrees_with_its_own_peak_bar_or_card_count(
             if language is Language.EN:  # and the bar's caption says as many cards
                 caption = bar.split(" ", 1)[1].split("\u00a0")[0].replace(",", "")
                 assert math.ceil(round(float(caption), 6)) == needed, bar
-        # Advice never names what is on.
-        advice = [line for line in description.splitlines() if line.startswith("💡")]
+        # Advice never names what is on: checkpointing, the method, a smaller batch than one
+        # sequence, or no more cards than asked for.
+        advice = [line.replace("\u00a0", " ") for line in description.splitlines() if line.startswith("💡")]
         if checkpointing:
             assert all("heckpointing" not in line for line in advice), advice
+        if training["method"] == "lora":
+            assert all("LoRA" not in line.replace("QLoRA", "") for line in advice), advice
+        if training["method"] == "qlora":
+            assert all("QLoRA" not in line for line in advice), advice
+        found_shape = result.activation_estimate
+        if found_shape is not None and found_shape.batch_size == 1:
+            smaller = Words(language)("advice.smaller_batch")
+            assert all(smaller not in line for line in advice), advice
+        for count in re.findall(r"(\d[\d,.]*) × [^·]* ZeRO-3", " ".join(advice)):
+            assert int(count.replace(",", "").replace(".", "")) > gpus, advice
         if verdict.strategy == "ZeRO-3":
             details = render_details(result, language)
             text = " ".join(f["value"] for f in details["fields"])

@@ -208,6 +208,36 @@ def mamba_bytes(arch: Architecture, path: HybridPath) -> float:
     )
 
 
+def mamba_forward_bytes(arch: Architecture, batch_size: int, seq_len: int, path: HybridPath) -> float:
+    """A Mamba-2 mixer's forward that no gradient runs through (a layer ahead of LoRA's first
+    adapter): the most it holds at once, freed when the mixer returns (lora). I the inner width,
+    H heads, G groups of state N, c the chunk; the chunked tensors are padded to whole chunks.
+
+    fallback (``torch_forward`` and its chunked scan, e.g. nemotron_h's ``mamba2_chunk_scan``, whose
+    locals all live until it returns; the most is at ``C_times_states``; measured at three shapes,
+    one of them padded): zxbcdt and the conv's output (2·conv_dim) per token; per padded token x's
+    padded copy, D's residual, dt·x chunked, its contiguous copy, a sum, Y_diag and C_times_states
+    (28I, fp32), B and C in fp32 padded and B's decay (12HN), the decay L, G = C·B and M = G·L
+    (12·H·c); per sequence the chunk states with the initial one (4·I·N·(chunks + 2)).
+    kernel (mamba-ssm's ``_mamba_chunk_scan_combined_fwd``, from its source, not measured):
+    zxbcdt, the conv's output, dt and dA_cumsum in fp32 (8H), out, out_x and the gated norm's
+    output (6I) per token; per padded token CB = C·B in fp32 (4·G·c); per sequence the chunk
+    states in fp32 and passed on in 16 bits (6·I·N·chunks)."""
+    inner, heads = arch.mamba_inner_size, arch.mamba_heads or 1
+    groups, state = arch.mamba_groups or 1, arch.mamba_state_size or 0
+    c = mamba_chunk(arch)
+    chunks = -(-seq_len // c)
+    zxbcdt = 2 * (2 * inner + 2 * groups * state + heads) + 2 * arch.mamba_conv_dim
+    if path == "kernel":
+        per_token = zxbcdt + 8 * heads + 6 * inner
+        per_padded, per_sequence = 4 * groups * c, 6 * inner * state * chunks
+    else:
+        per_token = zxbcdt
+        per_padded = 28 * inner + 12 * heads * state + 12 * heads * c
+        per_sequence = 4 * inner * state * (chunks + 2)
+    return float(batch_size * (seq_len * per_token + chunks * c * per_padded + per_sequence))
+
+
 def _mamba_constants(arch: Architecture, path: HybridPath) -> tuple[float, float]:
     """(per sequence, per layer) bytes of the fallback's Mamba-2 mixer: the conv's padded columns and
     the initial chunk state (2·conv_dim·(k - 1) + 4·I·N); two c × c bool masks."""
@@ -298,6 +328,59 @@ def scan_backward_bytes(arch: Architecture, batch_size: int, seq_len: int, path:
     return float(16 * batch_size * seq_len * arch.mamba_inner_size * (arch.mamba_state_size or 0))
 
 
+def last_scan_layer(arch: Architecture) -> int | None:
+    """The last Mamba-1 layer: the first whose scan backward runs, with the most still saved."""
+    kinds = arch.layer_kinds or ()
+    return max((i for i, kind in enumerate(kinds) if kind == "mamba1"), default=None)
+
+
+def scan_live_bytes(
+    arch: Architecture,
+    layers_saved: list[float],
+    batch_size: int,
+    seq_len: int,
+    *,
+    precision: PrecisionName,
+    traits: FamilyTraits,
+    path: HybridPath,
+) -> float:
+    """What is still saved when backward reaches the last Mamba-1 layer's fallback scan (lora,
+    measured on Jamba: 26.1 MB live against 26.8 here at 512 tokens): every layer before it
+    (``layers_saved``, as the step saves them) and that layer's input norm and mixer; the layers
+    after it, the loss's tensors and its own MLP side were freed by their backward already. LoRA's
+    adapter inputs in that mixer are left out (some 3 % of it on Jamba's small config)."""
+    from bot.estimate.saved_activations import _norm_constant, norm_bytes
+
+    last = last_scan_layer(arch)
+    if path == "kernel" or last is None:
+        return 0.0
+    norm = norm_bytes(arch.hidden_size, 1, precision, traits.norm_style)
+    per_token, per_sequence, per_layer = _mixer_terms(arch, "mamba1", batch_size, seq_len, norm, 1, path)
+    mixer = (
+        batch_size * (seq_len * per_token + per_sequence)
+        + per_layer
+        + _norm_constant(arch.hidden_size, traits.norm_style)
+    )
+    return float(sum(layers_saved[:last]) + mixer)
+
+
+def params_through_scan(arch: Architecture) -> int:
+    """The parameters whose gradients backward has not made yet at the last Mamba-1 layer's scan:
+    the embedding (untied), every layer before it, and that layer's input norm and mixer."""
+    last = last_scan_layer(arch)
+    if last is None:
+        return 0
+    norm = arch._norm_params()
+    kinds = arch.layer_kinds or ()
+    mlp = {"none": 0, "dense": arch._dense_mlp_params(), "moe": arch._moe_params(arch.experts)}
+    before = sum(
+        arch.norms_per_layer * norm + arch._mixer_params(kinds[i]) + mlp[layer_mlp(arch, i)]
+        for i in range(last)
+    )
+    embedding = 0 if arch.tied_embeddings else arch.vocab_size * arch.hidden_size
+    return embedding + before + norm + arch._mixer_params("mamba1")
+
+
 def short_conv_bytes(arch: Architecture) -> float:
     """LFM2's short convolution (transformers ``Lfm2ShortConv``), bytes per token, on both paths:
     in_proj's output B, C, x (6h), B·x, the conv's input (2h: causal-conv1d's ``CausalConv1dFn``
@@ -361,6 +444,30 @@ def _per_token_and_constant(total_at: tuple[float, float]) -> tuple[float, float
     return two - one, 2 * one - two
 
 
+def _mixer_terms(
+    arch: Architecture, kind: str, b: int, s: int, norm: float, attention_inputs: int, path: HybridPath
+) -> tuple[float, float, float]:
+    """A mixer of ``kind`` with its input norm (``norm`` per token) and its 16-bit linear input (an
+    attention's ``attention_inputs`` of them): per token, per sequence, per layer."""
+    h = arch.hidden_size
+    per_token, per_sequence, per_layer = float(norm + 2 * h), 0.0, 0.0
+    if kind in ("attention", "attention_mamba"):
+        per_token += 2 * h * (attention_inputs - 1)
+    if kind in ("mamba", "attention_mamba"):
+        per_token += mamba_bytes(arch, path)
+        per_sequence, per_layer = _mamba_constants(arch, path)
+    elif kind == "mamba1":
+        per_token += mamba1_bytes(arch, path, b)
+        per_sequence, per_layer = _mamba1_constants(arch, path, s)
+    elif kind == "linear_attention":
+        per_token += delta_net_bytes(arch, path, s)
+        per_sequence, per_layer = _delta_net_constants(arch, path)
+    elif kind == "conv":
+        per_token += short_conv_bytes(arch)
+        per_sequence, per_layer = _short_conv_constants(arch, path)
+    return per_token, per_sequence, per_layer
+
+
 def hybrid_layers_saved_bytes(
     arch: Architecture,
     batch_size: int,
@@ -415,26 +522,11 @@ def hybrid_layers_saved_bytes(
             s * (dense_side + shared_expert_gate_bytes(arch)) + moe_seq - dense_seq,
             norm_constant + moe_const - dense_const,
         )
-    mixers: dict[str, tuple[float, float, float]] = {}  # per token, per sequence, per layer
-    for kind in set(arch.layer_kinds or ("attention",)):
-        if kind == "none":
-            continue
-        per_token, per_sequence, per_layer = float(norm + 2 * h), 0.0, 0.0
-        if kind in ("attention", "attention_mamba"):
-            per_token += 2 * h * (attention_inputs - 1)
-        if kind in ("mamba", "attention_mamba"):
-            per_token += mamba_bytes(arch, path)
-            per_sequence, per_layer = _mamba_constants(arch, path)
-        elif kind == "mamba1":
-            per_token += mamba1_bytes(arch, path, b)
-            per_sequence, per_layer = _mamba1_constants(arch, path, s)
-        elif kind == "linear_attention":
-            per_token += delta_net_bytes(arch, path, s)
-            per_sequence, per_layer = _delta_net_constants(arch, path)
-        elif kind == "conv":
-            per_token += short_conv_bytes(arch)
-            per_sequence, per_layer = _short_conv_constants(arch, path)
-        mixers[kind] = (per_token, per_sequence, per_layer)
+    mixers = {  # per token, per sequence, per layer
+        kind: _mixer_terms(arch, kind, b, s, norm, attention_inputs, path)
+        for kind in set(arch.layer_kinds or ("attention",))
+        if kind != "none"
+    }
     found: list[float] = []
     for index in range(arch.layers):
         kind = arch.layer_kinds[index] if arch.layer_kinds else "attention"

@@ -63,7 +63,8 @@ NF4_BYTES_PER_PARAM = (4 + 8 / 64 + 32 / (64 * 256)) / 8
 class AdaptedLinear:
     """One kind of adapted weight: A is ``rank`` × ``d_in``, B ``d_out`` × ``rank``, ``copies`` in the
     model (a 3-D expert tensor is one copy per MoE layer, its rank r × experts); ``mixer`` is the
-    layer kind whose mixer holds it ("" for the MLP side and the model's own linears)."""
+    layer kind whose mixer holds it ("" for the MLP side and the model's own linears); ``trained``
+    False for one that runs under ``torch.no_grad`` (peft adapts it, no gradient ever reaches it)."""
 
     name: str
     d_in: int
@@ -71,6 +72,7 @@ class AdaptedLinear:
     rank: int
     copies: int
     mixer: str = ""
+    trained: bool = True
 
     @property
     def params(self) -> int:
@@ -164,16 +166,23 @@ def _mixer_linears(arch: Architecture, targets: LoraTargets, rank: int) -> list[
             n = copies
             if kind == "attention" and name in ("k_proj", "v_proj"):
                 n -= arch.kv_shared_layers
-            found.append(AdaptedLinear(name, d_in, d_out, rank, n, kind))
+            # Every Mamba-1 mixer (MambaMixer, FalconMambaMixer, JambaMambaMixer) multiplies by
+            # ``self.dt_proj.weight`` itself, never calling the module: peft's dt_proj adapter never
+            # runs (lora: measured, Mamba's model states 0.927 -> 1.000).
+            idle = kind == "mamba1" and name == "dt_proj"
+            found.append(AdaptedLinear(name, d_in, d_out, rank, n, kind, not idle))
     if wanted is None and arch.index_heads is not None and arch.index_head_dim is not None:
         # DeepSeek-V3.2's indexer (DeepseekV32Indexer): wq_b from the q latent, wk, weights_proj.
+        # Its forward is ``@torch.no_grad()`` (DeepseekV32Indexer.forward, GlmMoeDsaIndexer.forward):
+        # peft adapts these linears, but their adapters save nothing, get no gradient and no
+        # optimizer state (lora: measured on both DSA families, saved 0.823 -> 0.98).
         heads, dim, h = arch.index_heads, arch.index_head_dim, arch.hidden_size
         for name, d_in, d_out in (
             ("indexer.wq_b", arch.q_lora_rank or 0, heads * dim),
             ("indexer.wk", h, dim),
             ("indexer.weights_proj", h, heads),
         ):
-            found.append(AdaptedLinear(name, d_in, d_out, rank, arch.indexed_layers, "attention"))
+            found.append(AdaptedLinear(name, d_in, d_out, rank, arch.indexed_layers, "attention", False))
     return found
 
 
@@ -220,6 +229,11 @@ def adapted_linears(
 def adapter_params(arch: Architecture, rank: int, targets: LoraTargets = LoraTargets.ALL_LINEAR) -> int:
     """The LoRA adapters' parameters: r × (d_in + d_out) per adapted weight."""
     return sum(linear.params for linear in adapted_linears(arch, rank, targets))
+
+
+def idle_adapter_params(arch: Architecture, rank: int, targets: LoraTargets = LoraTargets.ALL_LINEAR) -> int:
+    """The adapters no gradient reaches (``AdaptedLinear.trained`` False): their fp32 weights only."""
+    return sum(linear.params for linear in adapted_linears(arch, rank, targets) if not linear.trained)
 
 
 def quantized_params(arch: Architecture) -> int:
@@ -301,10 +315,12 @@ def lora_layer_delta(
     moe: bool,
     mixer: str = "attention",
     mlp: bool = True,
+    fallback: bool = False,
 ) -> tuple[int, int]:
     """What one decoder layer (its mixer of kind ``mixer``, "none" for Nemotron-H's MLP-only blocks;
-    ``mlp`` False for a block without an MLP) saves under LoRA beyond (or short of) the full
-    fine-tune's layer: (bytes per token, bytes per layer independent of the tokens)."""
+    ``mlp`` False for a block without an MLP; ``fallback``: a hybrid mixer on the torch fallback)
+    saves under LoRA beyond (or short of) the full fine-tune's layer: (bytes per token, bytes per
+    layer independent of the tokens)."""
     t = traits_for(arch)
     h, amp = arch.hidden_size, precision == "amp"
     attention_saves, mlp_saves = _linear_input_saves(arch, precision, moe, t)
@@ -316,10 +332,37 @@ def lora_layer_delta(
         removed += _normalized_bytes(arch.kv_dim, "mixed", t.norm_style)
     if attends and arch.is_mla:
         removed += 2 * arch.attention_heads * (arch.v_head_dim or arch.qk_head_dim)  # o_proj's copy
+        # The latent norms' 16-bit normalized tensors and q_b_proj's / kv_b_proj's 16-bit inputs
+        # (saved_activations._mla_attention_bytes): only the frozen weights' gradients needed them
+        # (lora: measured on DeepSeek-V3.2's layers, tensor by tensor).
+        removed += 4 * ((arch.q_lora_rank or 0) + (arch.kv_lora_rank or 0))
     elif attends and (attention == "eager" or t.rope_cat):
         removed += 2 * arch.o_dim
-    if mixer in ("mamba", "attention_mamba"):
-        removed += 2 * arch.mamba_inner_size  # the frozen out_proj's input (Mamba2Mixer's)
+    if mixer in ("mamba", "attention_mamba") and fallback:
+        # The torch fallback (Mamba2Mixer.torch_forward) no longer saves what only frozen weights'
+        # gradients needed: out_proj's 16-bit input (2I), D's padded fp32 input (4I), the gated
+        # norm's fp32 normalized tensor (4I) and dt's fp32 copy for dt_bias (4H) (lora: measured on
+        # Mamba-2, per layer 0.927 -> 1.0). The kernel (MambaSplitConv1dScanCombinedFn) saves the
+        # same tensors whatever needs a gradient.
+        inner = arch.mamba_inner_size
+        removed += 6 * inner + 4 * inner * arch.mamba_gated_norm + 4 * (arch.mamba_heads or 0)
+    if mixer == "linear_attention":
+        # Gated DeltaNet's frozen out_proj no longer saves its 16-bit input (2V), nor dt_bias's
+        # softplus (4 per value head, fp32); on the fallback its torch gated RMSNorm no longer keeps
+        # the 16-bit normalized tensor (2V; fla's fused norm saves the same either way) (lora:
+        # measured on Qwen3.5-MoE).
+        v = arch.linear_value_dim
+        removed += 2 * v + 4 * (arch.linear_value_heads or 0) + (2 * v if fallback else 0)
+    removed_per_layer = 0
+    if mixer == "mamba1":
+        # MambaMixer's frozen x_proj and out_proj no longer save their 16-bit inputs (2I each) where
+        # they run as modules (the fallback; Jamba's kernels, called apart; mamba-ssm's fused
+        # MambaInnerFn takes their weights and saves the same either way), nor A_log's exp (4·I·N,
+        # fp32) its gradient needed (lora: measured on Mamba, per layer 1.00).
+        declared = family(arch.family or "")
+        apart = declared is not None and declared.mamba1 is not None and declared.mamba1.dt_norms
+        removed += 4 * arch.mamba_inner_size if fallback or apart else 0
+        removed_per_layer = 4 * arch.mamba_inner_size * (arch.mamba_state_size or 0)
     converted = moe and _converted_moe(arch)
     experts_adapted = converted and targets is LoraTargets.ALL_LINEAR
     if not mlp:
@@ -338,8 +381,10 @@ def lora_layer_delta(
     if mlp and moe and arch.shared_experts and frozen_shared:  # the frozen shared experts: input, product
         removed += (4 if amp else 2) * h * (1 if t.deepseek_moe else 0) + 2 * arch.shared_intermediate_size
     in_bytes, a_bytes = (2, 2) if amp else (4, 4)
-    added, constant = 0, 0
+    added, constant = 0, -removed_per_layer
     for linear in adapted_linears(arch, rank, targets):
+        if not linear.trained:
+            continue  # under torch.no_grad: nothing saved for it
         if linear.mixer:
             if linear.mixer != mixer:
                 continue  # another kind of layer's mixer, or the model's own (Gemma 3n's per-layer)
@@ -476,5 +521,7 @@ def lora_backward_working_bytes(arch: Architecture, rank: int, targets: LoraTarg
     widest adapted linear's input gradient in fp32 (A's backward, 4·d_in) and its 16-bit cast back
     to the base's dtype (2·d_in), fitted on the recompute of Qwen3 and Llama at 512 × 2 (measured:
     benchmarks/accuracy_methods.py)."""
-    widest = max((x.d_in for x in adapted_linears(arch, rank, targets) if x.rank == rank), default=0)
+    widest = max(
+        (x.d_in for x in adapted_linears(arch, rank, targets) if x.rank == rank and x.trained), default=0
+    )
     return 6 * widest

@@ -77,6 +77,9 @@ class MeasuredActivations:
     weight_copy_bytes: float
     # Kept through backward without being saved (``held_bytes``).
     held_bytes: float
+    # The torch fallback's Mamba-1 layers: what is still saved at the last one's scan backward
+    # (``hybrid_saved.scan_live_bytes``; 0 without such a layer).
+    scan_live_bytes: float = 0.0
 
 
 def norm_bytes(width: int, rows: int, precision: Precision, style: NormStyle) -> int:
@@ -709,6 +712,7 @@ def measured_activations(
             layers[moe] += sb * per_token + constant
     in_layers = arch.dense_layers * layers.get(False, 0.0) + arch.moe_layers * layers.get(True, 0.0)
     # Under checkpointing the first layer is rebuilt last, for the backward's end.
+    scan_live = 0.0
     if hybrid_layers is None:
         full_layer = layers[first_layer_is_moe(arch)]
     else:  # hybact
@@ -725,6 +729,7 @@ def measured_activations(
                     moe=mlp == "moe",
                     mixer=mixer,
                     mlp=mlp != "none",
+                    fallback=hybrid_path == "fallback",
                 )
                 hybrid_layers[index] += sb * per_token + constant
             # lora: the layers ahead of the first adapter save nothing (no gradient reaches them).
@@ -734,6 +739,15 @@ def measured_activations(
             for index in range(first):
                 hybrid_layers[index] = 0.0
         in_layers, full_layer = sum(hybrid_layers), hybrid_layers[0]
+        scan_live = hybrid_saved.scan_live_bytes(
+            arch,
+            hybrid_layers,
+            batch_size,
+            seq_len,
+            precision=precision,
+            traits=traits or traits_for(arch),
+            path=hybrid_path,
+        )
     t_parts = (traits or traits_for(arch)).per_layer_parts
     if t_parts and hybrid_layers is None:  # act: Gemma 3n's layers differ one from the next
         gemma3n = per_layer_parts_layers(arch, batch_size, seq_len, attention=attention, precision=precision)
@@ -804,6 +818,7 @@ def measured_activations(
             checkpointing=checkpointing,
             traits=traits,
         ),
+        scan_live_bytes=scan_live,
     )
 
 
