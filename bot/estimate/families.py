@@ -75,6 +75,12 @@ class Experts:
     unlisted_dense: int = 0
     # Hunyuan MoE: the MoE block is built also when the config has one routed expert (its default).
     one_expert_block: bool = False
+    # decl: Gemma 4's MoE block is built only when this switch is on (enable_moe_block), its router
+    # has learned scales (Gemma4TextRouter: scale of h, per_expert_scale), and each MoE layer has
+    # this many norms more (post_feedforward_layernorm_1/_2, pre_feedforward_layernorm_2).
+    enabled_by: str | None = None
+    router_scales: bool = False
+    norms: int = 0
 
 
 # The mixer of one hybrid layer (issue 20, point 3): softmax attention (full or sliding), Gated
@@ -173,6 +179,9 @@ class Indexer:
     # GLM-5: a per-layer list, and the word of the layers that run their own indexer (the others
     # reuse the previous one's top-k); None: every layer has one.
     layers: tuple[str, str] | None = None
+    # decl: Mistral Large 4's indexer reads its queries from the normalized hidden state (there is
+    # no q latent), with a softmax scale and bias per head (MistralLarge4TextIndexer).
+    query_from_hidden: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,11 +192,47 @@ class PerLayer:
     reusing earlier layers' keys and values (no k/v projections and no cache of their own)."""
 
     widths: bool = True  # intermediate_size may be a list of one width a layer
-    altup: str = "altup_num_inputs"
-    laurel: str = "laurel_rank"
+    altup: str | None = "altup_num_inputs"  # None: no AltUp (Gemma 4)
+    laurel: str | None = "laurel_rank"  # None: no LAuReL (Gemma 4)
     input_width: str = "hidden_size_per_layer_input"
     input_vocab: str = "vocab_size_per_layer_input"
     kv_shared: str = "num_kv_shared_layers"
+    input_optional: bool = False  # decl: Gemma 4 builds no per-layer inputs when their width is 0
+
+
+@dataclass(frozen=True, slots=True)
+class GlobalAttention:
+    """decl: Gemma 4's full-attention layers (Gemma4TextAttention, Gemma4TextConfig.__post_init__):
+    their own head width (global_head_dim, 512 when absent) and, where attention_k_eq_v, their own K/V
+    heads (num_global_key_value_heads) and no v_proj (the keys are the values); or, where the config
+    writes it, transformers' per_layer_config of each layer's head_dim and num_key_value_heads (which
+    then decides alone). The layers sharing keys and values get a double-wide MLP by double_wide."""
+
+    head_dim: str = "global_head_dim"
+    default_head_dim: int = 512
+    kv_heads: str = "num_global_key_value_heads"
+    k_eq_v: str = "attention_k_eq_v"
+    overrides: str = "per_layer_config"
+    double_wide: str = "use_double_wide_mlp"
+    # Gemma4TextConfig without layer_types: every 6th layer full (i + 1) % 6 == 0, and the last.
+    full_every: int = 6
+
+
+@dataclass(frozen=True, slots=True)
+class MlaVariants:
+    """decl: Mistral Large 4's MLA layers (MistralLarge4TextConfig.__post_init__): no_rope_layers (1 a
+    layer with RoPE, 0 without; by default every no_rope_layer_interval-th layer without), and
+    kv_source_layers (each layer's source of its latent: itself, or an earlier layer it shares);
+    where indexer_types is absent, the indexer's layers by index_topk_pattern ("F" full, "S" shared)
+    or by index_topk_freq and index_skip_topk_offset."""
+
+    rope_list: str = "no_rope_layers"
+    rope_interval: str = "no_rope_layer_interval"
+    default_interval: int = 4
+    kv_sources: str = "kv_source_layers"
+    index_pattern: str = "index_topk_pattern"
+    index_freq: tuple[str, int] = ("index_topk_freq", 1)
+    index_offset: tuple[str, int] = ("index_skip_topk_offset", 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,6 +442,13 @@ class Family:
     # which the family's classes read as one value: a list of equal values is that value, a list that
     # varies is refused (undeclared_family "... varying by layer").
     uniform_lists: tuple[str, ...] = ()
+    # decl (issue 20): Gemma 4's global layers, Mistral Large 4's MLA layers without RoPE or sharing a
+    # latent, and the learned scales of the latter's attention softmax (MistralLarge4TextSoftmaxScaling)
+    # and RoPE frequencies (MistralLarge4TextRotaryEmbedding.alpha, qk_rope_head_dim / 2).
+    global_attention: GlobalAttention | None = None
+    mla_variants: MlaVariants | None = None
+    softmax_scaling: bool = False
+    learned_rope_scale: bool = False
     # Fields the family's classes do not read, whose value must be what they build instead (a field's
     # name: that field's value; a number): Hunyuan's experts are intermediate_size wide whatever
     # moe_intermediate_size says, and it builds one shared MLP whatever num_shared_expert says.
@@ -1674,11 +1726,13 @@ __all__ = [
     "DeltaNet",
     "Experts",
     "Family",
+    "GlobalAttention",
     "Indexer",
     "LayerKind",
     "LayerKinds",
     "Mamba",
     "Mamba1",
+    "MlaVariants",
     "MlpKind",
     "Multimodal",
     "NestedFields",
@@ -2189,3 +2243,109 @@ MULTIMODAL = tuple(m for m in MULTIMODAL if m.model_type not in _TOWERS_OF_DECLA
 _BY_TYPE.update({name: f for f in FAMILIES for name in (f.model_type, *f.also)})
 _MULTIMODAL.update({m.model_type: m for m in _MM_WRAPPERS})
 __all__ += ["Piece", "Tower"]
+
+# --- decl (issue 20, points 2 and 5): Gemma 4 and Mistral Large 4 ------------------------------------
+_LIKE = {f.model_type: f for f in FAMILIES}
+# Gemma 4 (modeling_gemma4.py: Gemma4TextModel): Gemma 3's layers (four norms, QK-norm of the head
+# width, a weightless v_norm; 5 sliding : 1 full) whose full layers have a head width of their own
+# (GlobalAttention), Gemma 3n's per-layer inputs and shared keys and values without AltUp or LAuReL,
+# and with enable_moe_block a MoE block beside the dense MLP in every layer (counted as one shared
+# expert of intermediate_size): experts in one 3-D gate_up_proj, a router with learned scales.
+# Its activations are not measured: its answers ask for `activations`.
+_GEMMA4_TEXT = replace(
+    _LIKE["gemma3_text"],
+    model_type="gemma4_text",
+    activations_measured=False,
+    preset_prefixes=("gemma-4",),
+    sliding=SlidingLayers(512, full_every=(None, 6)),
+    per_layer=PerLayer(widths=False, altup=None, laurel=None, input_optional=True),
+    global_attention=GlobalAttention(),
+    experts=Experts(
+        count=("num_experts",),
+        active="top_k_experts",
+        shared_width="intermediate_size",
+        fused_gate_up=True,
+        enabled_by="enable_moe_block",
+        router_scales=True,
+        norms=3,
+    ),
+    # Gemma4TextConfig's defaults of the fields read (a config.json may leave them out).
+    defaults=MappingProxyType(
+        {
+            "head_dim": 256,
+            "sliding_window": 512,
+            "hidden_size_per_layer_input": 256,
+            "vocab_size_per_layer_input": 262_144,
+            "num_kv_shared_layers": 0,
+        }
+    ),
+    # Its config class wants each kind of layer sharing keys and values among the earlier layers too.
+    small=MappingProxyType(
+        {
+            "num_hidden_layers": 4,
+            "layer_types": ["sliding_attention", "full_attention"] * 2,
+            "global_head_dim": 96,
+        }
+    ),
+)
+# Mistral Large 4 (modeling_mistral_large4.py): DeepSeek-V3's MLA without a q latent (q_proj), layers
+# without RoPE and layers sharing an earlier layer's latent (MlaVariants), GLM-5's indexer in the layers
+# indexer_types calls "full" but reading the hidden state, a learned softmax scale and bias per head,
+# the first first_k_dense_replace layers dense (or mlp_layer_types), then routed experts in one 3-D
+# gate_up_proj with a plain router (no correction bias) and n_shared_experts shared.
+_MISTRAL_LARGE4_TEXT = Family(
+    "mistral_large4_text",
+    mla=True,
+    names=MappingProxyType({"q_lora_rank": ()}),  # no q latent, whatever the config writes
+    experts=Experts(
+        count=("n_routed_experts", "num_local_experts", "num_experts"),
+        shared="n_shared_experts",
+        kinds=("mlp_layer_types", "dense"),
+        first_dense="first_k_dense_replace",
+        first_dense_unless_listed=True,
+        fused_gate_up=True,
+    ),
+    indexer=Indexer(layers=("indexer_types", "full"), query_from_hidden=True),
+    mla_variants=MlaVariants(),
+    softmax_scaling=True,
+    learned_rope_scale=True,
+    standalone=False,
+    defaults=MappingProxyType(
+        {
+            "n_routed_experts": 128,
+            "n_shared_experts": 1,
+            "num_experts_per_tok": 4,
+            "moe_intermediate_size": 6144,
+            "first_k_dense_replace": 1,
+            "kv_lora_rank": 512,
+            "qk_rope_head_dim": 64,
+            "qk_nope_head_dim": 64,
+            "v_head_dim": 128,
+            "index_n_heads": 32,
+            "index_head_dim": 128,
+        }
+    ),
+)
+# Its vision tower: Pixtral with MistralLarge4Config's vision defaults, under Mistral 3's projector.
+_MISTRAL_LARGE4_TOWER = replace(
+    _PIXTRAL_TOWER,
+    defaults=MappingProxyType(
+        {
+            **_PIXTRAL_TOWER.defaults,
+            "num_hidden_layers": 30,
+            "hidden_size": 2048,
+            "intermediate_size": 6144,
+            "patch_size": 14,
+        }
+    ),
+)
+_DECL_FAMILIES = (_GEMMA4_TEXT, _MISTRAL_LARGE4_TEXT)
+_DECL_MULTIMODAL = (
+    # Gemma 4's vision and audio towers are not declared: counted from the repo's tensors.
+    Multimodal("gemma4", "gemma4_text"),
+    Multimodal("mistral_large4", "mistral_large4_text", tie_at_top=True, towers=(_MISTRAL_LARGE4_TOWER,)),
+)
+FAMILIES += _DECL_FAMILIES
+MULTIMODAL += _DECL_MULTIMODAL
+_BY_TYPE.update({name: f for f in _DECL_FAMILIES for name in (f.model_type, *f.also)})
+_MULTIMODAL.update({m.model_type: m for m in _DECL_MULTIMODAL})

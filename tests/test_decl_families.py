@@ -1,0 +1,181 @@
+"""Gemma 4 and Mistral Large 4 (issue 20, points 2 and 5): their configs counted and cached as built.
+
+Each case is a small config of the family with the parts its default config leaves off: Gemma 4's
+global layers of their own head width and K/V heads, K = V, layers sharing keys and values with a
+double-wide MLP, the MoE block beside the MLP, no per-layer inputs, the layer pattern of its class
+(read from ``global_head_dim`` or from the ``per_layer_config`` transformers writes); Mistral Large 4's
+layers without RoPE, layers sharing an earlier layer's latent, the indexer's layers by list, pattern or
+frequency. The count of the bot's Hub reader equals the meta-device build, and the KV cache the
+serving estimate gives equals the cache a bf16 CPU forward of transformers 5.24 returns, to the byte.
+Needs torch and transformers; skipped without them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bot.estimate.hub import architecture_from_config
+from bot.estimate.kv_cache import KvDtype, cache_bytes, layer_caches
+from bot.measure.cache import cache_bytes as cache_held
+
+pytestmark = [pytest.mark.accuracy, pytest.mark.usefixtures("quiet_transformers")]
+
+BATCH, SEQ_LEN = 2, 20  # longer than Gemma 4's window below
+_GEMMA4 = {
+    "vocab_size": 512,
+    "hidden_size": 64,
+    "intermediate_size": 96,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "hidden_size_per_layer_input": 8,
+    "vocab_size_per_layer_input": 128,
+    "sliding_window": 8,
+    "pad_token_id": 0,
+}
+_SHARING = {
+    "num_hidden_layers": 8,
+    "layer_types": (["sliding_attention"] * 3 + ["full_attention"]) * 2,
+    "attention_k_eq_v": True,
+    "num_global_key_value_heads": 1,
+    "global_head_dim": 32,
+    "num_kv_shared_layers": 3,
+    "use_double_wide_mlp": True,
+}
+_MISTRAL_LARGE4 = {
+    "vocab_size": 512,
+    "hidden_size": 64,
+    "intermediate_size": 96,
+    "moe_intermediate_size": 32,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 4,
+    "kv_lora_rank": 16,
+    "qk_rope_head_dim": 8,
+    "qk_nope_head_dim": 8,
+    "v_head_dim": 16,
+    "n_routed_experts": 4,
+    "num_experts_per_tok": 2,
+    "index_n_heads": 2,
+    "index_head_dim": 16,
+    "index_topk": 4,
+    "pad_token_id": 0,
+}
+_PIXTRAL = {
+    "model_type": "pixtral",
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 2,
+    "head_dim": 16,
+    "patch_size": 14,
+    "image_size": 56,
+}
+# The fields MistralLarge4TextConfig reads only to derive its lists (not kept as attributes).
+_DERIVING = ("no_rope_layer_interval", "index_topk_pattern", "index_topk_freq", "index_skip_topk_offset")
+
+# name: (model_type, fields, fields left out of the config.json as written by transformers)
+CASES: dict[str, tuple[str, dict[str, Any], tuple[str, ...]]] = {
+    "gemma4 global head width": ("gemma4_text", {"num_hidden_layers": 6}, ()),
+    "gemma4 K=V, shared K/V, double-wide, from global_head_dim": (
+        "gemma4_text",
+        _SHARING,
+        ("per_layer_config",),
+    ),
+    "gemma4 K=V, shared K/V, double-wide, from per_layer_config": ("gemma4_text", _SHARING, ()),
+    "gemma4 MoE block, no per-layer inputs, biases": (
+        "gemma4_text",
+        {
+            "num_hidden_layers": 6,
+            "enable_moe_block": True,
+            "num_experts": 4,
+            "top_k_experts": 2,
+            "moe_intermediate_size": 32,
+            "attention_bias": True,
+            "hidden_size_per_layer_input": 0,
+        },
+        ("per_layer_config",),
+    ),
+    "gemma4 its class's pattern, the last layer full": (
+        "gemma4_text",
+        {"num_hidden_layers": 7, "global_head_dim": 24},
+        ("per_layer_config", "layer_types"),
+    ),
+    "mistral large 4 default lists": ("mistral_large4", {"num_hidden_layers": 6}, ()),
+    "mistral large 4 shared latents, NoPE, listed indexer": (
+        "mistral_large4",
+        {
+            "num_hidden_layers": 6,
+            "kv_source_layers": [0, 0, 2, 2, 2, 5],
+            "no_rope_layers": [1, 1, 0, 0, 0, 1],
+            "indexer_types": ["full", "shared", "full", "full", "shared", "shared"],
+            "mlp_layer_types": ["dense", "sparse", "dense", "sparse", "sparse", "sparse"],
+            "n_shared_experts": 2,
+            "attention_bias": True,
+        },
+        (),
+    ),
+    "mistral large 4 derived: NoPE interval, indexer pattern, dense layers": (
+        "mistral_large4",
+        {
+            "num_hidden_layers": 7,
+            "no_rope_layer_interval": 3,
+            "index_topk_pattern": "FSFSSFF",
+            "first_k_dense_replace": 2,
+        },
+        ("no_rope_layers", "indexer_types", "mlp_layer_types"),
+    ),
+    "mistral large 4 derived: indexer frequency and offset": (
+        "mistral_large4",
+        {"num_hidden_layers": 7, "index_topk_freq": 3, "index_skip_topk_offset": 1},
+        ("indexer_types", "no_rope_layers"),
+    ),
+}
+
+
+def _config(model_type: str, fields: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
+    """The config transformers builds, the auto class that builds it, and the fields it derives from."""
+    import transformers
+
+    if model_type == "gemma4_text":
+        config = transformers.AutoConfig.for_model(model_type, **{**_GEMMA4, **fields})
+        return config, transformers.AutoModelForCausalLM, {}
+    text = {**_MISTRAL_LARGE4, **fields}
+    deriving = {k: text.pop(k) for k in _DERIVING if k in text}
+    text_config = transformers.MistralLarge4TextConfig(**text, **deriving).to_dict()
+    config = transformers.AutoConfig.for_model(model_type, text_config=text_config, vision_config=_PIXTRAL)
+    return config, transformers.AutoModelForImageTextToText, deriving
+
+
+def _written(
+    config: Any, fields: dict[str, Any], left_out: tuple[str, ...], deriving: dict[str, Any]
+) -> dict[str, Any]:
+    """The config.json a repo holds: transformers' own, less ``left_out``, with the fields its class
+    reads only to derive others (Gemma 4's global_head_dim, Mistral Large 4's patterns) as given."""
+    written: dict[str, Any] = config.to_dict()
+    text = written.get("text_config", written)
+    for name in left_out:
+        text.pop(name, None)
+    text.update({k: v for k, v in fields.items() if k in ("global_head_dim", "num_global_key_value_heads")})
+    text.update(deriving)
+    return written
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_count_and_the_cache_are_what_transformers_builds_and_keeps(case: str) -> None:
+    import torch
+
+    model_type, fields, left_out = CASES[case]
+    config, auto, deriving = _config(model_type, fields)
+    with torch.device("meta"):
+        built = sum(p.numel() for p in auto.from_config(config).parameters())
+    architecture = architecture_from_config("decl/case", _written(config, fields, left_out, deriving))
+    assert architecture.total_params == built, case
+
+    torch.manual_seed(0)
+    model = auto.from_config(config, dtype=torch.bfloat16, attn_implementation="sdpa").eval()
+    ids = torch.randint(1, 120, (BATCH, SEQ_LEN))  # within Gemma 4's per-layer vocabulary
+    with torch.no_grad():
+        kept = cache_held(model(input_ids=ids, use_cache=True).past_key_values)
+    assert cache_bytes(layer_caches(architecture, KvDtype.BF16), SEQ_LEN, BATCH) == kept, case
