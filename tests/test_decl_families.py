@@ -5,7 +5,8 @@ global layers of their own head width and K/V heads, K = V, layers sharing keys 
 double-wide MLP, the MoE block beside the MLP, no per-layer inputs, the layer pattern of its class
 (read from ``global_head_dim`` or from the ``per_layer_config`` transformers writes); Mistral Large 4's
 layers without RoPE, layers sharing an earlier layer's latent, the indexer's layers by list, pattern or
-frequency. The count of the bot's Hub reader equals the meta-device build, and the KV cache the
+frequency. The count of the bot's Hub reader equals the meta-device build (its parameters and the
+persistent buffers a checkpoint holds: Gemma 4's layer_scalar), and the KV cache the
 serving estimate gives equals the cache a bf16 CPU forward of transformers 5.24 returns, to the byte.
 Needs torch and transformers; skipped without them.
 """
@@ -169,13 +170,16 @@ def test_the_count_and_the_cache_are_what_transformers_builds_and_keeps(case: st
     model_type, fields, left_out = CASES[case]
     config, auto, deriving = _config(model_type, fields)
     with torch.device("meta"):
-        built = sum(p.numel() for p in auto.from_config(config).parameters())
+        meta = auto.from_config(config)
+    kept = set(meta.state_dict())  # the parameters and the persistent buffers: what a checkpoint holds
+    held = sum(p.numel() for p in meta.parameters())
+    held += sum(b.numel() for name, b in meta.named_buffers() if name in kept)
     architecture = architecture_from_config("decl/case", _written(config, fields, left_out, deriving))
-    assert architecture.total_params == built, case
+    assert architecture.total_params == held, case
 
     torch.manual_seed(0)
     model = auto.from_config(config, dtype=torch.bfloat16, attn_implementation="sdpa").eval()
     ids = torch.randint(1, 120, (BATCH, SEQ_LEN))  # within Gemma 4's per-layer vocabulary
     with torch.no_grad():
-        kept = cache_held(model(input_ids=ids, use_cache=True).past_key_values)
-    assert cache_bytes(layer_caches(architecture, KvDtype.BF16), SEQ_LEN, BATCH) == kept, case
+        cached = cache_held(model(input_ids=ids, use_cache=True).past_key_values)
+    assert cache_bytes(layer_caches(architecture, KvDtype.BF16), SEQ_LEN, BATCH) == cached, case

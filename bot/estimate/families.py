@@ -449,6 +449,8 @@ class Family:
     mla_variants: MlaVariants | None = None
     softmax_scaling: bool = False
     learned_rope_scale: bool = False
+    # Gemma 4's layer_scalar: one persistent buffer a layer, which its checkpoints hold.
+    layer_scalar: bool = False
     # Fields the family's classes do not read, whose value must be what they build instead (a field's
     # name: that field's value; a number): Hunyuan's experts are intermediate_size wide whatever
     # moe_intermediate_size says, and it builds one shared MLP whatever num_shared_expert says.
@@ -1217,6 +1219,8 @@ FAMILIES += (
         experts=Experts(
             count=("n_routed_experts",),
             shared_width="moe_shared_expert_intermediate_size",
+            # decl: the router's e_score_correction_bias, a buffer its checkpoints hold (as DeepSeek-V3's).
+            correction_bias=True,
         ),
         layer_kinds=LayerKinds(
             fields=("layers_block_type", "layer_types", "hybrid_override_pattern"),
@@ -1252,7 +1256,7 @@ FAMILIES += (
         # A latent MoE (Nemotron 3 Super) and the shared expert's biases are not modelled.
         unsupported=("moe_latent_size", "mlp_bias"),
         multi_token_prediction=True,
-        preset_prefixes=("nemotron-h",),
+        preset_prefixes=("nemotron-h", "nemotron-3"),
     ),
     # Granite 4: every layer Mamba-2 or attention, a MoE and a shared gated MLP (the dense models:
     # num_local_experts 0, the shared MLP alone, of shared_intermediate_size).
@@ -1630,6 +1634,7 @@ FAMILIES += (
 FAMILIES += (
     Family(
         "deepseek_v4",
+        preset_prefixes=("deepseek-v4",),
         qkv_bias=False,
         o_bias=False,
         attention_sinks=True,
@@ -2260,6 +2265,7 @@ _GEMMA4_TEXT = replace(
     sliding=SlidingLayers(512, full_every=(None, 6)),
     per_layer=PerLayer(widths=False, altup=None, laurel=None, input_optional=True),
     global_attention=GlobalAttention(),
+    layer_scalar=True,
     experts=Experts(
         count=("num_experts",),
         active="top_k_experts",

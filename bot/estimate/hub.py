@@ -498,7 +498,11 @@ def _frontier_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
         fields |= _mla_variant_fields(read, declared.mla_variants, layers)
     if declared.indexer is not None:
         fields["index_query_from_hidden"] = declared.indexer.query_from_hidden
-    fields.update(softmax_scaling=declared.softmax_scaling, learned_rope_scale=declared.learned_rope_scale)
+    fields.update(
+        softmax_scaling=declared.softmax_scaling,
+        learned_rope_scale=declared.learned_rope_scale,
+        layer_scalars=declared.layer_scalar,
+    )
     return fields
 
 

@@ -180,6 +180,7 @@ class Architecture(BaseModel):
     index_query_from_hidden: bool = False
     softmax_scaling: bool = False
     learned_rope_scale: bool = False
+    layer_scalars: bool = False  # decl: Gemma 4's layer_scalar, a persistent buffer a layer
     # A multimodal repo: the shape is the text model's; non_text_params is what the published total
     # holds besides (vision tower and projector), so count + non_text_params = published, and N (a
     # preset's total_params) counts both. projector_params is the projector's share of it, which
@@ -758,6 +759,7 @@ class Architecture(BaseModel):
             lm_head += self.vocab_size * self.lm_head_bias
         blocks += self._per_layer_params() + self._attention_variants() + self._double_wide_params()
         blocks += (self.qk_rope_head_dim or 0) // 2 * self.learned_rope_scale  # the rotary's alpha
+        blocks += self.layers * self.layer_scalars  # Gemma4TextDecoderLayer.layer_scalar (checkpointed)
         return embeddings + blocks + self._norm_params() + lm_head  # and the final norm
 
     @property
