@@ -183,3 +183,81 @@ def test_the_count_and_the_cache_are_what_transformers_builds_and_keeps(case: st
     with torch.no_grad():
         cached = cache_held(model(input_ids=ids, use_cache=True).past_key_values)
     assert cache_bytes(layer_caches(architecture, KvDtype.BF16), SEQ_LEN, BATCH) == cached, case
+
+
+# --- the classic causal LMs (issue 20, point 2): counts only ----------------------------------------
+_SMALL_GPT = {"vocab_size": 500, "n_embd": 64, "n_layer": 2, "n_head": 4}
+CLASSIC: dict[str, tuple[str, dict[str, Any]]] = {
+    "gpt2, n_inner and n_positions of its own": ("gpt2", {**_SMALL_GPT, "n_inner": 100, "n_positions": 96}),
+    "gpt2 untied, 4h": ("gpt2", {**_SMALL_GPT, "tie_word_embeddings": False}),
+    "gpt-j, 4h": ("gptj", {**_SMALL_GPT, "rotary_dim": 8}),
+    "codegen, tied": ("codegen", {**_SMALL_GPT, "rotary_dim": 8, "n_inner": 96, "tie_word_embeddings": True}),
+    "gpt-neo, 4h": (
+        "gpt_neo",
+        {
+            "vocab_size": 500,
+            "hidden_size": 64,
+            "num_layers": 2,
+            "num_heads": 4,
+            "attention_types": [[["global", "local"], 1]],
+        },
+    ),
+    "opt without biases": (
+        "opt",
+        {
+            "vocab_size": 500,
+            "hidden_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "ffn_dim": 100,
+            "enable_bias": False,
+        },
+    ),
+    "bloom untied": (
+        "bloom",
+        {"vocab_size": 500, "hidden_size": 64, "n_layer": 2, "n_head": 4, "tie_word_embeddings": False},
+    ),
+}
+# What the declarations do not model is refused by name, never counted otherwise.
+REFUSED = {
+    "gpt2 with cross-attention": ("gpt2", {**_SMALL_GPT, "add_cross_attention": True}, "add_cross_attention"),
+    "opt with projections around its layers": (
+        "opt",
+        {
+            "vocab_size": 500,
+            "hidden_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "word_embed_proj_dim": 32,
+        },
+        "word_embed_proj_dim",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CLASSIC))
+def test_a_classic_causal_lm_counts_what_transformers_builds(case: str) -> None:
+    import torch
+    import transformers
+
+    model_type, fields = CLASSIC[case]
+    config = transformers.AutoConfig.for_model(model_type, **fields)
+    with torch.device("meta"):
+        meta = transformers.AutoModelForCausalLM.from_config(config)
+    kept = set(meta.state_dict())
+    held = sum(p.numel() for p in meta.parameters())
+    held += sum(b.numel() for name, b in meta.named_buffers() if name in kept)
+    assert architecture_from_config("decl/classic", config.to_dict()).parameter_count == held, case
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_what_a_classic_declaration_does_not_model_is_refused_by_name(case: str) -> None:
+    import transformers
+
+    from bot.estimate.hub import ConfigProblem
+
+    model_type, fields, named = REFUSED[case]
+    config = transformers.AutoConfig.for_model(model_type, **fields).to_dict()
+    with pytest.raises(ConfigProblem, match=named) as refused:
+        architecture_from_config("decl/classic", config)
+    assert refused.value.kind == "undeclared_family"

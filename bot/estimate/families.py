@@ -451,6 +451,12 @@ class Family:
     learned_rope_scale: bool = False
     # Gemma 4's layer_scalar: one persistent buffer a layer, which its checkpoints hold.
     layer_scalar: bool = False
+    # decl (classic causal LMs): the dense MLP's width as a multiple of the hidden size where the config
+    # leaves it null (GPT-2's n_inner: 4h), and a learned table of absolute positions (its rows' field
+    # and the rows added to it: OPT's offset of 2).
+    mlp_ratio: int | None = None
+    position_table: tuple[str, int] | None = None
+    embedding_layernorm: bool = False  # BLOOM's word_embeddings_layernorm (a norm of the hidden size)
     # Fields the family's classes do not read, whose value must be what they build instead (a field's
     # name: that field's value; a number): Hunyuan's experts are intermediate_size wide whatever
     # moe_intermediate_size says, and it builds one shared MLP whatever num_shared_expert says.
@@ -2355,3 +2361,151 @@ FAMILIES += _DECL_FAMILIES
 MULTIMODAL += _DECL_MULTIMODAL
 _BY_TYPE.update({name: f for f in _DECL_FAMILIES for name in (f.model_type, *f.also)})
 _MULTIMODAL.update({m.model_type: m for m in _DECL_MULTIMODAL})
+
+# --- decl (issue 20, point 2): classic causal LMs, counts only -----------------------------------------
+# Their names for the common fields (the config classes' attribute_map); the K/V heads are the query
+# heads (no grouped-query attention), head_dim is hidden / heads whatever a config writes.
+_GPT_NAMES = MappingProxyType(
+    {
+        "hidden_size": ("n_embd", "hidden_size"),
+        "num_hidden_layers": ("n_layer", "num_hidden_layers"),
+        "num_attention_heads": ("n_head", "num_attention_heads"),
+        "num_key_value_heads": ("n_head", "num_attention_heads"),
+        "intermediate_size": ("n_inner",),
+        "head_dim": (),
+        "n_positions": ("n_positions", "max_position_embeddings"),
+    }
+)
+_GPT_SMALL = MappingProxyType({"n_inner": 688})
+_GPTJ = Family(
+    # GPT-J (modeling_gptj.py): q/k/v/out_proj without biases, one LayerNorm a layer before the parallel
+    # attention and MLP (fc_in, fc_out with biases, 4h when n_inner is null), an LM head with a bias.
+    "gptj",
+    names=_GPT_NAMES,
+    qkv_bias=False,
+    o_bias=False,
+    norms_per_layer=1,
+    norm_parameters="weight_bias",
+    gated_mlp=False,
+    mlp_bias=True,
+    lm_head_bias=True,
+    mlp_ratio=4,
+    attention_modules=MappingProxyType({"o_proj": "out_proj"}),
+    small=_GPT_SMALL,
+)
+_CLASSIC: tuple[Family, ...] = (
+    # GPT-2 (modeling_gpt2.py): a learned position table (wpe, n_positions rows), LayerNorms with
+    # biases, the fused c_attn (q, k, v) and c_proj with biases, a plain MLP of n_inner (4h) with biases,
+    # tied. Its cross-attention (add_cross_attention) is not modelled.
+    Family(
+        "gpt2",
+        names=_GPT_NAMES,
+        tied_by_default=True,
+        qkv_bias=True,
+        o_bias=True,
+        fused_qkv=True,
+        norm_parameters="weight_bias",
+        gated_mlp=False,
+        mlp_bias=True,
+        mlp_ratio=4,
+        position_table=("n_positions", 0),
+        attention_modules=MappingProxyType({"qkv_proj": "c_attn", "o_proj": "c_proj"}),
+        unsupported=("add_cross_attention",),
+        small=_GPT_SMALL,
+    ),
+    _GPTJ,
+    # CodeGen (modeling_codegen.py): GPT-J's layer with q, k and v in one qkv_proj.
+    replace(
+        _GPTJ,
+        model_type="codegen",
+        fused_qkv=True,
+        attention_modules=MappingProxyType({"qkv_proj": "qkv_proj", "o_proj": "out_proj"}),
+    ),
+    # GPT-Neo (modeling_gpt_neo.py): a learned position table, q/k/v without and out_proj with a bias,
+    # two LayerNorms a layer, a plain MLP (c_fc, c_proj) of intermediate_size (4h when null), tied; its
+    # local and global layers differ in their mask only.
+    Family(
+        "gpt_neo",
+        names=MappingProxyType(
+            {
+                "num_hidden_layers": ("num_layers", "num_hidden_layers"),
+                "num_attention_heads": ("num_heads", "num_attention_heads"),
+                "num_key_value_heads": ("num_heads", "num_attention_heads"),
+                "head_dim": (),
+            }
+        ),
+        tied_by_default=True,
+        qkv_bias=False,
+        o_bias=True,
+        norm_parameters="weight_bias",
+        gated_mlp=False,
+        mlp_bias=True,
+        mlp_ratio=4,
+        position_table=("max_position_embeddings", 0),
+        attention_modules=MappingProxyType({"o_proj": "out_proj"}),
+        small=MappingProxyType(
+            {"num_hidden_layers": 2, "attention_types": [[["global", "local"], 1]], "intermediate_size": 688}
+        ),
+    ),
+)
+_CLASSIC += (
+    # OPT (modeling_opt.py): a learned position table of max_position_embeddings + 2 rows, q/k/v/out_proj
+    # and fc1/fc2 with biases by enable_bias, two LayerNorms a layer and a final one, tied. Its
+    # projections around the layers (word_embed_proj_dim), post-norm layers and LayerNorms without
+    # parameters are not modelled: a config with them is refused.
+    Family(
+        "opt",
+        names=MappingProxyType(
+            {
+                "intermediate_size": ("ffn_dim",),
+                "num_key_value_heads": ("num_attention_heads",),
+                "head_dim": (),
+            }
+        ),
+        defaults=MappingProxyType({"enable_bias": True}),
+        tied_by_default=True,
+        qkv_bias="enable_bias",
+        o_bias="enable_bias",
+        mlp_bias="enable_bias",
+        norm_parameters="weight_bias",
+        gated_mlp=False,
+        position_table=("max_position_embeddings", 2),
+        attention_modules=MappingProxyType({"o_proj": "out_proj"}),
+        unsupported=("_remove_final_layer_norm",),
+        built_as=MappingProxyType(
+            {
+                "word_embed_proj_dim": "hidden_size",
+                "do_layer_norm_before": 1,
+                "layer_norm_elementwise_affine": 1,
+            }
+        ),
+        small=MappingProxyType({"ffn_dim": 688, "num_hidden_layers": 2}),
+    ),
+    # BLOOM (modeling_bloom.py): a LayerNorm of the embeddings, ALiBi (no position table), the fused
+    # query_key_value and dense with biases, a plain MLP of 4h with biases, LayerNorms with biases, tied.
+    Family(
+        "bloom",
+        names=MappingProxyType(
+            {
+                "num_hidden_layers": ("n_layer", "num_hidden_layers"),
+                "num_attention_heads": ("n_head", "num_attention_heads"),
+                "num_key_value_heads": ("n_head", "num_attention_heads"),
+                "intermediate_size": (),
+                "head_dim": (),
+            }
+        ),
+        tied_by_default=True,
+        qkv_bias=True,
+        o_bias=True,
+        fused_qkv=True,
+        norm_parameters="weight_bias",
+        gated_mlp=False,
+        mlp_bias=True,
+        mlp_ratio=4,
+        embedding_layernorm=True,
+        attention_modules=MappingProxyType({"qkv_proj": "query_key_value", "o_proj": "dense"}),
+        small=MappingProxyType({"num_hidden_layers": 2}),
+    ),
+)
+FAMILIES += _CLASSIC
+_BY_TYPE.update({f.model_type: f for f in _CLASSIC})

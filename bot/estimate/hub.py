@@ -502,7 +502,12 @@ def _frontier_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
         softmax_scaling=declared.softmax_scaling,
         learned_rope_scale=declared.learned_rope_scale,
         layer_scalars=declared.layer_scalar,
+        embedding_layernorm=declared.embedding_layernorm,
     )
+    if declared.position_table is not None:  # decl: GPT-2's wpe, OPT's (max_position_embeddings + 2)
+        rows_field, offset = declared.position_table
+        rows = read.whole(rows_field, required=True, top=100_000_000)
+        fields["position_embeddings"] = rows + offset if rows else None
     return fields
 
 
@@ -843,7 +848,10 @@ def architecture_from_config(
     vocab = read.whole("vocab_size", required=True, top=100_000_000)
     head_dim = read.whole("head_dim")
     widths = layer_widths(read, layers or 0)  # Gemma 3n: one width a layer
-    dense_width = widths[0] if widths else read.whole("intermediate_size", required=True)
+    ratio = declared.mlp_ratio  # decl: GPT-2's n_inner null is 4h
+    dense_width = widths[0] if widths else read.whole("intermediate_size", required=ratio is None)
+    if dense_width is None and ratio is not None and hidden is not None:
+        dense_width = ratio * hidden
     if declared.ffn_auto_adjust and dense_width is not None:
         dense_width = _ffn_width(text, dense_width)
     moe = declared.experts

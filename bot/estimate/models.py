@@ -181,6 +181,8 @@ class Architecture(BaseModel):
     softmax_scaling: bool = False
     learned_rope_scale: bool = False
     layer_scalars: bool = False  # decl: Gemma 4's layer_scalar, a persistent buffer a layer
+    position_embeddings: int = Field(default=0, ge=0)  # decl: a learned table of positions' rows (GPT-2)
+    embedding_layernorm: bool = False  # decl: BLOOM's norm of the embeddings
     # A multimodal repo: the shape is the text model's; non_text_params is what the published total
     # holds besides (vision tower and projector), so count + non_text_params = published, and N (a
     # preset's total_params) counts both. projector_params is the projector's share of it, which
@@ -749,17 +751,20 @@ class Architecture(BaseModel):
             + self.moe_layers * self._moe_params(experts_counted)
         )
         matrix = self.vocab_size * h
+        # GPT-2's learned absolute positions (wpe) are embeddings too.
+        matrix_in = matrix + self.position_embeddings * h
         if embeddings_counted == "none":
             embeddings = lm_head = 0
         elif embeddings_counted == "output":
             embeddings, lm_head = 0, matrix
         else:
-            embeddings, lm_head = matrix, 0 if self.tied_embeddings else matrix
+            embeddings, lm_head = matrix_in, 0 if self.tied_embeddings else matrix
         if embeddings_counted != "none":
             lm_head += self.vocab_size * self.lm_head_bias
         blocks += self._per_layer_params() + self._attention_variants() + self._double_wide_params()
         blocks += (self.qk_rope_head_dim or 0) // 2 * self.learned_rope_scale  # the rotary's alpha
         blocks += self.layers * self.layer_scalars  # Gemma4TextDecoderLayer.layer_scalar (checkpointed)
+        blocks += self._norm_params() * self.embedding_layernorm  # BloomModel.word_embeddings_layernorm
         return embeddings + blocks + self._norm_params() + lm_head  # and the final norm
 
     @property
