@@ -198,6 +198,7 @@ class PerLayer:
     input_vocab: str = "vocab_size_per_layer_input"
     kv_shared: str = "num_kv_shared_layers"
     input_optional: bool = False  # decl: Gemma 4 builds no per-layer inputs when their width is 0
+    inputs: bool = True  # decl: Gemma 4 unified has no per-layer inputs whatever a config writes
 
 
 @dataclass(frozen=True, slots=True)
@@ -2509,3 +2510,18 @@ _CLASSIC += (
 )
 FAMILIES += _CLASSIC
 _BY_TYPE.update({f.model_type: f for f in _CLASSIC})
+
+# Gemma 4 unified (modeling_gemma4_unified.py): Gemma 4's text layers without per-layer inputs or a MoE
+# block, a 1024-token window by default; its vision and audio towers from the repo's tensors.
+_GEMMA4_UNIFIED_TEXT = replace(
+    _GEMMA4_TEXT,
+    model_type="gemma4_unified_text",
+    preset_prefixes=(),
+    experts=None,
+    per_layer=PerLayer(widths=False, altup=None, laurel=None, input_optional=True, inputs=False),
+    defaults=MappingProxyType({"head_dim": 256, "sliding_window": 1024, "num_kv_shared_layers": 0}),
+)
+FAMILIES += (_GEMMA4_UNIFIED_TEXT,)
+MULTIMODAL += (Multimodal("gemma4_unified", "gemma4_unified_text"),)
+_BY_TYPE[_GEMMA4_UNIFIED_TEXT.model_type] = _GEMMA4_UNIFIED_TEXT
+_MULTIMODAL["gemma4_unified"] = MULTIMODAL[-1]

@@ -475,7 +475,8 @@ def _frontier_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
         ):
             sliding = sum(kind == "sliding_attention" for kind in types[layers - shared :])
         # decl: Gemma 4 builds no per-layer inputs where their width is 0 (or null).
-        width = read.count(p.input_width, top=_MAX_DIMENSION) if p.input_optional else None
+        width = read.count(p.input_width, top=_MAX_DIMENSION) if p.input_optional and p.inputs else 0
+        width = width if p.input_optional else None
         fields.update(
             altup_inputs=read.count(p.altup),
             laurel_rank=read.count(p.laurel, top=_MAX_DIMENSION),

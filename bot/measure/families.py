@@ -118,7 +118,9 @@ def _hybrid(declared: Family) -> dict[str, Any]:
             fields[m1.width] = _MAMBA_EXPAND * _BASE["hidden_size"]
     if declared.per_layer is not None:  # Gemma 3n: small per-layer inputs, LAuReL and K/V sharing
         p = declared.per_layer
-        fields |= {p.input_width: 8, p.input_vocab: 128, p.kv_shared: 1}
+        fields[p.kv_shared] = 1
+        if p.inputs:
+            fields |= {p.input_width: 8, p.input_vocab: 128}
         if p.laurel is not None:  # Gemma 4 has no LAuReL
             fields[p.laurel] = 4
     if declared.delta_net is not None:
