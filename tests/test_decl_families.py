@@ -213,6 +213,8 @@ CLASSIC: dict[str, tuple[str, dict[str, Any]]] = {
             "enable_bias": False,
         },
     ),
+    "gpt-bigcode, multi-query": ("gpt_bigcode", {**_SMALL_GPT, "n_inner": 100}),
+    "gpt-bigcode, multi-head": ("gpt_bigcode", {**_SMALL_GPT, "multi_query": False}),
     "bloom untied": (
         "bloom",
         {"vocab_size": 500, "hidden_size": 64, "n_layer": 2, "n_head": 4, "tie_word_embeddings": False},

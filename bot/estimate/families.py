@@ -458,6 +458,7 @@ class Family:
     mlp_ratio: int | None = None
     position_table: tuple[str, int] | None = None
     embedding_layernorm: bool = False  # BLOOM's word_embeddings_layernorm (a norm of the hidden size)
+    multi_query: str | None = None  # the switch of one K/V head for all queries (GPT-BigCode's multi_query)
     # Fields the family's classes do not read, whose value must be what they build instead (a field's
     # name: that field's value; a number): Hunyuan's experts are intermediate_size wide whatever
     # moe_intermediate_size says, and it builds one shared MLP whatever num_shared_expert says.
@@ -2506,6 +2507,16 @@ _CLASSIC += (
         embedding_layernorm=True,
         attention_modules=MappingProxyType({"qkv_proj": "query_key_value", "o_proj": "dense"}),
         small=MappingProxyType({"num_hidden_layers": 2}),
+    ),
+)
+_CLASSIC += (
+    # GPT-BigCode (StarCoder, SantaCoder; modeling_gpt_bigcode.py): GPT-2's layer with one K/V head for
+    # all queries by multi_query (on by default) in its c_attn.
+    replace(
+        _CLASSIC[0],
+        model_type="gpt_bigcode",
+        multi_query="multi_query",
+        defaults=MappingProxyType({"multi_query": True}),
     ),
 )
 FAMILIES += _CLASSIC

@@ -846,6 +846,8 @@ def architecture_from_config(
         layers = read.whole("num_hidden_layers", required=True, top=_MAX_LAYERS)
     heads = read.whole("num_attention_heads", required=True)
     kv_heads = read.whole("num_key_value_heads", default=heads)
+    if declared.multi_query is not None and read.flag(declared.multi_query):
+        kv_heads = 1  # decl: GPT-BigCode's multi-query attention
     vocab = read.whole("vocab_size", required=True, top=100_000_000)
     head_dim = read.whole("head_dim")
     widths = layer_widths(read, layers or 0)  # Gemma 3n: one width a layer
