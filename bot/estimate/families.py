@@ -2299,6 +2299,8 @@ _GEMMA4_TEXT = replace(
             "num_hidden_layers": 4,
             "layer_types": ["sliding_attention", "full_attention"] * 2,
             "global_head_dim": 96,
+            # Its per-layer embedding takes every token id (Gemma 3n's masks the larger ones).
+            "vocab_size_per_layer_input": 1000,
         }
     ),
 )
@@ -2379,6 +2381,8 @@ _GPT_NAMES = MappingProxyType(
     }
 )
 _GPT_SMALL = MappingProxyType({"n_inner": 688})
+# GPT-J's rotary width (64 by default) within the small shape's heads of 32.
+_GPTJ_SMALL = MappingProxyType({"n_inner": 688, "rotary_dim": 16})
 _GPTJ = Family(
     # GPT-J (modeling_gptj.py): q/k/v/out_proj without biases, one LayerNorm a layer before the parallel
     # attention and MLP (fc_in, fc_out with biases, 4h when n_inner is null), an LM head with a bias.
@@ -2393,7 +2397,7 @@ _GPTJ = Family(
     lm_head_bias=True,
     mlp_ratio=4,
     attention_modules=MappingProxyType({"o_proj": "out_proj"}),
-    small=_GPT_SMALL,
+    small=_GPTJ_SMALL,
 )
 _CLASSIC: tuple[Family, ...] = (
     # GPT-2 (modeling_gpt2.py): a learned position table (wpe, n_positions rows), LayerNorms with
