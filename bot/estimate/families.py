@@ -2282,6 +2282,7 @@ _GEMMA4_TEXT = replace(
         enabled_by="enable_moe_block",
         router_scales=True,
         norms=3,
+        linear_router=True,  # Gemma4TextRouter.proj, an nn.Linear peft adapts
     ),
     # Gemma4TextConfig's defaults of the fields read (a config.json may leave them out).
     defaults=MappingProxyType(
@@ -2449,6 +2450,7 @@ _CLASSIC: tuple[Family, ...] = (
         mlp_ratio=4,
         position_table=("max_position_embeddings", 0),
         attention_modules=MappingProxyType({"o_proj": "out_proj"}),
+        runs_sdpa=False,  # transformers 5.24 runs GPT-Neo (and BLOOM) eager only
         small=MappingProxyType(
             {"num_hidden_layers": 2, "attention_types": [[["global", "local"], 1]], "intermediate_size": 688}
         ),
@@ -2509,6 +2511,7 @@ _CLASSIC += (
         mlp_bias=True,
         mlp_ratio=4,
         embedding_layernorm=True,
+        runs_sdpa=False,
         attention_modules=MappingProxyType({"qkv_proj": "query_key_value", "o_proj": "dense"}),
         small=MappingProxyType({"num_hidden_layers": 2}),
     ),

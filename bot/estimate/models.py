@@ -610,9 +610,13 @@ class Architecture(BaseModel):
 
         Routers are left out: LoRA does not adapt them and the counter adds them separately."""
         found = [
-            (name, d_in, d_out, copies)
+            entry
             for kind, copies in self.mixer_counts.items()
-            for name, d_in, d_out in self.mixer_linears(kind)
+            for entry in (
+                self.attention_layer_linears(copies)
+                if kind == "attention"
+                else [(name, d_in, d_out, copies) for name, d_in, d_out in self.mixer_linears(kind)]
+            )
         ]
         for width, layers in self._dense_widths():
             found += [(n, i, o, layers) for n, i, o in self.dense_mlp_linears(width)]
@@ -620,15 +624,22 @@ class Architecture(BaseModel):
             routed = self.moe_layers * self.experts
             found += [(n, i, o, routed) for n, i, o in self.expert_linears()]
             found += [(n, i, o, self.moe_layers) for n, i, o in self.shared_expert_linears()]
+        return found + self._per_layer_linears()
+
+    def attention_layer_linears(self, copies: int) -> list[tuple[str, int, int, int]]:
+        """The linears of ``copies`` attention layers, with the copies each has: Gemma 3n's and 4's
+        layers reusing keys and values have no k/v_proj, Gemma 4's global layers and Mistral Large 4's
+        MLA layers without RoPE or sharing a latent their own (decl)."""
+        found = [(n, i, o, copies) for n, i, o in self.attention_linears()]
         if self.is_mla and (self.nope_layers or self.kv_shared_layers):
-            found = self._mla_variant_linears(found)
-        elif self._global_shape() is not self:
-            found = self._global_linears(found)
-        elif self.kv_shared_layers:  # Gemma 3n: the layers reusing keys and values have no k/v_proj
-            found = [
+            return self._mla_variant_linears(found)
+        if self._global_shape() is not self:
+            return self._global_linears(found)
+        if self.kv_shared_layers:  # Gemma 3n: the layers reusing keys and values have no k/v_proj
+            return [
                 (n, i, o, c - self.kv_shared_layers * (n in ("k_proj", "v_proj"))) for n, i, o, c in found
             ]
-        return found + self._per_layer_linears()
+        return found
 
     def _global_linears(self, found: list[tuple[str, int, int, int]]) -> list[tuple[str, int, int, int]]:
         """decl: Gemma 4's attention linears, the sliding layers' and the global layers' apart (their
