@@ -558,6 +558,9 @@ def _layer_overrides(read: _Reader, g: GlobalAttention, types: list[str]) -> dic
             raise ConfigProblem(
                 "undeclared_family", (f"{g.overrides} beyond head_dim and num_key_value_heads",)
             )
+        if not all(_whole(v, _MAX_DIMENSION) for v in value.values()):
+            read.absurd.append(g.overrides)
+            return {}
         overrides[index] = value
     return overrides
 
