@@ -187,6 +187,7 @@ def test_the_count_and_the_cache_are_what_transformers_builds_and_keeps(case: st
 
 # --- the classic causal LMs (issue 20, point 2): counts only ----------------------------------------
 _SMALL_GPT = {"vocab_size": 500, "n_embd": 64, "n_layer": 2, "n_head": 4}
+_SMALL_FALCON = {"vocab_size": 500, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4}
 CLASSIC: dict[str, tuple[str, dict[str, Any]]] = {
     "gpt2, n_inner and n_positions of its own": ("gpt2", {**_SMALL_GPT, "n_inner": 100, "n_positions": 96}),
     "gpt2 untied, 4h": ("gpt2", {**_SMALL_GPT, "tie_word_embeddings": False}),
@@ -215,6 +216,18 @@ CLASSIC: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "gpt-bigcode, multi-query": ("gpt_bigcode", {**_SMALL_GPT, "n_inner": 100}),
     "gpt-bigcode, multi-head": ("gpt_bigcode", {**_SMALL_GPT, "multi_query": False}),
+    "falcon 40B's layout: new decoder architecture, 2 K/V heads": (
+        "falcon",
+        {**_SMALL_FALCON, "new_decoder_architecture": True, "num_kv_heads": 2},
+    ),
+    "falcon, new architecture with one norm in parallel": (
+        "falcon",
+        {**_SMALL_FALCON, "new_decoder_architecture": True, "num_kv_heads": 2, "num_ln_in_parallel_attn": 1},
+    ),
+    "falcon, multi-head, sequential, biases, ALiBi": (
+        "falcon",
+        {**_SMALL_FALCON, "multi_query": False, "parallel_attn": False, "bias": True, "alibi": True},
+    ),
     "bloom untied": (
         "bloom",
         {"vocab_size": 500, "hidden_size": 64, "n_layer": 2, "n_head": 4, "tie_word_embeddings": False},

@@ -220,6 +220,19 @@ class GlobalAttention:
 
 
 @dataclass(frozen=True, slots=True)
+class FalconLayout:
+    """decl: Falcon's layer by its switches (modeling_falcon.py: FalconAttention, FalconDecoderLayer):
+    the new decoder architecture has num_kv_heads K/V heads and, in parallel, two LayerNorms (or
+    num_ln_in_parallel_attn); the old one one K/V head by multi_query (else as many as the queries),
+    one LayerNorm in parallel, two otherwise."""
+
+    new_architecture: str = "new_decoder_architecture"
+    multi_query: str = "multi_query"
+    parallel: str = "parallel_attn"
+    norms_in_parallel: str = "num_ln_in_parallel_attn"
+
+
+@dataclass(frozen=True, slots=True)
 class MlaVariants:
     """decl: Mistral Large 4's MLA layers (MistralLarge4TextConfig.__post_init__): no_rope_layers (1 a
     layer with RoPE, 0 without; by default every no_rope_layer_interval-th layer without), and
@@ -459,6 +472,7 @@ class Family:
     position_table: tuple[str, int] | None = None
     embedding_layernorm: bool = False  # BLOOM's word_embeddings_layernorm (a norm of the hidden size)
     multi_query: str | None = None  # the switch of one K/V head for all queries (GPT-BigCode's multi_query)
+    falcon_layout: FalconLayout | None = None
     # Fields the family's classes do not read, whose value must be what they build instead (a field's
     # name: that field's value; a number): Hunyuan's experts are intermediate_size wide whatever
     # moe_intermediate_size says, and it builds one shared MLP whatever num_shared_expert says.
@@ -1738,6 +1752,7 @@ __all__ = [
     "CompressedAttention",
     "DeltaNet",
     "Experts",
+    "FalconLayout",
     "Family",
     "GlobalAttention",
     "Indexer",
@@ -2524,6 +2539,32 @@ _CLASSIC += (
         model_type="gpt_bigcode",
         multi_query="multi_query",
         defaults=MappingProxyType({"multi_query": True}),
+    ),
+)
+_CLASSIC += (
+    # Falcon (modeling_falcon.py): the fused query_key_value and dense, a plain MLP of ffn_hidden_size
+    # (4h when null), their biases by bias, LayerNorms with biases, RoPE or ALiBi (no parameters), tied;
+    # its K/V heads and norms a layer by FalconLayout.
+    Family(
+        "falcon",
+        names=MappingProxyType(
+            {
+                "num_key_value_heads": ("num_kv_heads",),
+                "intermediate_size": ("ffn_hidden_size",),
+                "head_dim": (),
+            }
+        ),
+        tied_by_default=True,
+        qkv_bias="bias",
+        o_bias="bias",
+        mlp_bias="bias",
+        fused_qkv=True,
+        norm_parameters="weight_bias",
+        gated_mlp=False,
+        mlp_ratio=4,
+        falcon_layout=FalconLayout(),
+        attention_modules=MappingProxyType({"qkv_proj": "query_key_value", "o_proj": "dense"}),
+        small=MappingProxyType({"num_hidden_layers": 2, "ffn_hidden_size": 688}),
     ),
 )
 FAMILIES += _CLASSIC

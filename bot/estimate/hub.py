@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from bot.estimate.families import (
     CompressedAttention,
     Experts,
+    FalconLayout,
     Family,
     GlobalAttention,
     LayerKind,
@@ -505,6 +506,8 @@ def _frontier_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
         layer_scalars=declared.layer_scalar,
         embedding_layernorm=declared.embedding_layernorm,
     )
+    if declared.falcon_layout is not None:
+        fields |= _falcon_fields(read, declared.falcon_layout)
     if declared.position_table is not None:  # decl: GPT-2's wpe, OPT's (max_position_embeddings + 2)
         rows_field, offset = declared.position_table
         rows = read.whole(rows_field, required=True, top=100_000_000)
@@ -611,6 +614,22 @@ def _global_attention_fields(read: _Reader, g: GlobalAttention, layers: int) -> 
         "double_wide_shared_mlp": double_wide,
         "kv_shared_sliding_layers": shared_sliding,
     }
+
+
+def _falcon_fields(read: _Reader, f: FalconLayout) -> dict[str, Any]:
+    """Falcon's K/V heads and norms a layer by its switches (FalconAttention's qkv_out_dim,
+    FalconDecoderLayer's LayerNorms)."""
+    heads = read.whole("num_attention_heads") or 1
+    if read.flag(f.new_architecture):
+        kv_heads = read.whole("num_key_value_heads", default=heads) or heads
+        parallel_norms = read.whole(f.norms_in_parallel, mapped=False) or 2
+    else:
+        kv_heads = 1 if read.flag(f.multi_query, True) else heads
+        parallel_norms = read.whole(f.norms_in_parallel, mapped=False) or 1
+    if heads % kv_heads:
+        read.absurd.append("num_kv_heads")
+    norms = (2 if parallel_norms == 2 else 1) if read.flag(f.parallel, True) else 2
+    return {"kv_heads": kv_heads, "norms_per_layer": norms}
 
 
 def _gemma4_types_written(text: dict[str, Any], declared: Family) -> dict[str, Any]:

@@ -140,6 +140,8 @@ def small_config(declared: Family) -> dict[str, Any]:
         config["sliding_window"] = WIDE_WINDOW
     if declared.mla:
         config |= _MLA
+    # A shared field the family has no name for (GPT-2's head_dim, Falcon's, a property there) is left out.
+    config = {k: v for k, v in config.items() if declared.names.get(k) != ()}
     return config | _experts(declared) | _hybrid(declared) | copy.deepcopy(dict(declared.small))
 
 
