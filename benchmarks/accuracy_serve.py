@@ -210,6 +210,13 @@ def _working_set(model: Any, architecture: Architecture) -> tuple[int, int, str]
     return measured, estimated, how
 
 
+def _takes(config: Any, name: str) -> bool:
+    try:
+        return hasattr(config, name)
+    except Exception:  # Gemma 4's per-layer head_dim refuses a global read: the config takes it
+        return True
+
+
 def measure(family: str, config: dict[str, Any], working: bool = True) -> Row:
     import torch
     import transformers
@@ -224,7 +231,7 @@ def measure(family: str, config: dict[str, Any], working: bool = True) -> Row:
     for name in ("num_key_value_heads", "head_dim"):
         # The shared small shape's fields that this family's config does not take (GPT-NeoX has
         # no K/V heads of its own): left out, or its config.json would say what it does not build.
-        if name in fields and not hasattr(default, name):
+        if name in fields and not _takes(default, name):
             del fields[name]
     try:
         model, written = _built(model_type, fields)

@@ -88,7 +88,8 @@ def test_a_hybrid_model_estimates_its_activations_and_takes_an_entered_figure_as
 
 def test_nemotron_hs_pattern_string_is_read_layer_by_layer() -> None:
     # A Nemotron-H config.json as the Hub holds it (hybrid_override_pattern, one letter a layer):
-    # Mamba-2, MLP, Mamba-2, attention, MLP, Mamba-2, MoE. 116,574,496: transformers 5.24's build.
+    # Mamba-2, MLP, Mamba-2, attention, MLP, Mamba-2, MoE. 116,574,496: transformers 5.24's build,
+    # and the MoE router's e_score_correction_bias buffer of 8 the checkpoint holds.
     config = {
         "model_type": "nemotron_h",
         "architectures": ["NemotronHForCausalLM"],
@@ -114,4 +115,4 @@ def test_nemotron_hs_pattern_string_is_read_layer_by_layer() -> None:
     assert model.layers == 7
     assert model.mixer_counts == {"mamba": 3, "none": 3, "attention": 1}
     assert (model.dense_layers, model.moe_layers) == (2, 1)
-    assert model.parameter_count == 116_574_496
+    assert model.parameter_count == 116_574_496 + 8

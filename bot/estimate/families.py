@@ -75,6 +75,12 @@ class Experts:
     unlisted_dense: int = 0
     # Hunyuan MoE: the MoE block is built also when the config has one routed expert (its default).
     one_expert_block: bool = False
+    # decl: Gemma 4's MoE block is built only when this switch is on (enable_moe_block), its router
+    # has learned scales (Gemma4TextRouter: scale of h, per_expert_scale), and each MoE layer has
+    # this many norms more (post_feedforward_layernorm_1/_2, pre_feedforward_layernorm_2).
+    enabled_by: str | None = None
+    router_scales: bool = False
+    norms: int = 0
 
 
 # The mixer of one hybrid layer (issue 20, point 3): softmax attention (full or sliding), Gated
@@ -173,6 +179,9 @@ class Indexer:
     # GLM-5: a per-layer list, and the word of the layers that run their own indexer (the others
     # reuse the previous one's top-k); None: every layer has one.
     layers: tuple[str, str] | None = None
+    # decl: Mistral Large 4's indexer reads its queries from the normalized hidden state (there is
+    # no q latent), with a softmax scale and bias per head (MistralLarge4TextIndexer).
+    query_from_hidden: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,14 +192,64 @@ class PerLayer:
     reusing earlier layers' keys and values (no k/v projections and no cache of their own)."""
 
     widths: bool = True  # intermediate_size may be a list of one width a layer
-    altup: str = "altup_num_inputs"
-    laurel: str = "laurel_rank"
+    altup: str | None = "altup_num_inputs"  # None: no AltUp (Gemma 4)
+    laurel: str | None = "laurel_rank"  # None: no LAuReL (Gemma 4)
     input_width: str = "hidden_size_per_layer_input"
     input_vocab: str = "vocab_size_per_layer_input"
     kv_shared: str = "num_kv_shared_layers"
     # act: each layer's activation sparsity (Gemma3nTextMLP._gaussian_topk where > 0); absent, the
     # config class's default: the first 10 layers at 0.95 when there are more than 10.
     sparsity: str = "activation_sparsity_pattern"
+    input_optional: bool = False  # decl: Gemma 4 builds no per-layer inputs when their width is 0
+    inputs: bool = True  # decl: Gemma 4 unified has no per-layer inputs whatever a config writes
+
+
+@dataclass(frozen=True, slots=True)
+class GlobalAttention:
+    """decl: Gemma 4's full-attention layers (Gemma4TextAttention, Gemma4TextConfig.__post_init__):
+    their own head width (global_head_dim, 512 when absent) and, where attention_k_eq_v, their own K/V
+    heads (num_global_key_value_heads) and no v_proj (the keys are the values); or, where the config
+    writes it, transformers' per_layer_config of each layer's head_dim and num_key_value_heads (which
+    then decides alone). The layers sharing keys and values get a double-wide MLP by double_wide."""
+
+    head_dim: str = "global_head_dim"
+    default_head_dim: int = 512
+    kv_heads: str = "num_global_key_value_heads"
+    k_eq_v: str = "attention_k_eq_v"
+    overrides: str = "per_layer_config"
+    double_wide: str = "use_double_wide_mlp"
+    # Gemma4TextConfig without layer_types: every 6th layer full (i + 1) % 6 == 0, and the last.
+    full_every: int = 6
+
+
+@dataclass(frozen=True, slots=True)
+class FalconLayout:
+    """decl: Falcon's layer by its switches (modeling_falcon.py: FalconAttention, FalconDecoderLayer):
+    the new decoder architecture has num_kv_heads K/V heads and, in parallel, two LayerNorms (or
+    num_ln_in_parallel_attn); the old one one K/V head by multi_query (else as many as the queries),
+    one LayerNorm in parallel, two otherwise."""
+
+    new_architecture: str = "new_decoder_architecture"
+    multi_query: str = "multi_query"
+    parallel: str = "parallel_attn"
+    norms_in_parallel: str = "num_ln_in_parallel_attn"
+
+
+@dataclass(frozen=True, slots=True)
+class MlaVariants:
+    """decl: Mistral Large 4's MLA layers (MistralLarge4TextConfig.__post_init__): no_rope_layers (1 a
+    layer with RoPE, 0 without; by default every no_rope_layer_interval-th layer without), and
+    kv_source_layers (each layer's source of its latent: itself, or an earlier layer it shares);
+    where indexer_types is absent, the indexer's layers by index_topk_pattern ("F" full, "S" shared)
+    or by index_topk_freq and index_skip_topk_offset."""
+
+    rope_list: str = "no_rope_layers"
+    rope_interval: str = "no_rope_layer_interval"
+    default_interval: int = 4
+    kv_sources: str = "kv_source_layers"
+    index_pattern: str = "index_topk_pattern"
+    index_freq: tuple[str, int] = ("index_topk_freq", 1)
+    index_offset: tuple[str, int] = ("index_skip_topk_offset", 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,6 +462,23 @@ class Family:
     # which the family's classes read as one value: a list of equal values is that value, a list that
     # varies is refused (undeclared_family "... varying by layer").
     uniform_lists: tuple[str, ...] = ()
+    # decl (issue 20): Gemma 4's global layers, Mistral Large 4's MLA layers without RoPE or sharing a
+    # latent, and the learned scales of the latter's attention softmax (MistralLarge4TextSoftmaxScaling)
+    # and RoPE frequencies (MistralLarge4TextRotaryEmbedding.alpha, qk_rope_head_dim / 2).
+    global_attention: GlobalAttention | None = None
+    mla_variants: MlaVariants | None = None
+    softmax_scaling: bool = False
+    learned_rope_scale: bool = False
+    # Gemma 4's layer_scalar: one persistent buffer a layer, which its checkpoints hold.
+    layer_scalar: bool = False
+    # decl (classic causal LMs): the dense MLP's width as a multiple of the hidden size where the config
+    # leaves it null (GPT-2's n_inner: 4h), and a learned table of absolute positions (its rows' field
+    # and the rows added to it: OPT's offset of 2).
+    mlp_ratio: int | None = None
+    position_table: tuple[str, int] | None = None
+    embedding_layernorm: bool = False  # BLOOM's word_embeddings_layernorm (a norm of the hidden size)
+    multi_query: str | None = None  # the switch of one K/V head for all queries (GPT-BigCode's multi_query)
+    falcon_layout: FalconLayout | None = None
     # Fields the family's classes do not read, whose value must be what they build instead (a field's
     # name: that field's value; a number): Hunyuan's experts are intermediate_size wide whatever
     # moe_intermediate_size says, and it builds one shared MLP whatever num_shared_expert says.
@@ -1171,6 +1247,8 @@ FAMILIES += (
         experts=Experts(
             count=("n_routed_experts",),
             shared_width="moe_shared_expert_intermediate_size",
+            # decl: the router's e_score_correction_bias, a buffer its checkpoints hold (as DeepSeek-V3's).
+            correction_bias=True,
         ),
         layer_kinds=LayerKinds(
             fields=("layers_block_type", "layer_types", "hybrid_override_pattern"),
@@ -1206,7 +1284,7 @@ FAMILIES += (
         # A latent MoE (Nemotron 3 Super) and the shared expert's biases are not modelled.
         unsupported=("moe_latent_size", "mlp_bias"),
         multi_token_prediction=True,
-        preset_prefixes=("nemotron-h",),
+        preset_prefixes=("nemotron-h", "nemotron-3"),
     ),
     # Granite 4: every layer Mamba-2 or attention, a MoE and a shared gated MLP (the dense models:
     # num_local_experts 0, the shared MLP alone, of shared_intermediate_size).
@@ -1587,6 +1665,7 @@ FAMILIES += (
         "deepseek_v4",
         activations_measured=True,  # act: benchmarks/hybrid_activations.py
         runs_sdpa=False,  # its sinks: transformers 5.24 refuses SDPA for it (act)
+        preset_prefixes=("deepseek-v4",),
         qkv_bias=False,
         o_bias=False,
         attention_sinks=True,
@@ -1682,12 +1761,15 @@ __all__ = [
     "CompressedAttention",
     "DeltaNet",
     "Experts",
+    "FalconLayout",
     "Family",
+    "GlobalAttention",
     "Indexer",
     "LayerKind",
     "LayerKinds",
     "Mamba",
     "Mamba1",
+    "MlaVariants",
     "MlpKind",
     "Multimodal",
     "NestedFields",
@@ -2198,3 +2280,316 @@ MULTIMODAL = tuple(m for m in MULTIMODAL if m.model_type not in _TOWERS_OF_DECLA
 _BY_TYPE.update({name: f for f in FAMILIES for name in (f.model_type, *f.also)})
 _MULTIMODAL.update({m.model_type: m for m in _MM_WRAPPERS})
 __all__ += ["Piece", "Tower"]
+
+# --- decl (issue 20, points 2 and 5): Gemma 4 and Mistral Large 4 ------------------------------------
+_LIKE = {f.model_type: f for f in FAMILIES}
+# Gemma 4 (modeling_gemma4.py: Gemma4TextModel): Gemma 3's layers (four norms, QK-norm of the head
+# width, a weightless v_norm; 5 sliding : 1 full) whose full layers have a head width of their own
+# (GlobalAttention), Gemma 3n's per-layer inputs and shared keys and values without AltUp or LAuReL,
+# and with enable_moe_block a MoE block beside the dense MLP in every layer (counted as one shared
+# expert of intermediate_size): experts in one 3-D gate_up_proj, a router with learned scales.
+# Its activations are not measured: its answers ask for `activations`.
+_GEMMA4_TEXT = replace(
+    _LIKE["gemma3_text"],
+    model_type="gemma4_text",
+    activations_measured=False,
+    preset_prefixes=("gemma-4",),
+    sliding=SlidingLayers(512, full_every=(None, 6)),
+    per_layer=PerLayer(widths=False, altup=None, laurel=None, input_optional=True),
+    global_attention=GlobalAttention(),
+    layer_scalar=True,
+    experts=Experts(
+        count=("num_experts",),
+        active="top_k_experts",
+        shared_width="intermediate_size",
+        fused_gate_up=True,
+        enabled_by="enable_moe_block",
+        router_scales=True,
+        norms=3,
+        linear_router=True,  # Gemma4TextRouter.proj, an nn.Linear peft adapts
+    ),
+    # Gemma4TextConfig's defaults of the fields read (a config.json may leave them out).
+    defaults=MappingProxyType(
+        {
+            "head_dim": 256,
+            "sliding_window": 512,
+            "hidden_size_per_layer_input": 256,
+            "vocab_size_per_layer_input": 262_144,
+            "num_kv_shared_layers": 0,
+        }
+    ),
+    # Its config class wants each kind of layer sharing keys and values among the earlier layers too.
+    small=MappingProxyType(
+        {
+            "num_hidden_layers": 4,
+            "layer_types": ["sliding_attention", "full_attention"] * 2,
+            "global_head_dim": 96,
+            # Its per-layer embedding takes every token id (Gemma 3n's masks the larger ones).
+            "vocab_size_per_layer_input": 1000,
+        }
+    ),
+)
+# Mistral Large 4 (modeling_mistral_large4.py): DeepSeek-V3's MLA without a q latent (q_proj), layers
+# without RoPE and layers sharing an earlier layer's latent (MlaVariants), GLM-5's indexer in the layers
+# indexer_types calls "full" but reading the hidden state, a learned softmax scale and bias per head,
+# the first first_k_dense_replace layers dense (or mlp_layer_types), then routed experts in one 3-D
+# gate_up_proj with a plain router (no correction bias) and n_shared_experts shared.
+_MISTRAL_LARGE4_TEXT = Family(
+    "mistral_large4_text",
+    mla=True,
+    names=MappingProxyType({"q_lora_rank": ()}),  # no q latent, whatever the config writes
+    experts=Experts(
+        count=("n_routed_experts", "num_local_experts", "num_experts"),
+        shared="n_shared_experts",
+        kinds=("mlp_layer_types", "dense"),
+        first_dense="first_k_dense_replace",
+        first_dense_unless_listed=True,
+        fused_gate_up=True,
+    ),
+    indexer=Indexer(layers=("indexer_types", "full"), query_from_hidden=True),
+    mla_variants=MlaVariants(),
+    softmax_scaling=True,
+    learned_rope_scale=True,
+    standalone=False,
+    defaults=MappingProxyType(
+        {
+            "n_routed_experts": 128,
+            "n_shared_experts": 1,
+            "num_experts_per_tok": 4,
+            "moe_intermediate_size": 6144,
+            "first_k_dense_replace": 1,
+            "kv_lora_rank": 512,
+            "qk_rope_head_dim": 64,
+            "qk_nope_head_dim": 64,
+            "v_head_dim": 128,
+            "index_n_heads": 32,
+            "index_head_dim": 128,
+        }
+    ),
+)
+# Its vision tower: Pixtral with MistralLarge4Config's vision defaults, under Mistral 3's projector.
+_MISTRAL_LARGE4_TOWER = replace(
+    _PIXTRAL_TOWER,
+    defaults=MappingProxyType(
+        {
+            **_PIXTRAL_TOWER.defaults,
+            "num_hidden_layers": 30,
+            "hidden_size": 2048,
+            "intermediate_size": 6144,
+            "patch_size": 14,
+        }
+    ),
+)
+_DECL_FAMILIES = (_GEMMA4_TEXT, _MISTRAL_LARGE4_TEXT)
+_DECL_MULTIMODAL = (
+    # Gemma 4's vision and audio towers are not declared: counted from the repo's tensors.
+    Multimodal("gemma4", "gemma4_text"),
+    Multimodal("mistral_large4", "mistral_large4_text", tie_at_top=True, towers=(_MISTRAL_LARGE4_TOWER,)),
+)
+FAMILIES += _DECL_FAMILIES
+MULTIMODAL += _DECL_MULTIMODAL
+_BY_TYPE.update({name: f for f in _DECL_FAMILIES for name in (f.model_type, *f.also)})
+_MULTIMODAL.update({m.model_type: m for m in _DECL_MULTIMODAL})
+
+# --- decl (issue 20, point 2): classic causal LMs, counts only -----------------------------------------
+# Their names for the common fields (the config classes' attribute_map); the K/V heads are the query
+# heads (no grouped-query attention), head_dim is hidden / heads whatever a config writes.
+_GPT_NAMES = MappingProxyType(
+    {
+        "hidden_size": ("n_embd", "hidden_size"),
+        "num_hidden_layers": ("n_layer", "num_hidden_layers"),
+        "num_attention_heads": ("n_head", "num_attention_heads"),
+        "num_key_value_heads": ("n_head", "num_attention_heads"),
+        "intermediate_size": ("n_inner",),
+        "head_dim": (),
+        "n_positions": ("n_positions", "max_position_embeddings"),
+    }
+)
+_GPT_SMALL = MappingProxyType({"n_inner": 688})
+# GPT-J's rotary width (64 by default) within the small shape's heads of 32.
+_GPTJ_SMALL = MappingProxyType({"n_inner": 688, "rotary_dim": 16})
+_GPTJ = Family(
+    # GPT-J (modeling_gptj.py): q/k/v/out_proj without biases, one LayerNorm a layer before the parallel
+    # attention and MLP (fc_in, fc_out with biases, 4h when n_inner is null), an LM head with a bias.
+    "gptj",
+    names=_GPT_NAMES,
+    qkv_bias=False,
+    o_bias=False,
+    norms_per_layer=1,
+    norm_parameters="weight_bias",
+    gated_mlp=False,
+    mlp_bias=True,
+    lm_head_bias=True,
+    mlp_ratio=4,
+    attention_modules=MappingProxyType({"o_proj": "out_proj"}),
+    small=_GPTJ_SMALL,
+)
+_CLASSIC: tuple[Family, ...] = (
+    # GPT-2 (modeling_gpt2.py): a learned position table (wpe, n_positions rows), LayerNorms with
+    # biases, the fused c_attn (q, k, v) and c_proj with biases, a plain MLP of n_inner (4h) with biases,
+    # tied. Its cross-attention (add_cross_attention) is not modelled.
+    Family(
+        "gpt2",
+        names=_GPT_NAMES,
+        tied_by_default=True,
+        qkv_bias=True,
+        o_bias=True,
+        fused_qkv=True,
+        norm_parameters="weight_bias",
+        gated_mlp=False,
+        mlp_bias=True,
+        mlp_ratio=4,
+        position_table=("n_positions", 0),
+        attention_modules=MappingProxyType({"qkv_proj": "c_attn", "o_proj": "c_proj"}),
+        unsupported=("add_cross_attention",),
+        small=_GPT_SMALL,
+    ),
+    _GPTJ,
+    # CodeGen (modeling_codegen.py): GPT-J's layer with q, k and v in one qkv_proj.
+    replace(
+        _GPTJ,
+        model_type="codegen",
+        fused_qkv=True,
+        attention_modules=MappingProxyType({"qkv_proj": "qkv_proj", "o_proj": "out_proj"}),
+    ),
+    # GPT-Neo (modeling_gpt_neo.py): a learned position table, q/k/v without and out_proj with a bias,
+    # two LayerNorms a layer, a plain MLP (c_fc, c_proj) of intermediate_size (4h when null), tied; its
+    # local and global layers differ in their mask only.
+    Family(
+        "gpt_neo",
+        names=MappingProxyType(
+            {
+                "num_hidden_layers": ("num_layers", "num_hidden_layers"),
+                "num_attention_heads": ("num_heads", "num_attention_heads"),
+                "num_key_value_heads": ("num_heads", "num_attention_heads"),
+                "head_dim": (),
+            }
+        ),
+        tied_by_default=True,
+        qkv_bias=False,
+        o_bias=True,
+        norm_parameters="weight_bias",
+        gated_mlp=False,
+        mlp_bias=True,
+        mlp_ratio=4,
+        position_table=("max_position_embeddings", 0),
+        attention_modules=MappingProxyType({"o_proj": "out_proj"}),
+        runs_sdpa=False,  # transformers 5.24 runs GPT-Neo (and BLOOM) eager only
+        small=MappingProxyType(
+            {"num_hidden_layers": 2, "attention_types": [[["global", "local"], 1]], "intermediate_size": 688}
+        ),
+    ),
+)
+_CLASSIC += (
+    # OPT (modeling_opt.py): a learned position table of max_position_embeddings + 2 rows, q/k/v/out_proj
+    # and fc1/fc2 with biases by enable_bias, two LayerNorms a layer and a final one, tied. Its
+    # projections around the layers (word_embed_proj_dim), post-norm layers and LayerNorms without
+    # parameters are not modelled: a config with them is refused.
+    Family(
+        "opt",
+        names=MappingProxyType(
+            {
+                "intermediate_size": ("ffn_dim",),
+                "num_key_value_heads": ("num_attention_heads",),
+                "head_dim": (),
+            }
+        ),
+        defaults=MappingProxyType({"enable_bias": True}),
+        tied_by_default=True,
+        qkv_bias="enable_bias",
+        o_bias="enable_bias",
+        mlp_bias="enable_bias",
+        norm_parameters="weight_bias",
+        gated_mlp=False,
+        position_table=("max_position_embeddings", 2),
+        attention_modules=MappingProxyType({"o_proj": "out_proj"}),
+        unsupported=("_remove_final_layer_norm",),
+        built_as=MappingProxyType(
+            {
+                "word_embed_proj_dim": "hidden_size",
+                "do_layer_norm_before": 1,
+                "layer_norm_elementwise_affine": 1,
+            }
+        ),
+        small=MappingProxyType({"ffn_dim": 688, "num_hidden_layers": 2}),
+    ),
+    # BLOOM (modeling_bloom.py): a LayerNorm of the embeddings, ALiBi (no position table), the fused
+    # query_key_value and dense with biases, a plain MLP of 4h with biases, LayerNorms with biases, tied.
+    Family(
+        "bloom",
+        names=MappingProxyType(
+            {
+                "num_hidden_layers": ("n_layer", "num_hidden_layers"),
+                "num_attention_heads": ("n_head", "num_attention_heads"),
+                "num_key_value_heads": ("n_head", "num_attention_heads"),
+                "intermediate_size": (),
+                "head_dim": (),
+            }
+        ),
+        tied_by_default=True,
+        qkv_bias=True,
+        o_bias=True,
+        fused_qkv=True,
+        norm_parameters="weight_bias",
+        gated_mlp=False,
+        mlp_bias=True,
+        mlp_ratio=4,
+        embedding_layernorm=True,
+        runs_sdpa=False,
+        attention_modules=MappingProxyType({"qkv_proj": "query_key_value", "o_proj": "dense"}),
+        small=MappingProxyType({"num_hidden_layers": 2}),
+    ),
+)
+_CLASSIC += (
+    # GPT-BigCode (StarCoder, SantaCoder; modeling_gpt_bigcode.py): GPT-2's layer with one K/V head for
+    # all queries by multi_query (on by default) in its c_attn.
+    replace(
+        _CLASSIC[0],
+        model_type="gpt_bigcode",
+        multi_query="multi_query",
+        defaults=MappingProxyType({"multi_query": True}),
+    ),
+)
+_CLASSIC += (
+    # Falcon (modeling_falcon.py): the fused query_key_value and dense, a plain MLP of ffn_hidden_size
+    # (4h when null), their biases by bias, LayerNorms with biases, RoPE or ALiBi (no parameters), tied;
+    # its K/V heads and norms a layer by FalconLayout.
+    Family(
+        "falcon",
+        names=MappingProxyType(
+            {
+                "num_key_value_heads": ("num_kv_heads",),
+                "intermediate_size": ("ffn_hidden_size",),
+                "head_dim": (),
+            }
+        ),
+        tied_by_default=True,
+        qkv_bias="bias",
+        o_bias="bias",
+        mlp_bias="bias",
+        fused_qkv=True,
+        norm_parameters="weight_bias",
+        gated_mlp=False,
+        mlp_ratio=4,
+        falcon_layout=FalconLayout(),
+        attention_modules=MappingProxyType({"qkv_proj": "query_key_value", "o_proj": "dense"}),
+        small=MappingProxyType({"num_hidden_layers": 2, "ffn_hidden_size": 688}),
+    ),
+)
+FAMILIES += _CLASSIC
+_BY_TYPE.update({f.model_type: f for f in _CLASSIC})
+
+# Gemma 4 unified (modeling_gemma4_unified.py): Gemma 4's text layers without per-layer inputs or a MoE
+# block, a 1024-token window by default; its vision and audio towers from the repo's tensors.
+_GEMMA4_UNIFIED_TEXT = replace(
+    _GEMMA4_TEXT,
+    model_type="gemma4_unified_text",
+    preset_prefixes=(),
+    experts=None,
+    per_layer=PerLayer(widths=False, altup=None, laurel=None, input_optional=True, inputs=False),
+    defaults=MappingProxyType({"head_dim": 256, "sliding_window": 1024, "num_kv_shared_layers": 0}),
+)
+FAMILIES += (_GEMMA4_UNIFIED_TEXT,)
+MULTIMODAL += (Multimodal("gemma4_unified", "gemma4_unified_text"),)
+_BY_TYPE[_GEMMA4_UNIFIED_TEXT.model_type] = _GEMMA4_UNIFIED_TEXT
+_MULTIMODAL["gemma4_unified"] = MULTIMODAL[-1]

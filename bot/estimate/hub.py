@@ -17,9 +17,12 @@ from pydantic import ValidationError
 from bot.estimate.families import (
     CompressedAttention,
     Experts,
+    FalconLayout,
     Family,
+    GlobalAttention,
     LayerKind,
     LayerKinds,
+    MlaVariants,
     Multimodal,
     family,
     multimodal,
@@ -483,17 +486,225 @@ def _frontier_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
             and _sliding_layers(read.config, layers, declared)[1]
         ):
             sliding = sum(kind == "sliding_attention" for kind in types[layers - shared :])
+        # decl: Gemma 4 builds no per-layer inputs where their width is 0 (or null).
+        width = read.count(p.input_width, top=_MAX_DIMENSION) if p.input_optional and p.inputs else 0
+        width = width if p.input_optional else None
         fields.update(
             altup_inputs=read.count(p.altup),
             laurel_rank=read.count(p.laurel, top=_MAX_DIMENSION),
-            per_layer_input_size=read.whole(p.input_width, required=True, mapped=False),
-            per_layer_vocab_size=read.whole(p.input_vocab, required=True, top=100_000_000, mapped=False),
+            per_layer_input_size=(
+                width if p.input_optional else read.whole(p.input_width, required=True, mapped=False)
+            ),
+            per_layer_vocab_size=(
+                read.whole(p.input_vocab, required=True, top=100_000_000, mapped=False)
+                if width is None or width
+                else 0
+            ),
             kv_shared_layers=shared,
             kv_shared_sliding_layers=sliding,
             sparse_mlp_layers=_sparse_layers(read.config.get(p.sparsity), layers),
         )
     if declared.compressed_attention is not None:
         fields |= _compressed_attention_fields(read, declared.compressed_attention, layers)
+    if declared.global_attention is not None:
+        fields |= _global_attention_fields(read, declared.global_attention, layers)
+    if declared.mla_variants is not None:
+        fields |= _mla_variant_fields(read, declared.mla_variants, layers)
+    if declared.indexer is not None:
+        fields["index_query_from_hidden"] = declared.indexer.query_from_hidden
+    fields.update(
+        softmax_scaling=declared.softmax_scaling,
+        learned_rope_scale=declared.learned_rope_scale,
+        layer_scalars=declared.layer_scalar,
+        embedding_layernorm=declared.embedding_layernorm,
+    )
+    if declared.falcon_layout is not None:
+        fields |= _falcon_fields(read, declared.falcon_layout)
+    if declared.position_table is not None:  # decl: GPT-2's wpe, OPT's (max_position_embeddings + 2)
+        rows_field, offset = declared.position_table
+        rows = read.whole(rows_field, required=True, top=100_000_000)
+        fields["position_embeddings"] = rows + offset if rows else None
+    return fields
+
+
+# --- decl (issue 20): Gemma 4's global layers, Mistral Large 4's MLA layers ---------------------------
+
+
+def _gemma4_layer_types(read: _Reader, g: GlobalAttention, layers: int) -> list[str]:
+    """Each layer's attention as Gemma4TextConfig.__post_init__ decides: layer_types, else every
+    full_every-th layer full; the last layer full whatever the list says."""
+    listed = read.config.get("layer_types")
+    words = ("sliding_attention", "full_attention")
+    if listed is not None and (
+        not isinstance(listed, list) or len(listed) != layers or not all(w in words for w in listed)
+    ):
+        read.absurd.append("layer_types")
+        return []
+    types = (
+        list(listed)
+        if listed
+        else ["sliding_attention" if (i + 1) % g.full_every else "full_attention" for i in range(layers)]
+    )
+    if types:
+        types[-1] = "full_attention"
+    return types
+
+
+def _layer_overrides(read: _Reader, g: GlobalAttention, types: list[str]) -> dict[int, dict[str, Any]]:
+    """Each layer's head_dim and num_key_value_heads overrides: the config's per_layer_config, or
+    the class's derivation from global_head_dim (and, with attention_k_eq_v, num_global_key_value_heads)."""
+    written = read.config.get(g.overrides)
+    if written is None:
+        found: dict[str, Any] = {"head_dim": read.whole(g.head_dim, default=g.default_head_dim, mapped=False)}
+        if read.flag(g.k_eq_v) and read.config.get(g.kv_heads) is not None:
+            found["num_key_value_heads"] = read.whole(g.kv_heads, mapped=False)
+        return {i: found for i, kind in enumerate(types) if kind == "full_attention"}
+    if not isinstance(written, dict):
+        read.absurd.append(g.overrides)
+        return {}
+    overrides: dict[int, dict[str, Any]] = {}
+    for key, value in written.items():
+        index = int(key) if isinstance(key, str) and key.isdigit() and len(key) <= 6 else None
+        if index is None or index >= len(types) or not isinstance(value, dict):
+            read.absurd.append(g.overrides)
+            return {}
+        if not set(value) <= {"head_dim", "num_key_value_heads"}:
+            # Only the field's name is echoed, never the config's own keys.
+            raise ConfigProblem(
+                "undeclared_family", (f"{g.overrides} beyond head_dim and num_key_value_heads",)
+            )
+        if not all(_whole(v, _MAX_DIMENSION) for v in value.values()):
+            read.absurd.append(g.overrides)
+            return {}
+        overrides[index] = value
+    return overrides
+
+
+def _global_attention_fields(read: _Reader, g: GlobalAttention, layers: int) -> dict[str, Any]:
+    """Gemma 4's global layers: how many, their head width and K/V heads (one shape for all of them,
+    and the sliding layers the config's own; else refused), K = V, the shared layers' kinds."""
+    types = _gemma4_layer_types(read, g, layers)
+    overrides = _layer_overrides(read, g, types)
+    head_dim = read.whole("head_dim")
+    kv_heads = read.whole("num_key_value_heads", default=read.whole("num_attention_heads"))
+    shapes = {
+        kind: {
+            (
+                overrides.get(i, {}).get("head_dim", head_dim),
+                overrides.get(i, {}).get("num_key_value_heads", kv_heads),
+            )
+            for i, k in enumerate(types)
+            if k == kind
+        }
+        for kind in ("sliding_attention", "full_attention")
+    }
+    if shapes["sliding_attention"] - {(head_dim, kv_heads)} or len(shapes["full_attention"]) > 1:
+        raise ConfigProblem("undeclared_family", (f"{g.overrides} varying within a layer kind",))
+    global_dim, global_kv = next(iter(shapes["full_attention"]), (head_dim, kv_heads))
+    if not (_whole(global_dim, _MAX_DIMENSION) and _whole(global_kv, _MAX_DIMENSION)):
+        read.absurd.append(g.overrides if read.config.get(g.overrides) is not None else g.head_dim)
+        return {}
+    heads = read.whole("num_attention_heads") or 1
+    if not isinstance(global_kv, int) or heads % global_kv:
+        read.absurd.append(g.kv_heads)
+    shared = read.count(read.declared.per_layer.kv_shared) if read.declared.per_layer else 0
+    shared_sliding = (
+        sum(kind == "sliding_attention" for kind in types[len(types) - shared :]) if shared else 0
+    )
+    full = types.count("full_attention")
+    double_wide = read.flag(g.double_wide)
+    moe = read.declared.experts
+    if double_wide and shared and moe is not None and moe.enabled_by and read.flag(moe.enabled_by):
+        raise ConfigProblem(
+            "undeclared_family", ("gemma4_text with use_double_wide_mlp and enable_moe_block",)
+        )
+    return {
+        "global_layers": full,
+        "global_head_dim": global_dim,
+        "global_kv_heads": global_kv,
+        "global_k_eq_v": read.flag(g.k_eq_v),
+        "double_wide_shared_mlp": double_wide,
+        "kv_shared_sliding_layers": shared_sliding,
+    }
+
+
+def _falcon_fields(read: _Reader, f: FalconLayout) -> dict[str, Any]:
+    """Falcon's K/V heads and norms a layer by its switches (FalconAttention's qkv_out_dim,
+    FalconDecoderLayer's LayerNorms)."""
+    heads = read.whole("num_attention_heads") or 1
+    if read.flag(f.new_architecture):
+        kv_heads = read.whole("num_key_value_heads", default=heads) or heads
+        parallel_norms = read.whole(f.norms_in_parallel, mapped=False) or 2
+    else:
+        kv_heads = 1 if read.flag(f.multi_query, True) else heads
+        parallel_norms = read.whole(f.norms_in_parallel, mapped=False) or 1
+    if heads % kv_heads:
+        read.absurd.append("num_kv_heads")
+    norms = (2 if parallel_norms == 2 else 1) if read.flag(f.parallel, True) else 2
+    return {"kv_heads": kv_heads, "norms_per_layer": norms}
+
+
+def _gemma4_types_written(text: dict[str, Any], declared: Family) -> dict[str, Any]:
+    """The config with Gemma 4's layer_types as its class completes them (the pattern where absent,
+    the last layer full), so that the sliding layers are counted as built."""
+    g, layers = declared.global_attention, positive_int(text.get("num_hidden_layers"))
+    if g is None or layers is None or layers > _MAX_LAYERS:
+        return text
+    probe = _Reader(text, declared)
+    types = _gemma4_layer_types(probe, g, layers)
+    return {**text, "layer_types": types} if types else text
+
+
+def _mla_variant_fields(read: _Reader, m: MlaVariants, layers: int) -> dict[str, Any]:
+    """Mistral Large 4's MLA layers without RoPE, those sharing an earlier layer's latent (and of them
+    the ones without RoPE), and its indexer's layers, as MistralLarge4TextConfig.__post_init__ derives
+    them where the config leaves them out."""
+    ropes = read.config.get(m.rope_list)
+    if ropes is None:
+        every = read.whole(m.rope_interval, default=m.default_interval, mapped=False) or m.default_interval
+        ropes = [int((i + 1) % every != 0) for i in range(layers)]
+    sources = read.config.get(m.kv_sources)
+    if sources is None:
+        sources = list(range(layers))
+    ok_ropes = isinstance(ropes, list) and len(ropes) >= layers and all(r in (0, 1) for r in ropes)
+    ok_sources = (
+        isinstance(sources, list)
+        and len(sources) == layers
+        and all(
+            isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= i and sources[s] == s
+            for i, s in enumerate(sources)
+        )
+    )
+    if not ok_ropes or not ok_sources:
+        read.absurd.append(m.rope_list if not ok_ropes else m.kv_sources)
+        return {}
+    shared = [i for i in range(layers) if sources[i] != i]
+    fields: dict[str, Any] = {
+        "nope_layers": sum(1 for i in range(layers) if not ropes[i]),
+        "kv_shared_layers": len(shared),
+        "kv_shared_nope_layers": sum(1 for i in shared if not ropes[i]),
+    }
+    indexer = read.declared.indexer
+    if indexer is not None and indexer.layers is not None and read.config.get(indexer.layers[0]) is None:
+        pattern = read.config.get(m.index_pattern)
+        if pattern is not None:
+            words = (
+                [{"F": "full", "S": "shared"}.get(c) for c in pattern]
+                if isinstance(pattern, str)
+                else pattern
+            )
+        else:
+            freq = max(read.whole(m.index_freq[0], default=m.index_freq[1], mapped=False) or 1, 1)
+            offset = (
+                read.count(m.index_offset[0])
+                if read.config.get(m.index_offset[0]) is not None
+                else m.index_offset[1]
+            )
+            words = ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(layers)]
+        if not isinstance(words, list) or len(words) < layers:
+            read.absurd.append(m.index_pattern)
+            return fields
+        fields["index_layers"] = sum(1 for w in words[:layers] if w != "shared")
     return fields
 
 
@@ -657,6 +868,7 @@ def architecture_from_config(
         named = plain_model_type(config.get("model_type")) or model_type if outer is None else model_type
         raise _refusal(config, named)
     text = _built_as(_uniform(_lifted(text, declared), declared, model_type), declared, model_type)
+    text = _gemma4_types_written(text, declared)  # decl
     read = _Reader(text, declared)
     for switch in declared.unsupported:
         if text.get(switch, declared.default(switch)):
@@ -670,13 +882,20 @@ def architecture_from_config(
         layers = read.whole("num_hidden_layers", required=True, top=_MAX_LAYERS)
     heads = read.whole("num_attention_heads", required=True)
     kv_heads = read.whole("num_key_value_heads", default=heads)
+    if declared.multi_query is not None and read.flag(declared.multi_query):
+        kv_heads = 1  # decl: GPT-BigCode's multi-query attention
     vocab = read.whole("vocab_size", required=True, top=100_000_000)
     head_dim = read.whole("head_dim")
     widths = layer_widths(read, layers or 0)  # Gemma 3n: one width a layer
-    dense_width = widths[0] if widths else read.whole("intermediate_size", required=True)
+    ratio = declared.mlp_ratio  # decl: GPT-2's n_inner null is 4h
+    dense_width = widths[0] if widths else read.whole("intermediate_size", required=ratio is None)
+    if dense_width is None and ratio is not None and hidden is not None:
+        dense_width = ratio * hidden
     if declared.ffn_auto_adjust and dense_width is not None:
         dense_width = _ffn_width(text, dense_width)
     moe = declared.experts
+    if moe is not None and moe.enabled_by is not None and not read.flag(moe.enabled_by):
+        moe = None  # decl: Gemma 4 builds no MoE block without enable_moe_block
     experts = 1
     if moe is not None:  # Granite 4's dense models write num_local_experts: 0
         found_count = read.first(*moe.count, mapped=False)
@@ -704,6 +923,7 @@ def architecture_from_config(
             "expert_bias": moe.expert_bias,
             "fused_expert_gate_up": moe.fused_gate_up,
             "moe_with_one_expert": moe.one_expert_block,
+            "router_scales": moe.router_scales,
         }
     mla_names = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
     mla = {name: read.whole(name) for name in mla_names} if declared.mla else {}
@@ -739,7 +959,11 @@ def architecture_from_config(
         "qk_norm": read.flag(declared.qk_norm),
         "qk_norm_scope": declared.qk_norm_scope,
         "attention_sinks": declared.attention_sinks,
-        "norms_per_layer": declared.norms_per_layer + 2 * read.flag(declared.post_norms),
+        "norms_per_layer": (
+            declared.norms_per_layer
+            + 2 * read.flag(declared.post_norms)
+            + (moe.norms if moe_fields and moe else 0)
+        ),
         "norm_parameters": declared.norm_parameters,
         "lm_head_bias": read.flag(declared.lm_head_bias),
         "gated_mlp": declared.gated_mlp,

@@ -43,6 +43,7 @@ LayerKind = Literal[
     "full",
     "sliding",
     "mla",
+    "mla_nope",
     "indexer",
     "linear_attention",
     "mamba",
@@ -103,16 +104,20 @@ def heads_per_gpu(heads: int, gpus: int) -> int:
 def _attention(model: Architecture, layers: int, dtype: KvDtype, gpus: int, kind: LayerKind) -> LayerCache:
     # A key and a value of head_dim for each K/V head (transformers' key/value states of shape
     # [batch, kv_heads, tokens, head_dim]).
-    heads = heads_per_gpu(model.kv_heads, gpus)
+    # Gemma 4's full layers: their own K/V heads and head width (decl; keys and values apart also
+    # where K = V: Gemma4TextAttention caches the value-normed copy beside the keys).
+    kv_heads = model.full_kv_heads if kind == "full" else model.kv_heads
+    head_dim = model.full_head_dim if kind == "full" else model.attention_head_dim
+    heads = heads_per_gpu(kv_heads, gpus)
     window = model.sliding_window if kind == "sliding" else None
     return LayerCache(
         kind=kind,
         layers=layers,
-        bytes_per_token=2 * heads * model.attention_head_dim * dtype.bytes,
+        bytes_per_token=2 * heads * head_dim * dtype.bytes,
         # DynamicSlidingWindowLayer.update: "Only cache the last `self.sliding_window - 1` tokens".
         token_cap=window - 1 if window is not None else None,
         bytes_per_sequence=0,
-        replicated=model.kv_heads < gpus,
+        replicated=kv_heads < gpus,
     )
 
 
@@ -132,6 +137,18 @@ def _mla(model: Architecture, layers: int, dtype: KvDtype, gpus: int) -> LayerCa
         kind="mla",
         layers=layers,
         bytes_per_token=width * dtype.bytes,
+        token_cap=None,
+        bytes_per_sequence=0,
+        replicated=gpus > 1,
+    )
+
+
+def _mla_nope(model: Architecture, layers: int, dtype: KvDtype, gpus: int) -> LayerCache:
+    # decl: Mistral Large 4's MLA layers without RoPE cache the latent alone (their rope key is 0 wide).
+    return LayerCache(
+        kind="mla_nope",
+        layers=layers,
+        bytes_per_token=(model.kv_lora_rank or 0) * dtype.bytes,
         token_cap=None,
         bytes_per_sequence=0,
         replicated=gpus > 1,
@@ -174,6 +191,7 @@ CACHE_KINDS: dict[LayerKind, Callable[[Architecture, int, KvDtype, int], LayerCa
     "full": _full,
     "sliding": _sliding,
     "mla": _mla,
+    "mla_nope": _mla_nope,
     "indexer": _indexer,
     "linear_attention": _fixed_state("linear_attention"),
     "mamba": _fixed_state("mamba"),
@@ -247,7 +265,12 @@ def layer_kinds(model: Architecture) -> tuple[tuple[LayerKind, int], ...]:
     if model.output_groups is not None:  # DeepSeek-V4
         return tuple((kind, count) for kind, count in _compressed_layer_kinds(model) if count)
     if model.is_mla:
-        kinds: list[tuple[LayerKind, int]] = [("mla", attention)]
+        # Mistral Large 4's layers sharing an earlier layer's latent cache none of their own (decl).
+        own_nope = model.nope_layers - model.kv_shared_nope_layers
+        kinds: list[tuple[LayerKind, int]] = [
+            ("mla", attention - model.kv_shared_layers - own_nope),
+            ("mla_nope", own_nope),
+        ]
     else:
         # Gemma 3n's layers that reuse earlier keys and values keep no cache of their own.
         kinds = [("sliding", model.kv_cached_sliding_layers), ("full", model.kv_cached_full_layers)]

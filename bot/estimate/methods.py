@@ -157,15 +157,19 @@ def _mixer_linears(arch: Architecture, targets: LoraTargets, rank: int) -> list[
         linears = arch.mixer_linears(kind)
         if kind == "linear_attention":
             linears = [split for linear in linears for split in _split_delta_net(arch, *linear)]
-        for name, d_in, d_out in linears:
+        # Attention: each linear with its copies (Gemma 3n's and 4's K/V-sharing layers without
+        # k/v_proj, Gemma 4's global and Mistral Large 4's MLA layers their own: decl).
+        counted = (
+            arch.attention_layer_linears(copies)
+            if kind == "attention"
+            else [(name, d_in, d_out, copies) for name, d_in, d_out in linears]
+        )
+        for name, d_in, d_out, n in counted:
             module = _module_name(arch, name)
             if wanted is not None and module not in wanted:
                 continue
             if mamba_refused and kind in _MAMBA_KINDS and module in PEFT_MAMBA_EXCLUDED:
                 continue
-            n = copies
-            if kind == "attention" and name in ("k_proj", "v_proj"):
-                n -= arch.kv_shared_layers
             # Every Mamba-1 mixer (MambaMixer, FalconMambaMixer, JambaMambaMixer) multiplies by
             # ``self.dt_proj.weight`` itself, never calling the module: peft's dt_proj adapter never
             # runs (lora: measured, Mamba's model states 0.927 -> 1.000).

@@ -167,6 +167,28 @@ class Architecture(BaseModel):
     # Sinkhorn iterations: what DeepSeek-V4's layers save depends on both.
     compressed_kinds: tuple[Literal["sliding", "sparse", "heavy"], ...] = ()
     sinkhorn_iterations: int = Field(default=0, ge=0)
+    # decl (issue 20): Gemma 4's full-attention ("global") layers, global_layers of them, with a head
+    # width and K/V heads of their own and, with attention_k_eq_v, no v_proj (the keys are the values);
+    # its layers sharing keys and values get a double-wide MLP (use_double_wide_mlp); its router's
+    # learned scales (an input scale of h, one per expert).
+    global_layers: int = Field(default=0, ge=0)
+    global_head_dim: int | None = Field(default=None, gt=0)
+    global_kv_heads: int | None = Field(default=None, gt=0)
+    global_k_eq_v: bool = False
+    double_wide_shared_mlp: bool = False
+    router_scales: bool = False
+    # decl: Mistral Large 4's MLA layers without RoPE (their latent has no rope key, kv_b decompresses
+    # it into the full key width), of the layers sharing an earlier layer's latent those without RoPE,
+    # its indexer's queries read from the hidden state (not a q latent), and the learned per-head
+    # softmax scaling of attention and indexer and the learned RoPE frequency scale.
+    nope_layers: int = Field(default=0, ge=0)
+    kv_shared_nope_layers: int = Field(default=0, ge=0)
+    index_query_from_hidden: bool = False
+    softmax_scaling: bool = False
+    learned_rope_scale: bool = False
+    layer_scalars: bool = False  # decl: Gemma 4's layer_scalar, a persistent buffer a layer
+    position_embeddings: int = Field(default=0, ge=0)  # decl: a learned table of positions' rows (GPT-2)
+    embedding_layernorm: bool = False  # decl: BLOOM's norm of the embeddings
     # A multimodal repo: the shape is the text model's; non_text_params is what the published total
     # holds besides (vision tower and projector), so count + non_text_params = published, and N (a
     # preset's total_params) counts both. projector_params is the projector's share of it, which
@@ -253,7 +275,7 @@ class Architecture(BaseModel):
         ):
             raise ValueError(f"{self.key}: the layers sharing keys and values reuse an earlier layer's")
         if (self.index_heads is None) != (self.index_head_dim is None) or (
-            self.index_heads is not None and self.q_lora_rank is None
+            self.index_heads is not None and self.q_lora_rank is None and not self.index_query_from_hidden
         ):
             raise ValueError(f"{self.key}: the indexer needs index_heads, index_head_dim and q_lora_rank")
         return self
@@ -594,9 +616,13 @@ class Architecture(BaseModel):
 
         Routers are left out: LoRA does not adapt them and the counter adds them separately."""
         found = [
-            (name, d_in, d_out, copies)
+            entry
             for kind, copies in self.mixer_counts.items()
-            for name, d_in, d_out in self.mixer_linears(kind)
+            for entry in (
+                self.attention_layer_linears(copies)
+                if kind == "attention"
+                else [(name, d_in, d_out, copies) for name, d_in, d_out in self.mixer_linears(kind)]
+            )
         ]
         for width, layers in self._dense_widths():
             found += [(n, i, o, layers) for n, i, o in self.dense_mlp_linears(width)]
@@ -604,11 +630,58 @@ class Architecture(BaseModel):
             routed = self.moe_layers * self.experts
             found += [(n, i, o, routed) for n, i, o in self.expert_linears()]
             found += [(n, i, o, self.moe_layers) for n, i, o in self.shared_expert_linears()]
+        return found + self._per_layer_linears()
+
+    def attention_layer_linears(self, copies: int) -> list[tuple[str, int, int, int]]:
+        """The linears of ``copies`` attention layers, with the copies each has: Gemma 3n's and 4's
+        layers reusing keys and values have no k/v_proj, Gemma 4's global layers and Mistral Large 4's
+        MLA layers without RoPE or sharing a latent their own (decl)."""
+        found = [(n, i, o, copies) for n, i, o in self.attention_linears()]
+        if self.is_mla and (self.nope_layers or self.kv_shared_layers):
+            return self._mla_variant_linears(found)
+        if self._global_shape() is not self:
+            return self._global_linears(found)
         if self.kv_shared_layers:  # Gemma 3n: the layers reusing keys and values have no k/v_proj
-            found = [
+            return [
                 (n, i, o, c - self.kv_shared_layers * (n in ("k_proj", "v_proj"))) for n, i, o, c in found
             ]
-        return found + self._per_layer_linears()
+        return found
+
+    def _global_linears(self, found: list[tuple[str, int, int, int]]) -> list[tuple[str, int, int, int]]:
+        """decl: Gemma 4's attention linears, the sliding layers' and the global layers' apart (their
+        own widths; no v_proj with K = V), less the k/v projections of the layers sharing them."""
+        attention = {n for n, _, _ in self.attention_linears()}
+        shared_sliding = self.kv_shared_sliding_layers
+        shared_global = self.kv_shared_layers - shared_sliding
+        kv = ("k_proj", "v_proj")
+        kept = [
+            (n, i, o, c - self.global_layers - shared_sliding * (n in kv)) if n in attention else (n, i, o, c)
+            for n, i, o, c in found
+        ]
+        shape = self._global_shape()
+        kept += [
+            (n, i, o, self.global_layers - shared_global * (n in kv))
+            for n, i, o in shape.attention_linears()
+            if not (n == "v_proj" and self.global_k_eq_v)
+        ]
+        return [entry for entry in kept if entry[3] > 0]
+
+    def _mla_variant_linears(self, found: list[tuple[str, int, int, int]]) -> list[tuple[str, int, int, int]]:
+        """decl: Mistral Large 4's MLA linears: the layers without RoPE with their own kv_a and kv_b
+        widths, no kv_a_proj_with_mqa in the layers sharing an earlier layer's latent."""
+        rope, rank, heads = self.qk_rope_head_dim or 0, self.kv_lora_rank or 0, self.attention_heads
+        own_nope = self.nope_layers - self.kv_shared_nope_layers
+        own_rope = self.attention_layers - self.kv_shared_layers - own_nope
+        nope_b = heads * ((self.qk_nope_head_dim or 0) + rope) + self.v_dim
+        kept: list[tuple[str, int, int, int]] = []
+        for n, i, o, c in found:
+            if n == "kv_a_proj_with_mqa":
+                kept += [(n, i, o, own_rope), (n, i, rank, own_nope)]
+            elif n == "kv_b_proj":
+                kept += [(n, i, o, c - self.nope_layers), (n, i, nope_b, self.nope_layers)]
+            else:
+                kept.append((n, i, o, c))
+        return [entry for entry in kept if entry[3] > 0]
 
     # --- counts ---------------------------------------------------------------------------------
 
@@ -634,6 +707,8 @@ class Architecture(BaseModel):
             params += self.q_dim  # the gate's half of q_proj's bias
         if self.output_groups is not None:
             params += (self.q_lora_rank or 0) + self.attention_head_dim  # DeepSeek-V4's q_a_norm, kv_norm
+        if self.softmax_scaling:
+            params += 2 * self.attention_heads  # MistralLarge4TextSoftmaxScaling: a scale and bias per head
         return params
 
     def _indexer_params(self) -> int:
@@ -644,6 +719,10 @@ class Architecture(BaseModel):
         if self.output_groups is not None:
             return self._compressed_indexer_params()
         heads, dim, h = self.index_heads, self.index_head_dim, self.hidden_size
+        if self.index_query_from_hidden:
+            # MistralLarge4TextIndexer: a LayerNorm of the hidden state, wq_b h -> heads × dim, wk with
+            # its LayerNorm, weights_proj, and a softmax scale and bias per head.
+            return 2 * h + h * heads * dim + h * dim + 2 * dim + h * heads + 2 * heads * self.softmax_scaling
         return (self.q_lora_rank or 0) * heads * dim + h * dim + 2 * dim + h * heads
 
     @property
@@ -673,6 +752,7 @@ class Architecture(BaseModel):
         (h × experts, + a bias in gpt-oss, + DeepSeek-V3's per-expert e_score_correction_bias)."""
         h, e = self.hidden_size, self.experts
         router = h * e + e * (self.router_bias + self.router_correction_bias)
+        router += (h + e) * self.router_scales  # Gemma4TextRouter's scale and per_expert_scale
         shared = sum(i * o for _, i, o in self.shared_expert_linears()) + h * self.shared_expert_gate
         return experts_counted * self._expert_params() + shared + router
 
@@ -688,15 +768,20 @@ class Architecture(BaseModel):
             + self.moe_layers * self._moe_params(experts_counted)
         )
         matrix = self.vocab_size * h
+        # GPT-2's learned absolute positions (wpe) are embeddings too.
+        matrix_in = matrix + self.position_embeddings * h
         if embeddings_counted == "none":
             embeddings = lm_head = 0
         elif embeddings_counted == "output":
             embeddings, lm_head = 0, matrix
         else:
-            embeddings, lm_head = matrix, 0 if self.tied_embeddings else matrix
+            embeddings, lm_head = matrix_in, 0 if self.tied_embeddings else matrix
         if embeddings_counted != "none":
             lm_head += self.vocab_size * self.lm_head_bias
-        blocks += self._per_layer_params()
+        blocks += self._per_layer_params() + self._attention_variants() + self._double_wide_params()
+        blocks += (self.qk_rope_head_dim or 0) // 2 * self.learned_rope_scale  # the rotary's alpha
+        blocks += self.layers * self.layer_scalars  # Gemma4TextDecoderLayer.layer_scalar (checkpointed)
+        blocks += self._norm_params() * self.embedding_layernorm  # BloomModel.word_embeddings_layernorm
         return embeddings + blocks + self._norm_params() + lm_head  # and the final norm
 
     @property
@@ -836,9 +921,70 @@ class Architecture(BaseModel):
             return 0
         h, p = self.hidden_size, self.per_layer_input_size
         params = sum(i * o * copies for _, i, o, copies in self._per_layer_linears())
-        params += self.layers * 4 * h + self.per_layer_vocab_size * self.layers * p + p
-        shared_kv = (h + self.qkv_bias) * (self.k_dim + self.v_dim) + self.qk_head_dim * self.qk_norm
-        return params - self.kv_shared_layers * shared_kv
+        # Per layer: the per-layer input's norm, AltUp's output scale and router norm, LAuReL's norm
+        # (Gemma 4 has neither AltUp nor LAuReL).
+        norms = 1 + 2 * (self.altup_inputs > 0) + (self.laurel_rank > 0)
+        return params + self.layers * norms * h + self.per_layer_vocab_size * self.layers * p + p
+
+    # --- decl (issue 20): layers whose attention differs from the uniform one (Gemma 3n/4, Mistral Large 4)
+
+    def _global_shape(self) -> Architecture:
+        """This shape with Gemma 4's global layers' head width and K/V heads (itself without them)."""
+        if self.global_head_dim is None and self.global_kv_heads is None:
+            return self
+        return self.model_copy(
+            update={
+                "head_dim": self.global_head_dim or self.head_dim,
+                "kv_heads": self.global_kv_heads or self.kv_heads,
+            }
+        )
+
+    def _own_kv_params(self, shape: Architecture) -> int:
+        """What a layer sharing an earlier layer's keys and values does not hold (Gemma3nTextAttention,
+        Gemma4TextAttention): k_proj and v_proj (v_proj none with K = V) and the key norm."""
+        v = 0 if shape is not self and self.global_k_eq_v else shape.v_dim
+        return (self.hidden_size + self.qkv_bias) * (shape.k_dim + v) + shape.qk_head_dim * self.qk_norm
+
+    def _attention_variants(self) -> int:
+        """The parameters the layers whose attention is not the uniform one hold more (or fewer).
+
+        Grouped-query attention (Gemma 3n, Gemma 4): the global layers' own head width and K/V heads and,
+        with K = V, no v_proj; the last kv_shared_layers layers without k/v projections or key norm.
+        MLA (Mistral Large 4's MistralLarge4TextAttention): a layer without RoPE has a latent without the
+        rope key (kv_a_proj_with_mqa h -> kv_lora_rank) and its kv_b_proj gives the full key width
+        (nope + rope) a head; a layer sharing an earlier layer's latent has no kv_a_proj_with_mqa and no
+        kv_a_layernorm."""
+        h, shared = self.hidden_size, self.kv_shared_layers
+        if self.is_mla:
+            rope, rank = self.qk_rope_head_dim or 0, self.kv_lora_rank or 0
+            a_in = h + self.qkv_bias  # kv_a_proj_with_mqa's weight row and bias
+            delta = self.nope_layers * (rank * self.attention_heads * rope - a_in * rope)
+            delta -= shared * (a_in * (rank + rope) + rank) - self.kv_shared_nope_layers * a_in * rope
+            return delta
+        shared_sliding = self.kv_shared_sliding_layers
+        shape = self._global_shape()
+        delta = -shared_sliding * self._own_kv_params(self)
+        if shape is self:  # Gemma 3n: every layer one shape
+            return delta - (shared - shared_sliding) * self._own_kv_params(self)
+        v_proj = (h + self.qkv_bias) * shape.v_dim if self.global_k_eq_v else 0
+        delta += self.global_layers * (shape._attention_params() - v_proj - self._attention_params())
+        return delta - (shared - shared_sliding) * self._own_kv_params(shape)
+
+    def _double_wide_params(self) -> int:
+        """Gemma 4's use_double_wide_mlp: the layers sharing keys and values have an MLP twice as wide."""
+        if not self.double_wide_shared_mlp or self.is_moe:
+            return 0
+        f = self.intermediate_size
+        return self.kv_shared_layers * (self._dense_mlp_params(2 * f) - self._dense_mlp_params(f))
+
+    @property
+    def full_kv_heads(self) -> int:
+        """The K/V heads of a full-attention layer (Gemma 4's global layers: their own)."""
+        return self.global_kv_heads or self.kv_heads
+
+    @property
+    def full_head_dim(self) -> int:
+        return self.global_head_dim or self.attention_head_dim
 
     @property
     def kv_cached_sliding_layers(self) -> int:

@@ -95,6 +95,8 @@ def _moe_fields(preset: Architecture, declared: Family) -> dict[str, Any]:
         fields[moe.shared_width] = preset.shared_expert_intermediate_size or 0
     if moe.step is not None:
         fields[moe.step] = preset.interleave_moe_layer_step
+    if moe.enabled_by is not None:  # decl: Gemma 4's enable_moe_block
+        fields[moe.enabled_by] = True
     dense = set(preset.mlp_only_layers)
     if moe.first_dense is not None:
         fields[moe.first_dense] = preset.first_k_dense_replace
@@ -216,14 +218,26 @@ def _frontier_fields(preset: Architecture, declared: Family) -> dict[str, Any]:
     if declared.per_layer is not None:
         p = declared.per_layer
         fields |= {
-            p.altup: preset.altup_inputs,
-            p.laurel: preset.laurel_rank,
+            name: value
+            for name, value in ((p.altup, preset.altup_inputs), (p.laurel, preset.laurel_rank))
+            if name
+        }
+        fields |= {
             p.input_width: preset.per_layer_input_size,
             p.input_vocab: preset.per_layer_vocab_size,
             p.kv_shared: preset.kv_shared_layers,
         }
         if preset.intermediate_sizes:
             fields["intermediate_size"] = list(preset.intermediate_sizes)
+    g = declared.global_attention
+    if g is not None:  # decl: Gemma 4's global layers
+        fields |= {
+            g.head_dim: preset.full_head_dim,
+            g.k_eq_v: preset.global_k_eq_v,
+            g.double_wide: preset.double_wide_shared_mlp,
+        }
+        if preset.global_kv_heads is not None:
+            fields[g.kv_heads] = preset.global_kv_heads
     if declared.mamba1 is not None:
         m = declared.mamba1
         fields |= {

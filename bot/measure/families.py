@@ -118,7 +118,11 @@ def _hybrid(declared: Family) -> dict[str, Any]:
             fields[m1.width] = _MAMBA_EXPAND * _BASE["hidden_size"]
     if declared.per_layer is not None:  # Gemma 3n: small per-layer inputs, LAuReL and K/V sharing
         p = declared.per_layer
-        fields |= {p.input_width: 8, p.input_vocab: 128, p.laurel: 4, p.kv_shared: 1}
+        fields[p.kv_shared] = 1
+        if p.inputs:
+            fields |= {p.input_width: 8, p.input_vocab: 128}
+        if p.laurel is not None:  # Gemma 4 has no LAuReL
+            fields[p.laurel] = 4
     if declared.delta_net is not None:
         d = declared.delta_net
         fields |= {d.key_heads: 2, d.value_heads: 4, d.key_dim: 64, d.value_dim: 64, d.conv: 4}
@@ -136,6 +140,8 @@ def small_config(declared: Family) -> dict[str, Any]:
         config["sliding_window"] = WIDE_WINDOW
     if declared.mla:
         config |= _MLA
+    # A shared field the family has no name for (GPT-2's head_dim, Falcon's, a property there) is left out.
+    config = {k: v for k, v in config.items() if declared.names.get(k) != ()}
     return config | _experts(declared) | _hybrid(declared) | copy.deepcopy(dict(declared.small))
 
 

@@ -219,6 +219,7 @@ _KIND_KEYS: dict[LayerKind, str] = {
     "full": "serve.kind_full",
     "sliding": "serve.kind_sliding",
     "mla": "serve.kind_mla",
+    "mla_nope": "serve.kind_mla_nope",
     "indexer": "serve.kind_indexer",
     "linear_attention": "serve.kind_linear_attention",
     "mamba": "serve.kind_mamba",
@@ -231,6 +232,7 @@ _KIND_KEYS: dict[LayerKind, str] = {
 
 _REPLICATED_KEYS = {
     "mla": "serve.replicated_mla",
+    "mla_nope": "serve.replicated_mla",
     "indexer": "serve.replicated_indexer",
     "compressed_sparse": "frontier.replicated_shared_kv",
     "heavily_compressed": "frontier.replicated_shared_kv",
@@ -254,7 +256,7 @@ def _layer_line(found: ServingEstimate, cache: LayerCache, w: Words) -> str:
     }
     if cache.bytes_per_sequence:  # a fixed state per sequence: linear attention, Mamba, short conv
         values["state"] = _state_size(cache.bytes_per_sequence, w)
-    elif model is not None and cache.kind == "mla":
+    elif model is not None and cache.kind in ("mla", "mla_nope"):
         values |= {"latent": w.plain(model.kv_lora_rank or 0), "rope": w.plain(model.qk_rope_head_dim or 0)}
     elif model is not None and cache.kind == "indexer":
         values["dim"] = w.plain(model.index_head_dim or 0)
@@ -266,8 +268,10 @@ def _layer_line(found: ServingEstimate, cache: LayerCache, w: Words) -> str:
             "entry": w.plain(cache.bytes_per_entry),
         }
     elif model is not None:
-        heads = cache.bytes_per_token // (2 * model.attention_head_dim * found.kv_dtype.bytes)
-        values |= {"heads": w.plain(heads), "head_dim": w.plain(model.attention_head_dim)}
+        # Gemma 4's full layers have a head width of their own.
+        head_dim = model.full_head_dim if cache.kind == "full" else model.attention_head_dim
+        heads = cache.bytes_per_token // (2 * head_dim * found.kv_dtype.bytes)
+        values |= {"heads": w.plain(heads), "head_dim": w.plain(head_dim)}
         if cache.token_cap is not None:
             values["window"] = w.plain(model.sliding_window or 0)
             values["kept"] = w.plain(cache.tokens_kept(found.seq_len))
