@@ -77,6 +77,14 @@ class Experts:
     one_expert_block: bool = False
 
 
+# How a family's norms run, for what they save (bot.estimate.saved_activations.norm_bytes). "layernorm",
+# torch's native LayerNorm, is not declared: it follows from norm_parameters "weight_bias"
+# (bot.estimate.family_traits).
+NormStyle = Literal["llama", "gemma", "fp32", "layernorm", "cohere", "weightless", "fp32_layernorm"]
+# An MLP activation written out in Python saves more than its input (Apertus' xIELU, Phi's
+# gelu_new); "native" is a C++ one (SiLU, GELU, ReLU²) whose input alone is counted.
+MlpActivation = Literal["native", "xielu", "gelu_python"]
+
 # The mixer of one hybrid layer (issue 20, point 3): softmax attention (full or sliding), Gated
 # DeltaNet linear attention (Qwen3-Next), a Mamba-2 SSM, LFM2's short convolution, Falcon-H1's
 # attention and Mamba-2 side by side, or none (Nemotron-H's MLP-only blocks).
@@ -309,25 +317,36 @@ class Family:
     # this family's real steps (benchmarks/accuracy.py: saved within 5 %, the peak within 10 %). A
     # family without it gets no activation estimate: its answers ask for `activations`.
     activations_measured: bool = False
-    # What the forward keeps (bot.estimate.family_traits.FamilyTraits), where measured.
-    norm_style: Literal["llama", "gemma", "fp32", "cohere", "weightless", "fp32_layernorm"] = "llama"
-    router_weight_bytes: int = 4  # Qwen3-MoE and gpt-oss cast the routing weights to 16 bits
+    # What the forward keeps, where measured: the traits the calibrated formulas read. They read them
+    # through bot.estimate.family_traits.FamilyTraits, which is this declaration with the few traits
+    # that depend on the architecture resolved: a new trait is one field here, read as traits.<field>.
+    norm_style: NormStyle = "llama"
+    # Bytes per routed token-expert pair of the routing weight the experts' output is scaled by:
+    # Mixtral keeps the fp32 softmax, Qwen3-MoE and gpt-oss cast it to the hidden dtype.
+    router_weight_bytes: int = 4
     rope_tables: int = 1  # Gemma 3: one RoPE table pair for local and one for global layers
+    # gpt-oss' experts' clamped SwiGLU (interleaved gate/up, sigmoid, clamp, up + 1) and
+    # top-k-then-softmax router; it keeps cos/sin d/2 wide (it rotates the two halves), the others d.
     clamped_swiglu: bool = False
     rope_half_width: bool = False
+    # RoPE written as cat(rotated part, passed part) (GLM-4.5, Phi-3): Q and K are new head-major
+    # tensors, so SDPA's output comes back head-major and o_proj's input is a contiguous copy (2q).
     rope_cat: bool = False
-    partial_rope: bool = False
+    partial_rope: bool = False  # GLM-4.5 rotates half of each head: its RoPE tables are d/2 wide
+    # Gemma 2 caps the attention scores (eager: their tanh, 2·a·s, is saved) and the logits (the tanh
+    # of the bf16 logits, 2v, is saved) with tanh.
     softcapping: bool = False
-    dense_experts: bool = False  # Llama 4 runs every token through every expert
+    # Llama 4 (transformers ``Llama4TextMoe``): every token goes through every expert, scaled by a
+    # sigmoid score that is 0 for the experts it was not routed to; and its eager attention keeps
+    # the softmax in the compute dtype (no fp32 copy).
+    dense_experts: bool = False
     compute_dtype_softmax: bool = False
-    complex_rope: bool = False
+    complex_rope: bool = False  # Llama 4's RoPE table is one complex64 tensor (freqs_cis) in every precision
     # famact (issue 20, points 3/5): what the refused dense and MoE families' forwards keep
     # (bot.estimate.family_traits; measured: benchmarks/ACCURACY.md, "Activations of the declared
     # families"). A parallel block (Cohere, Phi) feeds attention and MLP one normalized input.
     parallel_block: bool = False
-    # An MLP activation written out in Python saves more than its input (Apertus' xIELU, Phi's
-    # gelu_new); "native" is a C++ one (SiLU, GELU, ReLU²) whose input alone is counted.
-    mlp_activation: Literal["native", "xielu", "gelu_python"] = "native"
+    mlp_activation: MlpActivation = "native"
     embedding_norm: bool = False  # nanochat normalizes the embeddings before the first layer
     weightless_qk_norm: bool = False  # ... and Q and K, with no weights to count
     logit_softcapping: bool = False  # the tanh of the capped logits, without capped attention scores
@@ -1679,9 +1698,11 @@ __all__ = [
     "LayerKinds",
     "Mamba",
     "Mamba1",
+    "MlpActivation",
     "MlpKind",
     "Multimodal",
     "NestedFields",
+    "NormStyle",
     "PerLayer",
     "ShortConv",
     "SlidingLayers",
