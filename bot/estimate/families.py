@@ -23,16 +23,18 @@ Pure data: no torch, no transformers.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from types import MappingProxyType
 from typing import Literal
+
+from bot.estimate.value_type import value_type
 
 # A fact that is the same for the whole family (True/False), or the config field that switches it
 # (the family's default applies when the field is absent).
 Switch = bool | str
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Experts:
     """A mixture-of-experts MLP: the fields that size it, and what each MoE layer holds besides the
     routed experts (a router of h × experts)."""
@@ -94,7 +96,7 @@ LayerKind = Literal["attention", "linear_attention", "mamba", "conv", "attention
 MlpKind = Literal["default", "dense", "moe", "none"]
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class LayerKinds:
     """Where a hybrid family's config says each layer's kind, and what its words mean (the config
     classes of transformers 5.24, after their legacy remapping: remap_legacy_layer_types)."""
@@ -119,7 +121,7 @@ class LayerKinds:
     period: tuple[str, str, LayerKind] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Mamba:
     """A Mamba-2 mixer's config fields (Dao & Gu 2024, "Transformers are SSMs"; transformers'
     Mamba2Mixer): inner width expand × h (or a field, or heads × head_dim), groups of B and C of the
@@ -145,7 +147,7 @@ class Mamba:
     residual_fp32: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class DeltaNet:
     """Gated DeltaNet linear attention (Yang et al. 2025; transformers' Qwen3NextGatedDeltaNet): its
     config fields."""
@@ -161,7 +163,7 @@ class DeltaNet:
     kda: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class ShortConv:
     """LFM2's short convolution block: in_proj h -> 3h (B, C, x), a depthwise conv of ``kernel``
     taps, out_proj h -> h (transformers' Lfm2ShortConv)."""
@@ -170,7 +172,7 @@ class ShortConv:
     bias: Switch = "conv_bias"
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Indexer:
     """DeepSeek-V3.2's lightning indexer of its sparse attention (DSA): wq_b from the q latent to
     heads × head_dim, wk h -> head_dim with a LayerNorm, weights_proj h -> heads (transformers'
@@ -183,7 +185,7 @@ class Indexer:
     layers: tuple[str, str] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class PerLayer:
     """Gemma 3n's parts beside each decoder layer (transformers' Gemma3nTextDecoderLayer and
     Gemma3nTextModel): a per-layer MLP width, AltUp's parallel predictions (Baykal et al. 2023), a
@@ -198,7 +200,7 @@ class PerLayer:
     kv_shared: str = "num_kv_shared_layers"
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Mamba1:
     """A Mamba-1 mixer's config fields (Gu & Dao 2023, "Mamba"; transformers' MambaMixer): in_proj
     h -> 2 × inner (x and the gate), a depthwise conv over x, x_proj inner -> dt_rank + 2 × state
@@ -217,7 +219,7 @@ class Mamba1:
     residual_fp32: bool = False  # hybact: MambaConfig's residual_in_fp32 (the blocks' inputs in fp32)
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class SlidingLayers:
     """Which layers use the sliding window when a config sets ``sliding_window`` but no
     ``layer_types``, as the family's config class of transformers 5.24 decides (its cache then slides
@@ -233,7 +235,7 @@ class SlidingLayers:
     full_first: bool = False  # the full layers are i % n == 0 (CWM, Granite SWA), not (i + 1) % n == 0
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class NestedFields:
     """Fields a checkpoint's config keeps in a sub-dict, which the config class lifts over its own
     (Kimi Linear's linear_attn_config: KimiLinearConfig.__post_init__): each ``lifted`` key sets a
@@ -245,7 +247,7 @@ class NestedFields:
     layer_lists: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class CompressedAttention:
     """DeepSeek-V4's attention (transformers' DeepseekV4Attention, DeepSeek-V4 report section 2.3):
     every layer attends over a sliding window of one shared K=V head (kv_proj h -> head_dim) with
@@ -267,7 +269,7 @@ class CompressedAttention:
     group_rank: str = "o_lora_rank"
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Family:
     """One transformers ``model_type`` (and the names it is also saved under), as the counter reads it."""
 
@@ -439,7 +441,7 @@ class Family:
         return self.names.get(key, (key,))
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Multimodal:
     """A multimodal ``model_type``: its text model's family and, where declared, its towers and
     projectors (counted from the config too); without towers the text model alone is counted."""
@@ -1728,7 +1730,7 @@ __all__ = [
 PieceKind = Literal["linear", "norm", "gated_mlp", "table"]
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Piece:
     """A linear (in, out; a convolution counts as its flattened linear), a norm (its width; with a
     bias: LayerNorm, without: RMSNorm), a gated MLP (width, inner width: gate, up, down) or a learned
@@ -1752,7 +1754,7 @@ def norm(dim: str = "width", bias: Switch = True, times: str | None = None, when
     return Piece("norm", (dim,), bias, times, when)
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Tower:
     """A vision (or audio) encoder of ViT blocks (Dosovitskiy et al. 2021) read from a sub-config:
     ``head`` (patch embedding, position table), ``depth`` blocks of two norms, a fused qkv and an

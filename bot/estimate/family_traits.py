@@ -8,17 +8,18 @@ and :mod:`bot.estimate.step_peak` then read as ``traits.<field>``. Pure Python; 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from functools import cache
 from typing import Any
 
 from bot.estimate.families import Family, NormStyle, family
 from bot.estimate.models import Architecture
+from bot.estimate.value_type import value_type
 
 __all__ = ["FamilyTraits", "NormStyle", "offers_activations", "traits_for"]
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class FamilyTraits(Family):
     """A family's declaration with what depends on the architecture (or on the declaration's parts)
     resolved: every other trait is the declaration's own field, as declared."""

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from bot.estimate import hybrid_saved
-from bot.estimate.core import CUDA_CONTEXT_GB, AdapterHint, Change, Estimate
 from bot.estimate.families import LayerKind
 from bot.estimate.family_traits import offers_activations, traits_for
 from bot.estimate.hardware import Gpu
@@ -18,6 +17,9 @@ from bot.estimate.tensors import CountedModel
 from bot.present.hub_problems import hub_notes
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.words import Words, optimizer_name, precision_name, strategy_name
+
+if TYPE_CHECKING:  # the estimator loads with the first answer, not at start (the command's choice names)
+    from bot.estimate.core import AdapterHint, Change, Estimate
 
 FITS_COLOUR = 0x2ECC71
 DOES_NOT_FIT_COLOUR = 0xE74C3C
@@ -452,6 +454,8 @@ def peak_text(estimate: Estimate, w: Words) -> str | None:
     card = card_name(estimate, w)
     capacity = estimate.single_gpu.capacity_gb
     moment = w(PEAK_MOMENT_KEYS[peak.moment])
+    from bot.estimate.core import CUDA_CONTEXT_GB
+
     context = w.gb(CUDA_CONTEXT_GB)
     # Below V where the step frees more than it adds: the gradients are freed before the loss, the
     # activations before the optimizer step, and V holds both.
