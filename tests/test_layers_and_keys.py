@@ -128,9 +128,15 @@ def test_the_bot_starts_without_importing_huggingface_hub(fresh_steps: FreshStep
 
 
 # What the bot imports before READY (python -m bot: the command line, the runner, the cog); the
-# answer's modules load after READY (bot.runtime.controls.warm_up_answers), where first needed.
+# answer's modules and the family declarations load after READY (bot.runtime.controls.warm_up_answers),
+# where first needed.
 START_MODULES = ("bot.cli", "bot.runtime.runner", "cogs.vram")
-AFTER_READY = ("bot.estimate.core", "bot.present.views")
+AFTER_READY = (
+    "bot.estimate.core",
+    "bot.present.views",
+    "bot.estimate.families",
+    "bot.estimate.family_traits",
+)
 
 
 def _module_file(module: str) -> Path | None:
@@ -200,8 +206,9 @@ def test_the_import_walk_skips_functions_and_type_checking_blocks() -> None:
 
 
 def test_the_bot_reaches_ready_without_the_answers_modules() -> None:
-    """The estimator and the renderers are an answer's work, imported after READY (the cold start,
-    benchmarks/README.md): a module-level import of them on the start path brings them back."""
+    """The estimator, the renderers and the family declarations are an answer's work, imported after
+    READY (the cold start, benchmarks/README.md): a module-level import of them on the start path
+    brings them back."""
     started = imported_at_start(*START_MODULES)
     assert {"bot.cli", "bot.runtime.cog", "bot.estimate.request"} <= started  # the walk follows imports
     assert sorted(started & set(AFTER_READY)) == []

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import field, replace
+from functools import cache
 from types import MappingProxyType
 from typing import Literal
 
+from bot.estimate.models import LayerKind  # the mixer of one hybrid layer, as Architecture holds it
 from bot.estimate.value_type import value_type
 
 # A fact that is the same for the whole family (True/False), or the config field that switches it
@@ -87,11 +89,6 @@ NormStyle = Literal["llama", "gemma", "fp32", "layernorm", "cohere", "weightless
 # gelu_new); "native" is a C++ one (SiLU, GELU, ReLU²) whose input alone is counted.
 MlpActivation = Literal["native", "xielu", "gelu_python"]
 
-# The mixer of one hybrid layer (issue 20, point 3): softmax attention (full or sliding), Gated
-# DeltaNet linear attention (Qwen3-Next), a Mamba-2 SSM, LFM2's short convolution, Falcon-H1's
-# attention and Mamba-2 side by side, or none (Nemotron-H's MLP-only blocks).
-# Mamba-1 (Gu & Dao 2023: Mamba, Falcon-Mamba, Jamba's mixer) is "mamba1".
-LayerKind = Literal["attention", "linear_attention", "mamba", "conv", "attention_mamba", "none", "mamba1"]
 # What the layer's MLP is: the model's (dense or MoE as its experts say), dense, MoE, or none.
 MlpKind = Literal["default", "dense", "moe", "none"]
 
@@ -1675,6 +1672,7 @@ def declared_model_types() -> frozenset[str]:
     return frozenset(_BY_TYPE) | frozenset(_MULTIMODAL)
 
 
+@cache  # Architecture.family asks it for a preset's family at every look
 def preset_family(key: str, is_moe: bool) -> Family | None:
     """The family of a preset by its key's prefix (the longest that matches: "llama-4" before
     "llama"); a preset with experts of a dense family's prefix is its MoE family (Qwen3 -> Qwen3-MoE)."""

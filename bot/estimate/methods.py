@@ -28,13 +28,14 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from bot.estimate.families import family
-from bot.estimate.family_traits import FamilyTraits, traits_for
 from bot.estimate.models import Architecture
 from bot.estimate.optimizers import CUSTOM_PART_KEY, Part, Precision, parts_for
 from bot.estimate.value_type import value_type
 
+# The family declarations (families, family_traits) are imported where a model's layers are counted,
+# not with this module, which the request's options need at the bot's start (benchmarks/README.md).
 if TYPE_CHECKING:
+    from bot.estimate.family_traits import FamilyTraits
     from bot.estimate.request import EstimateRequest
     from bot.estimate.setup import Setup
 
@@ -125,12 +126,16 @@ def _split_delta_net(arch: Architecture, name: str, d_in: int, d_out: int) -> li
 
 def _converted_moe(arch: Architecture) -> bool:
     """Whether peft converts the model's v4 expert names (its declaration's ``Experts.peft_converted``)."""
+    from bot.estimate.family_traits import traits_for
+
     return arch.is_moe and traits_for(arch).peft_converted
 
 
 def attention_target_names(arch: Architecture) -> frozenset[str]:
     """The module names ``lora_targets:attention`` adapts on this model (peft's list above, and the
     family's own names for its attention projections)."""
+    from bot.estimate.families import family
+
     declared = family(arch.family or "")
     own = declared.attention_modules.values() if declared is not None else ()
     return frozenset((*PEFT_ATTENTION_TARGETS, *own))
@@ -138,6 +143,8 @@ def attention_target_names(arch: Architecture) -> frozenset[str]:
 
 def _module_name(arch: Architecture, name: str) -> str:
     """The transformers module's name of what the counter names ``name``."""
+    from bot.estimate.families import family
+
     declared = family(arch.family or "")
     renamed = dict(declared.attention_modules) if declared is not None else {}
     return {**renamed, **_MODULE_NAMES.get(arch.family or "", {})}.get(name, name)
@@ -188,6 +195,8 @@ def adapted_linears(
 ) -> tuple[AdaptedLinear, ...]:
     """The weights peft adapts (see the module's docstring), in the model's order: each mixer's on
     the layers of its kind, then the MLP side (dense MLPs, experts, routers) and Gemma 3n's own."""
+    from bot.estimate.family_traits import traits_for
+
     found = _mixer_linears(arch, targets, rank)
     if targets is LoraTargets.ATTENTION:
         return tuple(found)
@@ -305,6 +314,8 @@ def lora_layer_delta(
     """What one decoder layer (its mixer of kind ``mixer``, "none" for Nemotron-H's MLP-only blocks;
     ``mlp`` False for a block without an MLP) saves under LoRA beyond (or short of) the full
     fine-tune's layer: (bytes per token, bytes per layer independent of the tokens)."""
+    from bot.estimate.family_traits import traits_for
+
     t = traits_for(arch)
     h, amp = arch.hidden_size, precision == "amp"
     attention_saves, mlp_saves = _linear_input_saves(arch, precision, moe, t)
@@ -382,6 +393,8 @@ def lora_outside_delta(arch: Architecture, precision: str, checkpointing: bool) 
     head's 16-bit input and the embedding's token ids are no longer saved, nor (without
     checkpointing) the rest of the first layer's input norm (its fp32 input and rsqrt, 4h + 4; its
     normalized tensor is in :func:`lora_layer_delta`)."""
+    from bot.estimate.family_traits import traits_for
+
     t = traits_for(arch)
     h = arch.hidden_size
     removed = _normalized_bytes(h, precision, t.norm_style) + 2 * h + 8
@@ -392,6 +405,8 @@ def lora_outside_delta(arch: Architecture, precision: str, checkpointing: bool) 
 
 def lora_outside_constant(arch: Architecture, checkpointing: bool) -> int:
     """Gemma's first input norm no longer keeps its fp32 ``1 + weight`` (no gradient reaches it)."""
+    from bot.estimate.family_traits import traits_for
+
     return -4 * arch.hidden_size if traits_for(arch).norm_style == "gemma" and not checkpointing else 0
 
 

@@ -5,20 +5,20 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TYPE_CHECKING, TypedDict
 
-from bot.estimate import hybrid_saved
-from bot.estimate.families import LayerKind
-from bot.estimate.family_traits import offers_activations, traits_for
 from bot.estimate.hardware import Gpu
 from bot.estimate.hub import HubModel
 from bot.estimate.methods import Method, adapted_linears
-from bot.estimate.models import Architecture
+from bot.estimate.models import Architecture, LayerKind
 from bot.estimate.optimizers import Optimizer, Precision, on_card_bytes_per_param_for
 from bot.estimate.tensors import CountedModel
 from bot.present.hub_problems import hub_notes
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.words import Words, optimizer_name, precision_name, strategy_name
 
-if TYPE_CHECKING:  # the estimator loads with the first answer, not at start (the command's choice names)
+# The command's choice names (choice_name, below) are worded at the bot's start; the estimator and the
+# family declarations load after it (benchmarks/README.md, the cold start), so they are imported where
+# an answer is worded.
+if TYPE_CHECKING:
     from bot.estimate.core import AdapterHint, Change, Estimate
 
 FITS_COLOUR = 0x2ECC71
@@ -314,6 +314,9 @@ def hybrid_activation_notes(model: Architecture, w: Words) -> list[str]:
     """hybact: which path a hybrid model's activations follow (the GPU kernels, with how much more
     the torch fallback saves), what its sparse-attention indexer keeps; or, where its family's
     activations are not modelled, that they are left to ``activations``."""
+    from bot.estimate import hybrid_saved
+    from bot.estimate.family_traits import offers_activations, traits_for
+
     kinds = hybrid_kinds(model, w)
     if not offers_activations(model):
         return [w("hybrid.activations", kinds=kinds)]
@@ -340,6 +343,8 @@ def architecture_notes(model: HubModel, w: Words, brief: bool = False) -> list[s
         total, active = w.count(model.parameter_count), w.count(model.active_parameter_count)
         notes.append(w("glance.moe", total=total, active=active))
     elif model.is_moe:
+        from bot.estimate.family_traits import traits_for
+
         # Llama 4 in transformers keeps every expert's activations, not only the routed ones'.
         all_experts = traits_for(model).dense_experts
         notes.append(
@@ -422,6 +427,8 @@ def activation_assumptions(estimate: Estimate, w: Words) -> str | None:
         per_layer=w.gb(found.per_layer_gb),
         outside=w.gb(found.outside_layers_gb),
     )
+    from bot.estimate.family_traits import traits_for
+
     model = estimate.request.architecture
     if model is not None and model.is_moe and traits_for(model).dense_experts:
         # Far more than a top-k MoE keeps, and not what every framework does: say why.
