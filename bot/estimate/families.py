@@ -155,6 +155,9 @@ class DeltaNet:
     value_dim: str = "linear_value_head_dim"
     conv: str = "linear_conv_kernel_dim"
     fused: bool = True  # in_proj_qkvz and in_proj_ba (Qwen3-Next); Qwen3.5 splits qkv, z, b, a
+    # OLMo Hybrid (OlmoHybridGatedDeltaNet): q, k, v, the output gate g and the a, b heads as linears
+    # of their own, where Qwen3.5 has in_proj_qkv / z / b / a: the same weights, more LoRA pairs.
+    separate_linears: bool = False
     # Kimi Delta Attention (Kimi Linear): q, k, v apart, a per-channel decay from a low-rank forget
     # gate (f_a, f_b, dt_bias per channel) and a low-rank output gate (g_a, g_b) for z and a.
     kda: bool = False
@@ -291,6 +294,9 @@ class Family:
     # The attention's modules named otherwise than Llama's (q/k/v/o_proj, qkv_proj), by the counter's
     # name: what a LoRA recipe targeting the attention lists (Phi's dense, GPT-NeoX's query_key_value).
     attention_modules: Mapping[str, str] = field(default_factory=dict)
+    # Modules named otherwise than the counter names them where peft's attention list then misses
+    # them, by the counter's name (LFM2's attention calls its output projection out_proj).
+    module_names: Mapping[str, str] = field(default_factory=dict)
     mla: bool = False  # Multi-head Latent Attention (DeepSeek-V3): q/kv LoRA ranks and head dims
     # Norms.
     norms_per_layer: int = 2
@@ -399,6 +405,10 @@ class Family:
     # Hybrid layers (issue 20, point 3): where each layer's kind is read, and the mixers' fields.
     layer_kinds: LayerKinds | None = None
     mamba: Mamba | None = None
+    # peft 0.21 refuses to adapt this model type's Mamba mixers' out_proj and conv1d
+    # (tuners_utils._check_lora_target_modules_mamba): its all-linear runs without out_proj
+    # (bot.estimate.methods.PEFT_MAMBA_EXCLUDED; bot.measure.step.with_lora).
+    peft_refuses_mamba_out_proj: bool = False
     delta_net: DeltaNet | None = None
     short_conv: ShortConv | None = None
     indexer: Indexer | None = None
@@ -1177,6 +1187,7 @@ FAMILIES += (
     Family(
         "nemotron_h",
         norms_per_layer=1,
+        peft_refuses_mamba_out_proj=True,
         norm_style="fp32",  # hybact: NemotronHRMSNorm multiplies the fp32 normalized input
         activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
         gated_mlp=False,
@@ -1243,6 +1254,7 @@ FAMILIES += (
     Family(
         "falcon_h1",
         activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
+        peft_refuses_mamba_out_proj=True,
         mlp_bias="mlp_bias",
         defaults=MappingProxyType({"mamba_rms_norm": False}),  # FalconH1Config's default
         layer_kinds=LayerKinds(fields=(), words=MappingProxyType({}), default="attention_mamba"),
@@ -1270,6 +1282,7 @@ FAMILIES += (
     Family(
         "mamba2",
         activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
+        peft_refuses_mamba_out_proj=True,
         norms_per_layer=1,
         runs_sdpa=False,
         defaults=MappingProxyType({"num_attention_heads": 1, "intermediate_size": 1}),
@@ -1292,6 +1305,7 @@ FAMILIES += (
         "lfm2",
         activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
         tied_by_default=True,
+        module_names=MappingProxyType({"o_proj": "out_proj"}),  # Lfm2Attention (and LFM2-MoE's)
         qkv_bias=False,
         o_bias=False,
         qk_norm=True,
@@ -1357,6 +1371,7 @@ _MAMBA1_MIXER = Mamba1(
 _MAMBA1_ONLY = Family(
     "mamba",
     activations_measured=True,  # hybact: benchmarks/hybrid_activations.py (and Falcon-Mamba)
+    peft_refuses_mamba_out_proj=True,  # and Falcon-Mamba's
     runs_sdpa=False,  # no attention for SDPA to run: transformers refuses to build it with SDPA
     tied_by_default=True,
     norms_per_layer=1,
@@ -1472,7 +1487,7 @@ FAMILIES += (
         qk_norm=True,
         qk_norm_scope="projection",
         layer_kinds=_QWEN_LINEAR,
-        delta_net=DeltaNet(fused=False),
+        delta_net=DeltaNet(fused=False, separate_linears=True),
     ),
 )
 MULTIMODAL += (Multimodal("gemma3n", "gemma3n_text"),)

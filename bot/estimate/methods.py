@@ -93,26 +93,22 @@ PEFT_ATTENTION_TARGETS = (
     "kv_a_proj_with_mqa",
     "kv_b_proj",
 )
-# The model types whose Mamba mixers peft 0.21 refuses to adapt: their out_proj and conv1d
-# (tuners_utils._check_lora_target_modules_mamba raises "incompatible with Mamba-based models ...
-# Please remove it from target_modules"). The bot's all-linear there is what runs: peft's
-# ``all-linear`` with ``exclude_modules=["out_proj"]`` (bot.measure.step.with_lora).
-PEFT_MAMBA_TYPES = frozenset({"falcon_h1", "mamba", "mamba2", "falcon_mamba", "nemotron_h"})
+# On the model types whose Mamba mixers peft 0.21 refuses to adapt (their declaration's
+# ``peft_refuses_mamba_out_proj``: tuners_utils._check_lora_target_modules_mamba raises "incompatible
+# with Mamba-based models ... Please remove it from target_modules"), the bot's all-linear is what
+# runs: peft's ``all-linear`` with ``exclude_modules=["out_proj"]`` (bot.measure.step.with_lora).
 PEFT_MAMBA_EXCLUDED = ("out_proj",)
-# The module names transformers gives what the counter calls otherwise, where peft's attention list
-# then misses them: LFM2's attention names its output projection out_proj (Lfm2Attention).
-_MODULE_NAMES: dict[str, dict[str, str]] = {
-    "lfm2": {"o_proj": "out_proj"},
-    "lfm2_moe": {"o_proj": "out_proj"},
-}
 _MAMBA_KINDS = ("mamba", "attention_mamba", "mamba1")
 
 
 def _split_delta_net(arch: Architecture, name: str, d_in: int, d_out: int) -> list[tuple[str, int, int]]:
-    """OLMo Hybrid's Gated DeltaNet keeps q, k, v, the output gate g and the a, b heads as linears of
-    their own (OlmoHybridGatedDeltaNet), where the counter lists Qwen3.5's in_proj_qkv / z / b / a:
-    the same weights, more LoRA pairs."""
-    if arch.family != "olmo_hybrid":
+    """A Gated DeltaNet declared with ``separate_linears`` (OLMo Hybrid's OlmoHybridGatedDeltaNet)
+    keeps q, k, v, the output gate g and the a, b heads as linears of their own, where the counter
+    lists Qwen3.5's in_proj_qkv / z / b / a: the same weights, more LoRA pairs."""
+    from bot.estimate.families import family
+
+    declared = family(arch.family)
+    if declared is None or declared.delta_net is None or not declared.delta_net.separate_linears:
         return [(name, d_in, d_out)]
     k, v = arch.linear_key_dim, arch.linear_value_dim
     return {
@@ -146,8 +142,9 @@ def _module_name(arch: Architecture, name: str) -> str:
     from bot.estimate.families import family
 
     declared = family(arch.family or "")
-    renamed = dict(declared.attention_modules) if declared is not None else {}
-    return {**renamed, **_MODULE_NAMES.get(arch.family or "", {})}.get(name, name)
+    if declared is None:
+        return name
+    return {**declared.attention_modules, **declared.module_names}.get(name, name)
 
 
 def _mixer_linears(arch: Architecture, targets: LoraTargets, rank: int) -> list[AdaptedLinear]:
@@ -155,8 +152,11 @@ def _mixer_linears(arch: Architecture, targets: LoraTargets, rank: int) -> list[
     ``attention`` those named in peft's attention list, under ``all-linear`` every one (but the
     Mamba mixers' out_proj on the types peft refuses it on); Gemma 3n's key-value-sharing layers
     have no k/v_proj."""
+    from bot.estimate.families import family
+
     wanted = attention_target_names(arch) if targets is LoraTargets.ATTENTION else None
-    mamba_refused = arch.family in PEFT_MAMBA_TYPES
+    declared = family(arch.family)
+    mamba_refused = declared is not None and declared.peft_refuses_mamba_out_proj
     found: list[AdaptedLinear] = []
     for kind, copies in arch.mixer_counts.items():
         linears = arch.mixer_linears(kind)
