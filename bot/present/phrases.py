@@ -413,6 +413,8 @@ def context_warning(estimate: Estimate, w: Words) -> str | None:
 
 
 def activation_assumptions(estimate: Estimate, w: Words) -> str | None:
+    from bot.estimate.family_traits import traits_for
+
     found = estimate.activation_estimate
     if found is None:
         return None
@@ -427,8 +429,6 @@ def activation_assumptions(estimate: Estimate, w: Words) -> str | None:
         per_layer=w.gb(found.per_layer_gb),
         outside=w.gb(found.outside_layers_gb),
     )
-    from bot.estimate.family_traits import traits_for
-
     model = estimate.request.architecture
     if model is not None and model.is_moe and traits_for(model).dense_experts:
         # Far more than a top-k MoE keeps, and not what every framework does: say why.
@@ -455,14 +455,14 @@ PEAK_MOMENT_KEYS = {
 def peak_text(estimate: Estimate, w: Words) -> str | None:
     """The step's peak beside V, and a warning when V fits the card but the peak does not; under
     ZeRO on several cards, also one card's peak with the verdict's strategy."""
+    from bot.estimate.core import CUDA_CONTEXT_GB
+
     peak = estimate.peak
     if peak is None:
         return None
     card = card_name(estimate, w)
     capacity = estimate.single_gpu.capacity_gb
     moment = w(PEAK_MOMENT_KEYS[peak.moment])
-    from bot.estimate.core import CUDA_CONTEXT_GB
-
     context = w.gb(CUDA_CONTEXT_GB)
     # Below V where the step frees more than it adds: the gradients are freed before the loss, the
     # activations before the optimizer step, and V holds both.
