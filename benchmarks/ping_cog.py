@@ -1,7 +1,8 @@
 """The benchmark's own commands, loaded only by ``benchmarks/interactions.py`` (``extra_extensions``).
 
 - ``/noop`` answers with a ``/vram`` answer's JSON (``/vram params:7 optimizer:adam8bit
-  activations:20``: embed and controls), rendered once at load, through the bot's own send path
+  activations:20``: embed and controls), rendered once at the first ``/noop`` (not at load, which is
+  part of the bot's cold start), through the bot's own send path
   (:func:`bot.runtime.send.send_answer`, discord.py's public ``send_message``), so each answer
   computes no estimate and renders nothing: the part of ``/vram``'s cost that is sending an answer of
   that size.
@@ -29,10 +30,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.estimate.core import estimate
 from bot.estimate.request import parse_request
-from bot.present.answer import render_embed
-from bot.present.controls import render_controls
 from bot.present.custom_ids import COMPARE, ESTIMATE
 from bot.present.i18n import Language
 from bot.runtime import send
@@ -40,10 +38,18 @@ from bot.runtime.replies import NO_PINGS
 
 STAGES_ENV = "VRAM_BENCH_STAGES"
 
-_REQUEST = parse_request(params=7.0, optimizer="adam8bit", activations=20.0)
-# The answer's JSON once: each /noop hands it to the send path as /vram hands its freshly rendered one.
-_EMBED = render_embed(estimate(_REQUEST))
-_CONTROLS = render_controls(_REQUEST, ESTIMATE, Language.EN)
+
+@functools.cache
+def _answer() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The answer's JSON, once: each /noop hands it to the send path as /vram hands its freshly
+    rendered one. Rendered at the first /noop, so that the bot's cold start does not include it."""
+    from bot.estimate.core import estimate
+    from bot.present.answer import render_embed
+    from bot.present.controls import render_controls
+
+    request = parse_request(params=7.0, optimizer="adam8bit", activations=20.0)
+    return render_embed(estimate(request)), render_controls(request, ESTIMATE, Language.EN)
+
 
 # -- the stage timers (bench only) ------------------------------------------------------------------
 
@@ -162,7 +168,8 @@ class PingCog(commands.Cog):
     async def noop(self, interaction: discord.Interaction) -> None:
         if _timing:
             _command.set("noop")
-        await send.send_answer(interaction, _EMBED, _CONTROLS, edit=False, allowed_mentions=NO_PINGS)
+        embed, controls = _answer()
+        await send.send_answer(interaction, embed, controls, edit=False, allowed_mentions=NO_PINGS)
 
     @app_commands.command(name="bench_stages", description="The stage timers' totals (benchmark only)")
     async def bench_stages(self, interaction: discord.Interaction) -> None:

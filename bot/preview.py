@@ -15,21 +15,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.estimate.core import estimate
 from bot.estimate.hub import HubFailure, is_repo_id, looks_like_repo_id, register
 from bot.estimate.models import find_preset, presets, search_presets
 from bot.estimate.options import OptionSpec
 from bot.estimate.request import EstimateRequest, InvalidRequest, parse_request, request_options
-from bot.estimate.serving import serving_estimate
 from bot.present.custom_ids import COMPARE, DETAILS, ESTIMATE
-from bot.present.figures import figures, fits
 from bot.present.hub_problems import describe_hub_failure
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.option_docs import option_help
 from bot.present.problems import describe_problem
-from bot.present.serving_figures import serving_figures
-from bot.present.terminal import embed_to_text
-from bot.present.views import render_message
 
 # The views by the names people type, and the custom_id names they stand for.
 VIEW_NAMES = {"estimate": ESTIMATE, "compare": COMPARE, "details": DETAILS}
@@ -131,6 +125,11 @@ def _look_up_model(model: object) -> object:
 
 def _run_serving(args: argparse.Namespace, request: EstimateRequest, language: Language) -> int:
     """``--task serve``: the serving answer (or its figures); ``--check`` exits 1 when it does not fit."""
+    from bot.estimate.serving import serving_estimate
+    from bot.present.serving_figures import serving_figures
+    from bot.present.terminal import embed_to_text
+    from bot.present.views import render_message
+
     found = serving_estimate(request)
     if args.format == "json":
         print(json.dumps(serving_figures(found), ensure_ascii=False, indent=2))
@@ -165,6 +164,13 @@ def run_estimate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if request.serving:
         return _run_serving(args, request, language)
+    # The estimator and the renderers load here, not with this module: the bot imports it for the
+    # parser alone (bot.cli), and its cold start does not need them (benchmarks/README.md).
+    from bot.estimate.core import estimate
+    from bot.present.figures import figures, fits
+    from bot.present.terminal import embed_to_text
+    from bot.present.views import render_message
+
     result = estimate(request)
     if args.format == "json":
         print(json.dumps(figures(result), ensure_ascii=False, indent=2))

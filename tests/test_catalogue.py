@@ -19,6 +19,7 @@ from bot.present.details import render_details
 from bot.present.i18n import (
     Language,
     Template,
+    Templates,
     catalogue,
     language_for,
     number,
@@ -179,3 +180,15 @@ def test_the_translator_answers_german_and_english_and_leaves_other_locales_alon
     assert asyncio.run(translator.translate(description, discord.Locale.french, context)) is None
     plain = app_commands.locale_str("params")  # an option name: no key, so no localization
     assert asyncio.run(translator.translate(plain, discord.Locale.german, context)) is None
+
+
+def test_a_languages_templates_are_built_on_first_lookup() -> None:
+    """The start needs a few of the catalogue's strings (the command's descriptions): each Template is
+    made when first looked up, not all of them when the language is first used (the cold start)."""
+    built = Templates({"a.b": "{gb} to spare", "c.d": "none"})
+    assert len(built) == 0
+    assert built["a.b"].fill({"gb": 4}) == "4 to spare"
+    assert list(built) == ["a.b"]
+    with pytest.raises(KeyError):
+        built["e.f"]
+    assert isinstance(templates(Language.EN), Templates)

@@ -13,7 +13,7 @@ import pytest
 
 from bot.estimate import families
 from bot.estimate.core import estimate
-from bot.estimate.families import family
+from bot.estimate.families import FAMILIES, family
 from bot.estimate.family_traits import FamilyTraits, traits_for
 from bot.estimate.hub import ConfigProblem, architecture_from_config
 from bot.estimate.models import Architecture, presets
@@ -331,3 +331,18 @@ def test_a_family_whose_activations_were_not_measured_asks_for_them_instead_of_g
     assert (unmeasured.activation_estimate, unmeasured.peak, unmeasured.largest_batch) == (None, None, None)
     assert unmeasured.activations_gb == 0.0
     assert "add `activations`" in render_embed(unmeasured)["description"]
+
+
+def test_the_traits_are_each_familys_declaration_as_declared() -> None:
+    """A new trait is one field of Family (bot/estimate/families.py): the formulas read every field of
+    the declaration through traits_for, as declared, but the three it resolves with the architecture."""
+    resolved = {"norm_style", "qk_norm", "attention_sinks"}
+    base = presets()["llama-3.1-8b"]
+    for declared in FAMILIES:
+        traits = traits_for(base.model_copy(update={"model_type": declared.model_type}))
+        for field in dataclasses.fields(declared):
+            if field.name not in resolved:
+                assert getattr(traits, field.name) == getattr(declared, field.name), (
+                    declared.model_type,
+                    field.name,
+                )

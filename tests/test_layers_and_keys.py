@@ -125,3 +125,93 @@ def test_the_bot_starts_without_importing_huggingface_hub(fresh_steps: FreshStep
     warmed = fresh_steps.step("warm_up")
     assert warmed.loaded_of("huggingface_hub") != []
     assert warmed.loaded_of("bot.hub_lookup") == ["bot.hub_lookup (by 'warm_up')"]
+
+
+# What the bot imports before READY (python -m bot: the command line, the runner, the cog); the
+# answer's modules and the family declarations load after READY (bot.runtime.controls.warm_up_answers),
+# where first needed.
+START_MODULES = ("bot.cli", "bot.runtime.runner", "cogs.vram")
+AFTER_READY = (
+    "bot.estimate.core",
+    "bot.present.views",
+    "bot.estimate.families",
+    "bot.estimate.family_traits",
+)
+
+
+def _module_file(module: str) -> Path | None:
+    base = PROJECT.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def import_time_imports(source: str) -> set[str]:
+    """The project modules a source imports when it is imported: its top level and class bodies,
+    without function bodies and ``if TYPE_CHECKING:`` blocks (``from bot.estimate import
+    hybrid_saved`` names the module bot.estimate.hybrid_saved)."""
+    found: set[str] = set()
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found.add(node.module)
+                found.update(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.If):
+                if not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+                    visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+                visit(node.orelse)
+                visit(node.finalbody)
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body)
+
+    visit(parsed(source).body)
+    # A module imports its packages first.
+    found |= {".".join(name.split(".")[:i]) for name in list(found) for i in range(1, name.count(".") + 1)}
+    return {name for name in found if _module_file(name) is not None}
+
+
+def imported_at_start(*roots: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        module = todo.pop()
+        file = _module_file(module)
+        if module in seen or file is None:
+            continue
+        seen.add(module)
+        todo += import_time_imports(file.read_text(encoding="utf-8"))
+    return seen
+
+
+def test_the_import_walk_skips_functions_and_type_checking_blocks() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\nfrom bot.estimate import options\n"
+        "if TYPE_CHECKING:\n    from bot.estimate.core import Estimate\n"
+        "def f():\n    from bot.present.views import render_message\n"
+        "class C:\n    from bot.estimate.models import Architecture\n"
+    )
+    assert import_time_imports(source) == {
+        "bot",
+        "bot.estimate",
+        "bot.estimate.options",
+        "bot.estimate.models",
+    }
+
+
+def test_the_bot_reaches_ready_without_the_answers_modules() -> None:
+    """The estimator, the renderers and the family declarations are an answer's work, imported after
+    READY (the cold start, benchmarks/README.md): a module-level import of them on the start path
+    brings them back."""
+    started = imported_at_start(*START_MODULES)
+    assert {"bot.cli", "bot.runtime.cog", "bot.estimate.request"} <= started  # the walk follows imports
+    assert sorted(started & set(AFTER_READY)) == []
+    from bot.runtime.controls import ANSWER_MODULE
+
+    assert ANSWER_MODULE in AFTER_READY  # what the warm-up after READY imports

@@ -23,16 +23,20 @@ Pure data: no torch, no transformers.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
+from functools import cache
 from types import MappingProxyType
 from typing import Literal
+
+from bot.estimate.models import LayerKind  # the mixer of one hybrid layer, as Architecture holds it
+from bot.estimate.value_type import value_type
 
 # A fact that is the same for the whole family (True/False), or the config field that switches it
 # (the family's default applies when the field is absent).
 Switch = bool | str
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Experts:
     """A mixture-of-experts MLP: the fields that size it, and what each MoE layer holds besides the
     routed experts (a router of h × experts)."""
@@ -83,16 +87,19 @@ class Experts:
     norms: int = 0
 
 
-# The mixer of one hybrid layer (issue 20, point 3): softmax attention (full or sliding), Gated
-# DeltaNet linear attention (Qwen3-Next), a Mamba-2 SSM, LFM2's short convolution, Falcon-H1's
-# attention and Mamba-2 side by side, or none (Nemotron-H's MLP-only blocks).
-# Mamba-1 (Gu & Dao 2023: Mamba, Falcon-Mamba, Jamba's mixer) is "mamba1".
-LayerKind = Literal["attention", "linear_attention", "mamba", "conv", "attention_mamba", "none", "mamba1"]
+# How a family's norms run, for what they save (bot.estimate.saved_activations.norm_bytes). "layernorm",
+# torch's native LayerNorm, is not declared: it follows from norm_parameters "weight_bias"
+# (bot.estimate.family_traits).
+NormStyle = Literal["llama", "gemma", "fp32", "layernorm", "cohere", "weightless", "fp32_layernorm"]
+# An MLP activation written out in Python saves more than its input (Apertus' xIELU, Phi's
+# gelu_new); "native" is a C++ one (SiLU, GELU, ReLU²) whose input alone is counted.
+MlpActivation = Literal["native", "xielu", "gelu_python"]
+
 # What the layer's MLP is: the model's (dense or MoE as its experts say), dense, MoE, or none.
 MlpKind = Literal["default", "dense", "moe", "none"]
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class LayerKinds:
     """Where a hybrid family's config says each layer's kind, and what its words mean (the config
     classes of transformers 5.24, after their legacy remapping: remap_legacy_layer_types)."""
@@ -117,7 +124,7 @@ class LayerKinds:
     period: tuple[str, str, LayerKind] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Mamba:
     """A Mamba-2 mixer's config fields (Dao & Gu 2024, "Transformers are SSMs"; transformers'
     Mamba2Mixer): inner width expand × h (or a field, or heads × head_dim), groups of B and C of the
@@ -143,7 +150,7 @@ class Mamba:
     residual_fp32: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class DeltaNet:
     """Gated DeltaNet linear attention (Yang et al. 2025; transformers' Qwen3NextGatedDeltaNet): its
     config fields."""
@@ -154,12 +161,15 @@ class DeltaNet:
     value_dim: str = "linear_value_head_dim"
     conv: str = "linear_conv_kernel_dim"
     fused: bool = True  # in_proj_qkvz and in_proj_ba (Qwen3-Next); Qwen3.5 splits qkv, z, b, a
+    # OLMo Hybrid (OlmoHybridGatedDeltaNet): q, k, v, the output gate g and the a, b heads as linears
+    # of their own, where Qwen3.5 has in_proj_qkv / z / b / a: the same weights, more LoRA pairs.
+    separate_linears: bool = False
     # Kimi Delta Attention (Kimi Linear): q, k, v apart, a per-channel decay from a low-rank forget
     # gate (f_a, f_b, dt_bias per channel) and a low-rank output gate (g_a, g_b) for z and a.
     kda: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class ShortConv:
     """LFM2's short convolution block: in_proj h -> 3h (B, C, x), a depthwise conv of ``kernel``
     taps, out_proj h -> h (transformers' Lfm2ShortConv)."""
@@ -168,7 +178,7 @@ class ShortConv:
     bias: Switch = "conv_bias"
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Indexer:
     """DeepSeek-V3.2's lightning indexer of its sparse attention (DSA): wq_b from the q latent to
     heads × head_dim, wk h -> head_dim with a LayerNorm, weights_proj h -> heads (transformers'
@@ -184,7 +194,7 @@ class Indexer:
     query_from_hidden: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class PerLayer:
     """Gemma 3n's parts beside each decoder layer (transformers' Gemma3nTextDecoderLayer and
     Gemma3nTextModel): a per-layer MLP width, AltUp's parallel predictions (Baykal et al. 2023), a
@@ -204,7 +214,7 @@ class PerLayer:
     inputs: bool = True  # decl: Gemma 4 unified has no per-layer inputs whatever a config writes
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class GlobalAttention:
     """decl: Gemma 4's full-attention layers (Gemma4TextAttention, Gemma4TextConfig.__post_init__):
     their own head width (global_head_dim, 512 when absent) and, where attention_k_eq_v, their own K/V
@@ -222,7 +232,7 @@ class GlobalAttention:
     full_every: int = 6
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class FalconLayout:
     """decl: Falcon's layer by its switches (modeling_falcon.py: FalconAttention, FalconDecoderLayer):
     the new decoder architecture has num_kv_heads K/V heads and, in parallel, two LayerNorms (or
@@ -235,7 +245,7 @@ class FalconLayout:
     norms_in_parallel: str = "num_ln_in_parallel_attn"
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class MlaVariants:
     """decl: Mistral Large 4's MLA layers (MistralLarge4TextConfig.__post_init__): no_rope_layers (1 a
     layer with RoPE, 0 without; by default every no_rope_layer_interval-th layer without), and
@@ -252,7 +262,7 @@ class MlaVariants:
     index_offset: tuple[str, int] = ("index_skip_topk_offset", 2)
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Mamba1:
     """A Mamba-1 mixer's config fields (Gu & Dao 2023, "Mamba"; transformers' MambaMixer): in_proj
     h -> 2 × inner (x and the gate), a depthwise conv over x, x_proj inner -> dt_rank + 2 × state
@@ -271,7 +281,7 @@ class Mamba1:
     residual_fp32: bool = False  # hybact: MambaConfig's residual_in_fp32 (the blocks' inputs in fp32)
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class SlidingLayers:
     """Which layers use the sliding window when a config sets ``sliding_window`` but no
     ``layer_types``, as the family's config class of transformers 5.24 decides (its cache then slides
@@ -287,7 +297,7 @@ class SlidingLayers:
     full_first: bool = False  # the full layers are i % n == 0 (CWM, Granite SWA), not (i + 1) % n == 0
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class NestedFields:
     """Fields a checkpoint's config keeps in a sub-dict, which the config class lifts over its own
     (Kimi Linear's linear_attn_config: KimiLinearConfig.__post_init__): each ``lifted`` key sets a
@@ -299,7 +309,7 @@ class NestedFields:
     layer_lists: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class CompressedAttention:
     """DeepSeek-V4's attention (transformers' DeepseekV4Attention, DeepSeek-V4 report section 2.3):
     every layer attends over a sliding window of one shared K=V head (kv_proj h -> head_dim) with
@@ -324,7 +334,7 @@ class CompressedAttention:
     group_rank: str = "o_lora_rank"
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Family:
     """One transformers ``model_type`` (and the names it is also saved under), as the counter reads it."""
 
@@ -349,6 +359,9 @@ class Family:
     # The attention's modules named otherwise than Llama's (q/k/v/o_proj, qkv_proj), by the counter's
     # name: what a LoRA recipe targeting the attention lists (Phi's dense, GPT-NeoX's query_key_value).
     attention_modules: Mapping[str, str] = field(default_factory=dict)
+    # Modules named otherwise than the counter names them where peft's attention list then misses
+    # them, by the counter's name (LFM2's attention calls its output projection out_proj).
+    module_names: Mapping[str, str] = field(default_factory=dict)
     mla: bool = False  # Multi-head Latent Attention (DeepSeek-V3): q/kv LoRA ranks and head dims
     # Norms.
     norms_per_layer: int = 2
@@ -374,25 +387,36 @@ class Family:
     # this family's real steps (benchmarks/accuracy.py: saved within 5 %, the peak within 10 %). A
     # family without it gets no activation estimate: its answers ask for `activations`.
     activations_measured: bool = False
-    # What the forward keeps (bot.estimate.family_traits.FamilyTraits), where measured.
-    norm_style: Literal["llama", "gemma", "fp32", "cohere", "weightless", "fp32_layernorm"] = "llama"
-    router_weight_bytes: int = 4  # Qwen3-MoE and gpt-oss cast the routing weights to 16 bits
+    # What the forward keeps, where measured: the traits the calibrated formulas read. They read them
+    # through bot.estimate.family_traits.FamilyTraits, which is this declaration with the few traits
+    # that depend on the architecture resolved: a new trait is one field here, read as traits.<field>.
+    norm_style: NormStyle = "llama"
+    # Bytes per routed token-expert pair of the routing weight the experts' output is scaled by:
+    # Mixtral keeps the fp32 softmax, Qwen3-MoE and gpt-oss cast it to the hidden dtype.
+    router_weight_bytes: int = 4
     rope_tables: int = 1  # Gemma 3: one RoPE table pair for local and one for global layers
+    # gpt-oss' experts' clamped SwiGLU (interleaved gate/up, sigmoid, clamp, up + 1) and
+    # top-k-then-softmax router; it keeps cos/sin d/2 wide (it rotates the two halves), the others d.
     clamped_swiglu: bool = False
     rope_half_width: bool = False
+    # RoPE written as cat(rotated part, passed part) (GLM-4.5, Phi-3): Q and K are new head-major
+    # tensors, so SDPA's output comes back head-major and o_proj's input is a contiguous copy (2q).
     rope_cat: bool = False
-    partial_rope: bool = False
+    partial_rope: bool = False  # GLM-4.5 rotates half of each head: its RoPE tables are d/2 wide
+    # Gemma 2 caps the attention scores (eager: their tanh, 2·a·s, is saved) and the logits (the tanh
+    # of the bf16 logits, 2v, is saved) with tanh.
     softcapping: bool = False
-    dense_experts: bool = False  # Llama 4 runs every token through every expert
+    # Llama 4 (transformers ``Llama4TextMoe``): every token goes through every expert, scaled by a
+    # sigmoid score that is 0 for the experts it was not routed to; and its eager attention keeps
+    # the softmax in the compute dtype (no fp32 copy).
+    dense_experts: bool = False
     compute_dtype_softmax: bool = False
-    complex_rope: bool = False
+    complex_rope: bool = False  # Llama 4's RoPE table is one complex64 tensor (freqs_cis) in every precision
     # famact (issue 20, points 3/5): what the refused dense and MoE families' forwards keep
     # (bot.estimate.family_traits; measured: benchmarks/ACCURACY.md, "Activations of the declared
     # families"). A parallel block (Cohere, Phi) feeds attention and MLP one normalized input.
     parallel_block: bool = False
-    # An MLP activation written out in Python saves more than its input (Apertus' xIELU, Phi's
-    # gelu_new); "native" is a C++ one (SiLU, GELU, ReLU²) whose input alone is counted.
-    mlp_activation: Literal["native", "xielu", "gelu_python"] = "native"
+    mlp_activation: MlpActivation = "native"
     embedding_norm: bool = False  # nanochat normalizes the embeddings before the first layer
     weightless_qk_norm: bool = False  # ... and Q and K, with no weights to count
     logit_softcapping: bool = False  # the tanh of the capped logits, without capped attention scores
@@ -446,6 +470,10 @@ class Family:
     # Hybrid layers (issue 20, point 3): where each layer's kind is read, and the mixers' fields.
     layer_kinds: LayerKinds | None = None
     mamba: Mamba | None = None
+    # peft 0.21 refuses to adapt this model type's Mamba mixers' out_proj and conv1d
+    # (tuners_utils._check_lora_target_modules_mamba): its all-linear runs without out_proj
+    # (bot.estimate.methods.PEFT_MAMBA_EXCLUDED; bot.measure.step.with_lora).
+    peft_refuses_mamba_out_proj: bool = False
     delta_net: DeltaNet | None = None
     short_conv: ShortConv | None = None
     indexer: Indexer | None = None
@@ -502,7 +530,7 @@ class Family:
         return self.names.get(key, (key,))
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Multimodal:
     """A multimodal ``model_type``: its text model's family and, where declared, its towers and
     projectors (counted from the config too); without towers the text model alone is counted."""
@@ -1241,6 +1269,7 @@ FAMILIES += (
     Family(
         "nemotron_h",
         norms_per_layer=1,
+        peft_refuses_mamba_out_proj=True,
         norm_style="fp32",  # hybact: NemotronHRMSNorm multiplies the fp32 normalized input
         activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
         gated_mlp=False,
@@ -1309,6 +1338,7 @@ FAMILIES += (
     Family(
         "falcon_h1",
         activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
+        peft_refuses_mamba_out_proj=True,
         mlp_bias="mlp_bias",
         defaults=MappingProxyType({"mamba_rms_norm": False}),  # FalconH1Config's default
         layer_kinds=LayerKinds(fields=(), words=MappingProxyType({}), default="attention_mamba"),
@@ -1336,6 +1366,7 @@ FAMILIES += (
     Family(
         "mamba2",
         activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
+        peft_refuses_mamba_out_proj=True,
         norms_per_layer=1,
         runs_sdpa=False,
         defaults=MappingProxyType({"num_attention_heads": 1, "intermediate_size": 1}),
@@ -1358,6 +1389,7 @@ FAMILIES += (
         "lfm2",
         activations_measured=True,  # hybact: benchmarks/hybrid_activations.py
         tied_by_default=True,
+        module_names=MappingProxyType({"o_proj": "out_proj"}),  # Lfm2Attention (and LFM2-MoE's)
         qkv_bias=False,
         o_bias=False,
         qk_norm=True,
@@ -1423,6 +1455,7 @@ _MAMBA1_MIXER = Mamba1(
 _MAMBA1_ONLY = Family(
     "mamba",
     activations_measured=True,  # hybact: benchmarks/hybrid_activations.py (and Falcon-Mamba)
+    peft_refuses_mamba_out_proj=True,  # and Falcon-Mamba's
     runs_sdpa=False,  # no attention for SDPA to run: transformers refuses to build it with SDPA
     tied_by_default=True,
     norms_per_layer=1,
@@ -1538,7 +1571,7 @@ FAMILIES += (
         qk_norm=True,
         qk_norm_scope="projection",
         layer_kinds=_QWEN_LINEAR,
-        delta_net=DeltaNet(fused=False),
+        delta_net=DeltaNet(fused=False, separate_linears=True),
     ),
 )
 MULTIMODAL += (Multimodal("gemma3n", "gemma3n_text"),)
@@ -1742,6 +1775,7 @@ def declared_model_types() -> frozenset[str]:
     return frozenset(_BY_TYPE) | frozenset(_MULTIMODAL)
 
 
+@cache  # Architecture.family asks it for a preset's family at every look
 def preset_family(key: str, is_moe: bool) -> Family | None:
     """The family of a preset by its key's prefix (the longest that matches: "llama-4" before
     "llama"); a preset with experts of a dense family's prefix is its MoE family (Qwen3 -> Qwen3-MoE)."""
@@ -1770,9 +1804,11 @@ __all__ = [
     "Mamba",
     "Mamba1",
     "MlaVariants",
+    "MlpActivation",
     "MlpKind",
     "Multimodal",
     "NestedFields",
+    "NormStyle",
     "PerLayer",
     "ShortConv",
     "SlidingLayers",
@@ -1798,7 +1834,7 @@ __all__ = [
 PieceKind = Literal["linear", "norm", "gated_mlp", "table"]
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Piece:
     """A linear (in, out; a convolution counts as its flattened linear), a norm (its width; with a
     bias: LayerNorm, without: RMSNorm), a gated MLP (width, inner width: gate, up, down) or a learned
@@ -1822,7 +1858,7 @@ def norm(dim: str = "width", bias: Switch = True, times: str | None = None, when
     return Piece("norm", (dim,), bias, times, when)
 
 
-@dataclass(frozen=True, slots=True)
+@value_type
 class Tower:
     """A vision (or audio) encoder of ViT blocks (Dosovitskiy et al. 2021) read from a sub-config:
     ``head`` (patch embedding, position table), ``depth`` blocks of two norms, a fused qkv and an

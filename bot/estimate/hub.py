@@ -10,26 +10,28 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
-from bot.estimate.families import (
-    CompressedAttention,
-    Experts,
-    FalconLayout,
-    Family,
-    GlobalAttention,
-    LayerKind,
-    LayerKinds,
-    MlaVariants,
-    Multimodal,
-    family,
-    multimodal,
-)
-from bot.estimate.models import Architecture
+from bot.estimate.models import Architecture, LayerKind
 from bot.estimate.tensors import CountedModel
-from bot.estimate.towers import count_towers
+
+if TYPE_CHECKING:
+    from bot.estimate.families import (
+        CompressedAttention,
+        Experts,
+        FalconLayout,
+        Family,
+        GlobalAttention,
+        LayerKinds,
+        MlaVariants,
+        Multimodal,
+    )
+
+# The family declarations (bot.estimate.families, and the towers declared there) are imported where a
+# config is read, not with this module: the bot's start needs the registry and the repo-ID checks only
+# (benchmarks/README.md, the cold start).
 
 # The Hub's repo IDs in the "owner/name" form, by huggingface_hub's own rules (validate_repo_id in
 # huggingface_hub/utils/_validators.py): each part 1 to 96 ASCII letters, digits, "_", "-" or ".",
@@ -113,6 +115,8 @@ class ConfigProblem(ValueError):
 def _text_config(config: dict[str, Any]) -> tuple[dict[str, Any], Multimodal | None]:
     """The text model's config and, for a multimodal repo, its declaration (Gemma 3, Llama 4,
     Mistral 3 keep the language model's fields in ``text_config``)."""
+    from bot.estimate.families import multimodal
+
     outer = multimodal(str(config.get("model_type") or ""))
     inner = config.get("text_config")
     if outer is not None and outer.flat_text and inner is None:  # mm: the text fields at the top
@@ -858,6 +862,9 @@ def architecture_from_config(
     repo, what the vision side holds besides the text model, unless its declaration counts the
     towers and projectors from the config itself (bot.estimate.towers).
     """
+    from bot.estimate.families import family
+    from bot.estimate.towers import count_towers
+
     if not isinstance(config, dict):
         raise ConfigProblem("malformed", ())
     text, outer = _text_config(config)

@@ -28,13 +28,14 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from bot.estimate.families import family
-from bot.estimate.family_traits import FamilyTraits, traits_for
 from bot.estimate.models import Architecture
 from bot.estimate.optimizers import CUSTOM_PART_KEY, Part, Precision, parts_for
 from bot.estimate.value_type import value_type
 
+# The family declarations (families, family_traits) are imported where a model's layers are counted,
+# not with this module, which the request's options need at the bot's start (benchmarks/README.md).
 if TYPE_CHECKING:
+    from bot.estimate.family_traits import FamilyTraits
     from bot.estimate.request import EstimateRequest
     from bot.estimate.setup import Setup
 
@@ -94,26 +95,22 @@ PEFT_ATTENTION_TARGETS = (
     "kv_a_proj_with_mqa",
     "kv_b_proj",
 )
-# The model types whose Mamba mixers peft 0.21 refuses to adapt: their out_proj and conv1d
-# (tuners_utils._check_lora_target_modules_mamba raises "incompatible with Mamba-based models ...
-# Please remove it from target_modules"). The bot's all-linear there is what runs: peft's
-# ``all-linear`` with ``exclude_modules=["out_proj"]`` (bot.measure.step.with_lora).
-PEFT_MAMBA_TYPES = frozenset({"falcon_h1", "mamba", "mamba2", "falcon_mamba", "nemotron_h"})
+# On the model types whose Mamba mixers peft 0.21 refuses to adapt (their declaration's
+# ``peft_refuses_mamba_out_proj``: tuners_utils._check_lora_target_modules_mamba raises "incompatible
+# with Mamba-based models ... Please remove it from target_modules"), the bot's all-linear is what
+# runs: peft's ``all-linear`` with ``exclude_modules=["out_proj"]`` (bot.measure.step.with_lora).
 PEFT_MAMBA_EXCLUDED = ("out_proj",)
-# The module names transformers gives what the counter calls otherwise, where peft's attention list
-# then misses them: LFM2's attention names its output projection out_proj (Lfm2Attention).
-_MODULE_NAMES: dict[str, dict[str, str]] = {
-    "lfm2": {"o_proj": "out_proj"},
-    "lfm2_moe": {"o_proj": "out_proj"},
-}
 _MAMBA_KINDS = ("mamba", "attention_mamba", "mamba1")
 
 
 def _split_delta_net(arch: Architecture, name: str, d_in: int, d_out: int) -> list[tuple[str, int, int]]:
-    """OLMo Hybrid's Gated DeltaNet keeps q, k, v, the output gate g and the a, b heads as linears of
-    their own (OlmoHybridGatedDeltaNet), where the counter lists Qwen3.5's in_proj_qkv / z / b / a:
-    the same weights, more LoRA pairs."""
-    if arch.family != "olmo_hybrid":
+    """A Gated DeltaNet declared with ``separate_linears`` (OLMo Hybrid's OlmoHybridGatedDeltaNet)
+    keeps q, k, v, the output gate g and the a, b heads as linears of their own, where the counter
+    lists Qwen3.5's in_proj_qkv / z / b / a: the same weights, more LoRA pairs."""
+    from bot.estimate.families import family
+
+    declared = family(arch.family)
+    if declared is None or declared.delta_net is None or not declared.delta_net.separate_linears:
         return [(name, d_in, d_out)]
     k, v = arch.linear_key_dim, arch.linear_value_dim
     return {
@@ -127,12 +124,16 @@ def _split_delta_net(arch: Architecture, name: str, d_in: int, d_out: int) -> li
 
 def _converted_moe(arch: Architecture) -> bool:
     """Whether peft converts the model's v4 expert names (its declaration's ``Experts.peft_converted``)."""
+    from bot.estimate.family_traits import traits_for
+
     return arch.is_moe and traits_for(arch).peft_converted
 
 
 def attention_target_names(arch: Architecture) -> frozenset[str]:
     """The module names ``lora_targets:attention`` adapts on this model (peft's list above, and the
     family's own names for its attention projections)."""
+    from bot.estimate.families import family
+
     declared = family(arch.family or "")
     own = declared.attention_modules.values() if declared is not None else ()
     return frozenset((*PEFT_ATTENTION_TARGETS, *own))
@@ -140,9 +141,12 @@ def attention_target_names(arch: Architecture) -> frozenset[str]:
 
 def _module_name(arch: Architecture, name: str) -> str:
     """The transformers module's name of what the counter names ``name``."""
+    from bot.estimate.families import family
+
     declared = family(arch.family or "")
-    renamed = dict(declared.attention_modules) if declared is not None else {}
-    return {**renamed, **_MODULE_NAMES.get(arch.family or "", {})}.get(name, name)
+    if declared is None:
+        return name
+    return {**declared.attention_modules, **declared.module_names}.get(name, name)
 
 
 def _mixer_linears(arch: Architecture, targets: LoraTargets, rank: int) -> list[AdaptedLinear]:
@@ -150,8 +154,11 @@ def _mixer_linears(arch: Architecture, targets: LoraTargets, rank: int) -> list[
     ``attention`` those named in peft's attention list, under ``all-linear`` every one (but the
     Mamba mixers' out_proj on the types peft refuses it on); Gemma 3n's key-value-sharing layers
     have no k/v_proj."""
+    from bot.estimate.families import family
+
     wanted = attention_target_names(arch) if targets is LoraTargets.ATTENTION else None
-    mamba_refused = arch.family in PEFT_MAMBA_TYPES
+    declared = family(arch.family)
+    mamba_refused = declared is not None and declared.peft_refuses_mamba_out_proj
     found: list[AdaptedLinear] = []
     for kind, copies in arch.mixer_counts.items():
         linears = arch.mixer_linears(kind)
@@ -201,6 +208,8 @@ def adapted_linears(
 ) -> tuple[AdaptedLinear, ...]:
     """The weights peft adapts (see the module's docstring), in the model's order: each mixer's on
     the layers of its kind, then the MLP side (dense MLPs, experts, routers) and Gemma 3n's own."""
+    from bot.estimate.family_traits import traits_for
+
     found = _mixer_linears(arch, targets, rank)
     if targets is LoraTargets.ATTENTION:
         return tuple(found)
@@ -325,6 +334,8 @@ def lora_layer_delta(
     ``mlp`` False for a block without an MLP; ``fallback``: a hybrid mixer on the torch fallback)
     saves under LoRA beyond (or short of) the full fine-tune's layer: (bytes per token, bytes per
     layer independent of the tokens)."""
+    from bot.estimate.family_traits import traits_for
+
     t = traits_for(arch)
     h, amp = arch.hidden_size, precision == "amp"
     attention_saves, mlp_saves = _linear_input_saves(arch, precision, moe, t)
@@ -363,8 +374,7 @@ def lora_layer_delta(
         # they run as modules (the fallback; Jamba's kernels, called apart; mamba-ssm's fused
         # MambaInnerFn takes their weights and saves the same either way), nor A_log's exp (4·I·N,
         # fp32) its gradient needed (lora: measured on Mamba, per layer 1.00).
-        declared = family(arch.family or "")
-        apart = declared is not None and declared.mamba1 is not None and declared.mamba1.dt_norms
+        apart = t.mamba1 is not None and t.mamba1.dt_norms
         removed += 4 * arch.mamba_inner_size if fallback or apart else 0
         removed_per_layer = 4 * arch.mamba_inner_size * (arch.mamba_state_size or 0)
     converted = moe and _converted_moe(arch)
@@ -431,6 +441,8 @@ def lora_outside_delta(arch: Architecture, precision: str, checkpointing: bool) 
     head's 16-bit input and the embedding's token ids are no longer saved, nor (without
     checkpointing) the rest of the first layer's input norm (its fp32 input and rsqrt, 4h + 4; its
     normalized tensor is in :func:`lora_layer_delta`)."""
+    from bot.estimate.family_traits import traits_for
+
     t = traits_for(arch)
     h = arch.hidden_size
     removed = _normalized_bytes(h, precision, t.norm_style) + 2 * h + 8
@@ -441,6 +453,8 @@ def lora_outside_delta(arch: Architecture, precision: str, checkpointing: bool) 
 
 def lora_outside_constant(arch: Architecture, checkpointing: bool) -> int:
     """Gemma's first input norm no longer keeps its fp32 ``1 + weight`` (no gradient reaches it)."""
+    from bot.estimate.family_traits import traits_for
+
     return -4 * arch.hidden_size if traits_for(arch).norm_style == "gemma" and not checkpointing else 0
 
 

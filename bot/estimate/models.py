@@ -26,7 +26,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bot.estimate.families import LayerKind, preset_family
 from bot.estimate.tensors import TensorCount
 
 KEY_PATTERN = r"^[a-z0-9][a-z0-9.-]{0,19}$"  # keys travel in a Discord custom_id: short and plain
@@ -34,6 +33,13 @@ KEY_PATTERN = r"^[a-z0-9][a-z0-9.-]{0,19}$"  # keys travel in a Discord custom_i
 # whatever the model's dtype (its torch fallbacks, and fla's and mamba-ssm's kernels, return the
 # final state in fp32; measured: tests/test_hybrid_cache.py), the conv states in the model's dtype.
 RECURRENT_STATE_BYTES = 4
+
+# The mixer of one hybrid layer (issue 20, point 3): softmax attention (full or sliding), Gated
+# DeltaNet linear attention (Qwen3-Next), a Mamba-2 SSM, LFM2's short convolution, Falcon-H1's
+# attention and Mamba-2 side by side, or none (Nemotron-H's MLP-only blocks).
+# Mamba-1 (Gu & Dao 2023: Mamba, Falcon-Mamba, Jamba's mixer) is "mamba1". Which a family's layers
+# are is its declaration's (bot.estimate.families.LayerKinds).
+LayerKind = Literal["attention", "linear_attention", "mamba", "conv", "attention_mamba", "none", "mamba1"]
 
 
 class Architecture(BaseModel):
@@ -102,7 +108,7 @@ class Architecture(BaseModel):
     # Sliding-window (local) attention: changes no parameter; the activation/KV estimate may use it.
     sliding_window: int | None = Field(default=None, gt=0)
     sliding_window_layers: int = Field(default=0, ge=0)
-    # Hybrid layers (issue 20, point 3): each layer's mixer (bot.estimate.families.LayerKind); ()
+    # Hybrid layers (issue 20, point 3): each layer's mixer (LayerKind, above); ()
     # is attention everywhere. A layer kept in no_mlp_layers has no MLP (Mamba-2's blocks,
     # Nemotron-H's mixer-only blocks, whose MLP and MoE blocks have mixer "none").
     layer_kinds: tuple[LayerKind, ...] = ()
@@ -290,7 +296,10 @@ class Architecture(BaseModel):
         ``vram-bot measure`` derives both read it."""
         if self.model_type:
             return self.model_type
-        declared = preset_family(self.key, self.is_moe)  # bot.estimate.families' preset_prefixes
+        # The family declarations load where first needed, not at the bot's start (benchmarks/README.md).
+        from bot.estimate.families import preset_family  # their preset_prefixes
+
+        declared = preset_family(self.key, self.is_moe)
         return declared.model_type if declared is not None else None
 
     @property

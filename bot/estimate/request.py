@@ -16,7 +16,6 @@ from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from bot.estimate.family_traits import offers_activations
 from bot.estimate.hardware import DEFAULT_GPU, Gpu
 from bot.estimate.hub import HubModel, is_repo_id, looks_like_repo_id, registered
 from bot.estimate.kv_cache import KvDtype
@@ -346,6 +345,9 @@ class EstimateRequest(BaseModel):
         """The architecture whose activations the bot estimates: ``architecture`` where its family's
         formulas were measured (``family_traits.offers_activations``), else None (as for a repo known
         by its tensors only: activations need ``activations``)."""
+        # The family declarations load with the first model asked about, not at the bot's start.
+        from bot.estimate.family_traits import offers_activations
+
         shape = self.architecture
         return shape if shape is not None and offers_activations(shape) else None
 

@@ -268,16 +268,17 @@ def with_lora(model: Any, setup: MeasureSetup) -> Any:
     ``lora_rank``, alpha 2r, no dropout (a dropout p > 0 would save its mask and its output too)."""
     import peft  # the measure extra's; only a LoRA step needs it
 
-    from bot.estimate.methods import PEFT_ATTENTION_TARGETS, PEFT_MAMBA_EXCLUDED, PEFT_MAMBA_TYPES
+    from bot.estimate.methods import PEFT_ATTENTION_TARGETS, PEFT_MAMBA_EXCLUDED
 
     model_type = getattr(model.config, "model_type", None)
+    declared = family(model_type)
     targets: Any = "all-linear"
     # peft refuses the Mamba mixers' out_proj on these types: all-linear without it, as its error says.
-    excluded = list(PEFT_MAMBA_EXCLUDED) if model_type in PEFT_MAMBA_TYPES else None
+    refused = declared is not None and declared.peft_refuses_mamba_out_proj
+    excluded = list(PEFT_MAMBA_EXCLUDED) if refused else None
     if setup.lora_targets == "attention":
         targets, excluded = list(PEFT_ATTENTION_TARGETS), None
         # The family's own names for them (Phi's dense, GPT-NeoX's query_key_value).
-        declared = family(model_type)
         targets += sorted(declared.attention_modules.values()) if declared is not None else []
     config = peft.LoraConfig(
         r=setup.lora_rank,

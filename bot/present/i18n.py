@@ -103,10 +103,26 @@ class Template:
         return self._text
 
 
+class Templates(dict[str, Template]):
+    """The strings of one language, each made a :class:`Template` when first looked up: the start
+    needs only the command's descriptions of the catalogue's hundreds (benchmarks/README.md, the cold
+    start), an answer a few dozen. An unknown key is a KeyError, as in the catalogue."""
+
+    __slots__ = ("_sources",)
+
+    def __init__(self, sources: Mapping[str, str]) -> None:
+        super().__init__()
+        self._sources = sources
+
+    def __missing__(self, key: str) -> Template:
+        template = self[key] = Template(self._sources[key])
+        return template
+
+
 @cache
 def templates(language: Language) -> dict[str, Template]:
     """All strings of one language, ready to fill (:class:`Template`), keyed by their dotted name."""
-    return {key: Template(source) for key, source in catalogue(language).items()}
+    return Templates(catalogue(language))
 
 
 def text(language: Language, key: str, /, **values: object) -> str:

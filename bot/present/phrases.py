@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
-from bot.estimate import hybrid_saved
-from bot.estimate.core import CUDA_CONTEXT_GB, AdapterHint, Change, Estimate
-from bot.estimate.families import LayerKind
-from bot.estimate.family_traits import offers_activations, traits_for
 from bot.estimate.hardware import Gpu
 from bot.estimate.hub import HubModel
 from bot.estimate.methods import Method, adapted_linears
-from bot.estimate.models import Architecture
+from bot.estimate.models import Architecture, LayerKind
 from bot.estimate.optimizers import Optimizer, Precision, on_card_bytes_per_param_for
 from bot.estimate.tensors import CountedModel
 from bot.present.hub_problems import hub_notes
 from bot.present.i18n import DEFAULT_LANGUAGE, Language
 from bot.present.words import Words, optimizer_name, precision_name, strategy_name
+
+# The command's choice names (choice_name, below) are worded at the bot's start; the estimator and the
+# family declarations load after it (benchmarks/README.md, the cold start), so they are imported where
+# an answer is worded.
+if TYPE_CHECKING:
+    from bot.estimate.core import AdapterHint, Change, Estimate
 
 FITS_COLOUR = 0x2ECC71
 DOES_NOT_FIT_COLOUR = 0xE74C3C
@@ -312,6 +314,9 @@ def hybrid_activation_notes(model: Architecture, w: Words) -> list[str]:
     """hybact: which path a hybrid model's activations follow (the GPU kernels, with how much more
     the torch fallback saves), what its sparse-attention indexer keeps; or, where its family's
     activations are not modelled, that they are left to ``activations``."""
+    from bot.estimate import hybrid_saved
+    from bot.estimate.family_traits import offers_activations, traits_for
+
     kinds = hybrid_kinds(model, w)
     if not offers_activations(model):
         return [w("hybrid.activations", kinds=kinds)]
@@ -340,6 +345,8 @@ def architecture_notes(model: HubModel, w: Words, brief: bool = False) -> list[s
         total, active = w.count(model.parameter_count), w.count(model.active_parameter_count)
         notes.append(w("glance.moe", total=total, active=active))
     elif model.is_moe:
+        from bot.estimate.family_traits import traits_for
+
         # Llama 4 in transformers keeps every expert's activations, not only the routed ones'.
         all_experts = traits_for(model).dense_experts
         notes.append(
@@ -408,6 +415,8 @@ def context_warning(estimate: Estimate, w: Words) -> str | None:
 
 
 def activation_assumptions(estimate: Estimate, w: Words) -> str | None:
+    from bot.estimate.family_traits import traits_for
+
     found = estimate.activation_estimate
     if found is None:
         return None
@@ -448,6 +457,8 @@ PEAK_MOMENT_KEYS = {
 def peak_text(estimate: Estimate, w: Words) -> str | None:
     """The step's peak beside V, and a warning when V fits the card but the peak does not; under
     ZeRO on several cards, also one card's peak with the verdict's strategy."""
+    from bot.estimate.core import CUDA_CONTEXT_GB
+
     peak = estimate.peak
     if peak is None:
         return None

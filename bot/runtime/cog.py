@@ -33,7 +33,7 @@ from bot.present.interactions import (
     read_command,
     wants_hub_search,
 )
-from bot.runtime.controls import DYNAMIC_ITEMS, send_view
+from bot.runtime.controls import DYNAMIC_ITEMS, send_view, warm_up_answers
 from bot.runtime.errors import (
     MalformedOptions,
     NothingToSuggest,
@@ -112,10 +112,16 @@ class VramCog(commands.Cog):
 
     @commands.Cog.listener()
     async def on_ready(self) -> None:
-        # Once connected (not before: start-up is quicker without it), load the Hub modules in a
-        # thread, so that the first model:owner/name need not wait for the import.
-        if self.hub.enabled and self._warming is None:
-            self._warming = asyncio.create_task(warm_up())
+        # Once connected (not before: start-up is quicker without them), load the answer's modules
+        # and the Hub modules in a thread, so that neither the first answer nor the first
+        # model:owner/name need wait for the import.
+        if self._warming is None:
+            self._warming = asyncio.create_task(self._warm_up())
+
+    async def _warm_up(self) -> None:
+        await warm_up_answers()
+        if self.hub.enabled:
+            await warm_up()
 
     async def cog_unload(self) -> None:
         await self.hub.close()  # the shared cache's connections, if any

@@ -17,7 +17,10 @@ channel as a new public message, attributed to the person who shared it by name.
 from __future__ import annotations
 
 import asyncio
+import gc
+import importlib
 import io
+import sys
 from typing import Any, cast
 
 import discord
@@ -40,10 +43,25 @@ from bot.present.custom_ids import (
 )
 from bot.present.i18n import text
 from bot.present.interactions import control_request, switch_optimizer, unresolved_repo
-from bot.present.views import RENDERERS, render_message
 from bot.runtime.errors import answer_error
 from bot.runtime.replies import ANSWERED, NO_PINGS, language_of
 from bot.runtime.send import send_answer
+
+# The estimator and the renderers (and all they import): an answer's work, which the bot's start
+# leaves out (benchmarks/README.md, the cold start). send_view imports them where first needed, and
+# warm_up_answers ahead of that, once the bot is READY.
+ANSWER_MODULE = "bot.present.views"
+
+
+async def warm_up_answers() -> None:
+    """Import the answer's modules in a worker thread, so that the first answer does not pay for it;
+    then what the import built is moved out of the collector's generations, as start-up's is
+    (``runner.freeze_start_up``), so that answers' collections do not walk it every time."""
+    if ANSWER_MODULE in sys.modules:
+        return
+    await asyncio.to_thread(importlib.import_module, ANSWER_MODULE)
+    gc.collect()  # so that no garbage of the moment is frozen with it
+    gc.freeze()
 
 
 async def send_view(
@@ -60,6 +78,8 @@ async def send_view(
     An ephemeral answer gets Share (an edited one stays what it was); one posted by Share says who
     shared it (``shared_by``, a name, never a mention). Compare attaches its chart as a file.
     """
+    from bot.present.views import render_message  # ANSWER_MODULE, not imported at start
+
     language = language_of(interaction)
     shareable = _is_ephemeral(interaction.message) if edit else ephemeral
     message = render_message(request, view_name, language, shareable=shareable)
@@ -147,6 +167,8 @@ async def answer_control(
     interaction: discord.Interaction, view_name: str, state: str, optimizer: str | None = None
 ) -> None:
     """Answer a click; whatever goes wrong goes to the one error handler (never the host's tree)."""
+    from bot.present.views import RENDERERS
+
     try:
         if view_name not in RENDERERS:
             raise UnreadableState(f"unknown view {view_name[:20]!r}")
@@ -161,6 +183,8 @@ async def answer_control(
 
 async def share(interaction: discord.Interaction, view_name: str, state: str) -> None:
     """Post ``view_name`` of the request publicly in the channel, or say why it cannot be."""
+    from bot.present.views import RENDERERS
+
     try:
         if view_name not in RENDERERS:
             raise UnreadableState(f"unknown view {view_name[:20]!r}")

@@ -186,12 +186,12 @@ class Settings(BaseSettings):
     @field_validator("hub_shared_cache_url", mode="after")
     @classmethod
     def _a_redis_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:  # the usual case: nothing to import for it (the bot's start)
+            return None
         from urllib.parse import urlsplit
 
         from bot.hub_shared_cache import SCHEMES
 
-        if value is None:
-            return None
         if urlsplit(value.get_secret_value()).scheme not in SCHEMES:
             raise ValueError("not a redis://, rediss:// or unix:// URL")
         if importlib.util.find_spec("redis") is None:  # found without importing it
