@@ -40,7 +40,10 @@ example:
 # --- end of operator hooks ---
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(estimate_flags: bool = True) -> argparse.ArgumentParser:
+    """The command line; ``estimate_flags`` False leaves out the ``estimate`` sub-command's flags,
+    whose help texts are the answers' strings: the bot's start then never reads that catalogue (the
+    cold start, benchmarks/README.md). ``vram-bot --help`` lists the sub-command either way."""
     parser = argparse.ArgumentParser(
         prog="vram-bot",
         description="Discord bot that estimates the GPU memory to fully fine-tune an LLM. "
@@ -76,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Register the slash command as the gateway bot does at start-up: globally, or in "
         "dev_guild_id. An HTTP deployment runs this once per release.",
     )
-    add_estimate_command(commands)
+    add_estimate_command(commands, flags=estimate_flags)
     # `vram-bot measure` hands its arguments to bot.measure, which needs the optional `measure` extra
     # (torch and transformers); the bot never imports it.
     # Listed here for --help; main() hands everything after the word to bot.measure's own parser.
@@ -171,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from bot.measure.__main__ import main as measure  # torch only when asked for
 
         return measure(words[1:], prog="vram-bot measure")
-    args = build_parser().parse_args(words)
+    args = build_parser(estimate_flags="estimate" in words).parse_args(words)
     if args.command == "estimate":
         try:
             return run_estimate(args)

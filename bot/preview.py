@@ -52,14 +52,17 @@ def _add_option(parser: argparse.ArgumentParser, spec: OptionSpec) -> None:
         parser.add_argument(spec.cli_flag, **arguments)
 
 
-def add_estimate_command(commands: Any) -> None:
-    """The ``estimate`` sub-command on ``commands`` (what ``add_subparsers`` returned)."""
+def add_estimate_command(commands: Any, *, flags: bool = True) -> None:
+    """The ``estimate`` sub-command on ``commands`` (what ``add_subparsers`` returned), with its
+    flags unless ``flags`` is False (a command line that does not estimate)."""
     preview: argparse.ArgumentParser = commands.add_parser(
         "estimate",
         help="print the bot's answer in the terminal, no Discord needed",
         description="Print the answer /vram would give, with the same options.",
         epilog="example: vram-bot estimate 7 --optimizer adam8bit --activations 20",
     )
+    if not flags:
+        return
     for spec in request_options():
         _add_option(preview, spec)
     preview.add_argument(

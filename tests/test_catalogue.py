@@ -21,6 +21,7 @@ from bot.present.i18n import (
     Template,
     Templates,
     catalogue,
+    command_catalogue,
     language_for,
     number,
     placeholders,
@@ -185,10 +186,39 @@ def test_the_translator_answers_german_and_english_and_leaves_other_locales_alon
 def test_a_languages_templates_are_built_on_first_lookup() -> None:
     """The start needs a few of the catalogue's strings (the command's descriptions): each Template is
     made when first looked up, not all of them when the language is first used (the cold start)."""
-    built = Templates({"a.b": "{gb} to spare", "c.d": "none"})
+    built = Templates(Language.DE)
     assert len(built) == 0
-    assert built["a.b"].fill({"gb": 4}) == "4 to spare"
-    assert list(built) == ["a.b"]
+    assert built["command.description"].fill({}) == catalogue(Language.DE)["command.description"]
+    assert built["verdict.fits"].names == Template(catalogue(Language.DE)["verdict.fits"]).names
+    assert list(built) == ["command.description", "verdict.fits"]
     with pytest.raises(KeyError):
-        built["e.f"]
+        built["no.such_key"]
     assert isinstance(templates(Language.EN), Templates)
+
+
+def test_syncing_the_command_reads_only_the_commands_catalogue() -> None:
+    """Every string of the command as discord.py syncs it, in every locale we translate, comes from
+    the small ``<language>.command.toml``: the answers' catalogue is not read at start (the cold
+    start, benchmarks/README.md)."""
+    import discord
+    from discord.ext import commands
+
+    async def sync_payload() -> list[dict[str, Any]]:
+        bot = commands.Bot(command_prefix=commands.when_mentioned, intents=discord.Intents.none())
+        await bot.load_extension("cogs.vram")
+        await bot.tree.set_translator(CatalogueTranslator())
+        tree, translator = bot.tree, bot.tree.translator
+        assert translator is not None
+        return [await command.get_translated_payload(tree, translator) for command in tree.get_commands()]
+
+    for cached in (catalogue, command_catalogue, templates):
+        cached.cache_clear()
+    try:
+        payload = asyncio.run(sync_payload())
+        assert catalogue.cache_info().currsize == 0, "syncing the command read the answers' catalogue"
+        assert command_catalogue.cache_info().currsize == len(Language)
+        german = [command["description_localizations"]["de"] for command in payload]
+        assert german == [catalogue(Language.DE)["command.description"]]
+    finally:
+        for cached in (catalogue, command_catalogue, templates):
+            cached.cache_clear()

@@ -98,3 +98,23 @@ def test_measure_takes_the_estimates_flag_names_and_the_old_ones_quietly() -> No
     new = measure_args(["llama-3.1-8b", "--batch-size", "3", "--seq-len", "64"], "vram-bot measure")
     old = measure_args(["llama-3.1-8b", "--batch", "3", "--seq", "64"], "vram-bot measure")
     assert (new.batch_size, new.seq_len) == (old.batch_size, old.seq_len) == (3, 64)
+
+
+def test_a_command_line_that_does_not_estimate_reads_no_answer_strings(
+    clean_env: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Starting the bot parses its command line: without ``estimate`` among the words, the estimate
+    flags' help texts (the answers' catalogue) are not built (the cold start, benchmarks/README.md);
+    with it, before or after a global flag, they are."""
+    from bot.present.i18n import catalogue, templates
+
+    catalogue.cache_clear()
+    templates.cache_clear()
+    try:
+        assert build_parser(estimate_flags=False).parse_args(["--config", "c.toml"]).command is None
+        assert catalogue.cache_info().currsize == 0
+    finally:
+        catalogue.cache_clear()
+        templates.cache_clear()
+    assert main(["--config", "none.toml", "estimate", "7", "--format", "json"]) == 0
+    assert '"total_gb": 112.0' in capsys.readouterr().out

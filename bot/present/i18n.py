@@ -1,9 +1,13 @@
 """Languages, the string catalogues and locale-aware numbers.
 
-Every user-facing string lives in ``bot/data/strings/<language>.toml``, one catalogue per language,
-addressed by dotted keys (``field.total``) and filled with ``str.format`` placeholders. Nothing here
-knows about Discord: the cog maps ``interaction.locale`` to a :class:`Language` with
-:func:`language_for`.
+Every user-facing string lives in ``bot/data/strings/``, one catalogue per language, addressed by
+dotted keys (``field.total``) and filled with ``str.format`` placeholders. A language's catalogue is
+two files: ``<language>.command.toml``, what Discord shows of the command before it runs (its
+description, the options' descriptions, their choices' names), which the bot reads at start to sync
+the command; and ``<language>.toml``, everything else, read when a first answer needs it (the larger
+file is most of the catalogues' parsing, some 80 M instructions of the start: benchmarks/README.md,
+the cold start). Nothing here knows about Discord: the cog maps ``interaction.locale`` to a
+:class:`Language` with :func:`language_for`.
 """
 
 from __future__ import annotations
@@ -55,11 +59,24 @@ def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, str]:
     return flat
 
 
+def _read(file_name: str) -> dict[str, str]:
+    source = resources.files("bot").joinpath("data", "strings", file_name)
+    return _flatten(tomllib.loads(source.read_text(encoding="utf-8")))
+
+
+@cache
+def command_catalogue(language: Language) -> dict[str, str]:
+    """The strings of one language that Discord shows of the command before it runs."""
+    return _read(f"{language.value}.command.toml")
+
+
 @cache
 def catalogue(language: Language) -> dict[str, str]:
-    """All strings of one language, keyed by their dotted name."""
-    source = resources.files("bot").joinpath("data", "strings", f"{language.value}.toml")
-    return _flatten(tomllib.loads(source.read_text(encoding="utf-8")))
+    """All strings of one language, keyed by their dotted name: the command's and the answers'."""
+    command, answers = command_catalogue(language), _read(f"{language.value}.toml")
+    if twice := sorted(command.keys() & answers.keys()):
+        raise ValueError(f"{language.value}: in both {language.value}.command.toml and .toml: {twice}")
+    return {**command, **answers}
 
 
 class Template:
@@ -108,21 +125,28 @@ class Templates(dict[str, Template]):
     needs only the command's descriptions of the catalogue's hundreds (benchmarks/README.md, the cold
     start), an answer a few dozen. An unknown key is a KeyError, as in the catalogue."""
 
-    __slots__ = ("_sources",)
+    __slots__ = ("_language",)
 
-    def __init__(self, sources: Mapping[str, str]) -> None:
+    def __init__(self, language: Language) -> None:
         super().__init__()
-        self._sources = sources
+        self._language = language
 
     def __missing__(self, key: str) -> Template:
-        template = self[key] = Template(self._sources[key])
+        template = self[key] = Template(_source(self._language, key))
         return template
+
+
+def _source(language: Language, key: str) -> str:
+    """A catalogue string, read from the command's small file while that holds it, so that syncing
+    the command never reads the answers' file."""
+    command = command_catalogue(language)
+    return command[key] if key in command else catalogue(language)[key]
 
 
 @cache
 def templates(language: Language) -> dict[str, Template]:
     """All strings of one language, ready to fill (:class:`Template`), keyed by their dotted name."""
-    return Templates(catalogue(language))
+    return Templates(language)
 
 
 def text(language: Language, key: str, /, **values: object) -> str:
@@ -131,7 +155,7 @@ def text(language: Language, key: str, /, **values: object) -> str:
 
 
 def has_text(language: Language, key: str) -> bool:
-    return key in catalogue(language)
+    return key in command_catalogue(language) or key in catalogue(language)
 
 
 def placeholders(template: str) -> set[str]:
