@@ -348,8 +348,7 @@ def _adapter_hint(method: Method, request: EstimateRequest, activations: float) 
     """LoRA's or QLoRA's total for the same request (the hint beside a full fine-tune, and the
     figures Compare shows): the method's frozen base and adapters, and ``activations``, what the
     adapted step saves (the same for both: QLoRA's base is frozen as LoRA's)."""
-    variant = request if request.method is method else request.model_copy(update={"method": method})
-    states = method_states(variant)
+    states = method_states(request, method)  # the same request under the other method
     if states is None:  # not reached: the variant's method is LoRA or QLoRA
         raise ValueError("the full fine-tune has no adapters")
     base_gb = states.frozen_billion * states.frozen.bytes_per_param

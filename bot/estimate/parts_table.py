@@ -122,13 +122,17 @@ def parts_table(
         ("none", not_held),
     )
     for place, parts in placed:
-        for kind in MODEL_STATE_KINDS:
-            found = tuple(part for part in parts if part.kind == kind)
+        # One pass over the parts, by kind: the card has a row of every kind, host RAM and "not
+        # held" only of those they hold (mostly none).
+        by_kind: dict[PartKind, list[Part]] = {kind: [] for kind in MODEL_STATE_KINDS}
+        for part in parts:
+            by_kind[part.kind].append(part)
+        for kind, found in by_kind.items():
             if found or place == "gpu":
                 gb = 0.0
                 for part in found:
                     gb += trained_billion * part.bytes_per_param
-                rows.append(PartRow(kind, place, found, gb))
+                rows.append(PartRow(kind, place, tuple(found), gb))
         if place == "gpu":
             if frozen is not None:
                 rows.append(
