@@ -133,12 +133,15 @@ def _state_rows(
 ) -> list[PartRow]:
     """B's ``parts`` in ``place`` by kind, over the trained parameters: a row for each kind they hold
     (``every_kind``: for each kind)."""
+    by_kind: dict[PartKind, list[Part]] = {}
+    for part in parts:  # one pass, in the parts' order
+        by_kind.setdefault(part.kind, []).append(part)
     rows = []
     for kind in MODEL_STATE_KINDS:
-        found = tuple(part for part in parts if part.kind == kind)
+        found = by_kind.get(kind, [])
         if found or every_kind:
             gb = 0.0
             for part in found:
                 gb += trained_billion * part.bytes_per_param
-            rows.append(PartRow(kind, place, found, gb))
+            rows.append(PartRow(kind, place, tuple(found), gb))
     return rows

@@ -247,7 +247,8 @@ def embed_rows(embed: dict[str, Any], width: float = PHONE_TEXT_PX) -> int:
     rows = 0
     for text, font in parts:
         if text:
-            for line in _shape(text).splitlines():
-                if line.strip():
-                    rows += _wrapped(line, font, width)
+            # Each line with something to draw (blank lines take no row), counted in C: the cache
+            # answers most lines (their shapes recur), and a Python step per line cost as much again.
+            lines = filter(str.strip, _shape(text).splitlines())
+            rows += sum(map(_wrapped, lines, repeat(font), repeat(width)))
     return rows
