@@ -38,6 +38,7 @@ PIECES = [
     "💡",
     "漢",
     "０",
+    "\ud83d",  # a lone surrogate, as a crafted payload's JSON may carry in a model name
     "**",
     "`",
     "`/vram params:7`",

@@ -348,8 +348,7 @@ def _adapter_hint(method: Method, request: EstimateRequest, activations: float) 
     """LoRA's or QLoRA's total for the same request (the hint beside a full fine-tune, and the
     figures Compare shows): the method's frozen base and adapters, and ``activations``, what the
     adapted step saves (the same for both: QLoRA's base is frozen as LoRA's)."""
-    variant = request if request.method is method else request.model_copy(update={"method": method})
-    states = method_states(variant)
+    states = method_states(request, method)  # the same request under the other method
     if states is None:  # not reached: the variant's method is LoRA or QLoRA
         raise ValueError("the full fine-tune has no adapters")
     base_gb = states.frozen_billion * states.frozen.bytes_per_param
@@ -476,20 +475,18 @@ class _Judge:
     its peak; the verdict, the card count, the largest batch and the advice all read them here."""
 
     __slots__ = (
+        "_split",
         "activations_gb",
         "architecture",
         "deepspeed",
         "frozen",
-        "gradients",
         "known",
         "largest",
         "model",
         "model_states_gb",
-        "optimizer",
         "parts",
         "request",
         "trained",
-        "weights",
     )
 
     def __init__(
@@ -502,7 +499,7 @@ class _Judge:
         activations_gb: float,
     ) -> None:
         self.request, self.parts, self.trained, self.frozen = request, parts, trained, frozen
-        self.weights, self.gradients, self.optimizer = _states_gb(request, parts, trained, frozen)
+        self._split: tuple[float, float, float] | None = None  # split(): asked for on several cards only
         self.model_states_gb, self.activations_gb = model_states_gb, activations_gb
         self.deepspeed = _uses_deepspeed(request)
         self.largest = _largest_module_billion(request) or 0.0
@@ -516,22 +513,30 @@ class _Judge:
             tuple[Strategy | None, int, tuple[int | None, bool] | None], tuple[float, float | None]
         ] = {}
 
+    def split(self) -> tuple[float, float, float]:
+        """GB of weights, gradients and optimizer state (:func:`_states_gb`), which the strategies
+        share out; worked out once asked (an answer on one card that fits never asks)."""
+        if self._split is None:
+            self._split = _states_gb(self.request, self.parts, self.trained, self.frozen)
+        return self._split
+
     def states_gb(self, strategy: Strategy | None, n: int) -> float:
         """V's model states on one card: all of them on one card, else the strategy's row."""
         if strategy is None:
             return self.model_states_gb
+        weights, gradients, optimizer = self.split()
         if self.deepspeed:
             return deepspeed_per_gpu_gb(
                 strategy,
-                self.weights,
-                self.gradients,
-                self.optimizer,
+                weights,
+                gradients,
+                optimizer,
                 self.trained,
                 self.largest,
                 n,
                 optimizer_offloaded=self.request.savers.optimizer_offloaded,
             )
-        return per_gpu_gb(strategy, self.weights, self.gradients, self.optimizer, n)
+        return per_gpu_gb(strategy, weights, gradients, optimizer, n)
 
     def peak_states_gb(self, strategy: Strategy | None, n: int) -> float:
         """The model states a card's step adds its transients to: M on one card, else the card's share
@@ -539,7 +544,7 @@ class _Judge:
         module."""
         if strategy is None or strategy == "data parallel":
             return self.model_states_gb
-        states = per_gpu_gb(strategy, self.weights, self.gradients, self.optimizer, n)
+        states = per_gpu_gb(strategy, *self.split(), n)
         if strategy == "ZeRO-3" and self.deepspeed:
             states += deepspeed_gathered_gb(self.largest)
         return states
@@ -615,9 +620,10 @@ class _Judge:
             # V alone: the closed form, which matches the ZeRO-3 row of gpus:n.
             zero = None
             if self.deepspeed:
+                weights, _, optimizer = self.split()
                 zero = zero_three(
-                    self.weights,
-                    self.optimizer,
+                    weights,
+                    optimizer,
                     self.trained,
                     self.largest,
                     optimizer_offloaded=self.request.savers.optimizer_offloaded,
@@ -744,15 +750,9 @@ def _largest_module_billion(request: EstimateRequest) -> float | None:
     return model.largest_module_params / 1e9 if model is not None else None
 
 
-def _cluster(
-    request: EstimateRequest,
-    parts: tuple[Part, ...],
-    trained: float,
-    frozen: float,
-    activations_gb: float,
-    judged: tuple[PerGpu, ...],
-) -> ClusterVerdict:
-    weights, gradients, optimizer = _states_gb(request, parts, trained, frozen)
+def _cluster(judge: _Judge, judged: tuple[PerGpu, ...]) -> ClusterVerdict:
+    request, trained, activations_gb = judge.request, judge.trained, judge.activations_gb
+    weights, gradients, optimizer = judge.split()  # the judge's, asked for already
     capacity = request.card.memory_gb
     paper = all_strategies(weights, gradients, optimizer, activations_gb, request.gpus, capacity)
     if not _uses_deepspeed(request):
@@ -865,7 +865,7 @@ def estimate(request: EstimateRequest) -> Estimate:
     gpus = request.gpus
     cluster = None
     if gpus > 1:
-        cluster = _cluster(request, parts, trained, frozen_billion, activations, judge.rows())
+        cluster = _cluster(judge, judge.rows())
     strategy = None if cluster is None else cluster.followed.strategy
     card_total, card_peak = judge.figures(strategy, gpus)
     judged = card_total if card_peak is None else max(card_total, card_peak)

@@ -501,13 +501,16 @@ class MethodStates:
         return self.trained_billion * self.bytes_per_param + self.frozen_billion * self.frozen.bytes_per_param
 
 
-def method_states(request: EstimateRequest) -> MethodStates | None:
-    """The model states under the request's method; None for the full fine-tune (the seed's).
+def method_states(request: EstimateRequest, method: Method | None = None) -> MethodStates | None:
+    """The model states under ``method`` (by default the request's own); None for the full fine-tune
+    (the seed's). The answer's LoRA and QLoRA hints ask for the other methods of the same request.
 
     With a preset's layers: peft's adapters counted and trained in fp32, the NF4 linears counted.
     With a size only (``params``): the rules of thumb, adapters at 1 % of N costing the optimizer's
     B, and QLoRA's base at 0.52 B/param."""
-    if request.method is Method.FULL:
+    if method is None:
+        method = request.method
+    if method is Method.FULL:
         return None
     arch = request.architecture if request.params is None else None
     base = request.params_billion
@@ -522,9 +525,9 @@ def method_states(request: EstimateRequest) -> MethodStates | None:
         parts = parts_for(request.optimizer, Precision.AMP)  # peft's fp32 adapters, no master copy
     else:
         parts = parts_for(request.optimizer, request.precision)  # the rule of thumb: the seed's B
-    if request.method is Method.QLORA and arch is None:
+    if method is Method.QLORA and arch is None:
         frozen = Part(QLORA_BASE_KEY, "weights", QLORA_RULE_OF_THUMB, frozen=True)
-    elif request.method is Method.QLORA:
+    elif method is Method.QLORA:
         per_param = round(qlora_base_bytes(arch, round(base * 1e9)) / (base * 1e9), 3)  # a readable B
         frozen = Part(QLORA_BASE_KEY, "weights", per_param, frozen=True)
     else:

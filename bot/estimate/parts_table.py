@@ -115,26 +115,33 @@ def parts_table(
     The card always has its weights, gradients, optimizer-state and activations rows (a part moved
     off the card leaves a row of 0 GB there: the seed's breakdown keeps its shape), the other places
     only the rows they hold."""
-    rows: list[PartRow] = []
-    placed: tuple[tuple[Place, tuple[Part, ...]], ...] = (
-        ("gpu", on_card),
-        ("host", in_host),
-        ("none", not_held),
-    )
-    for place, parts in placed:
-        for kind in MODEL_STATE_KINDS:
-            found = tuple(part for part in parts if part.kind == kind)
-            if found or place == "gpu":
-                gb = 0.0
-                for part in found:
-                    gb += trained_billion * part.bytes_per_param
-                rows.append(PartRow(kind, place, found, gb))
-        if place == "gpu":
-            if frozen is not None:
-                rows.append(
-                    PartRow("weights", "gpu", (frozen,), frozen_billion * frozen.bytes_per_param, True)
-                )
-            rows.append(PartRow("activations", "gpu", (), activations_gb))
-        elif place == "host" and host_activations_gb:
-            rows.append(PartRow("activations", "host", (), host_activations_gb))
+    rows = _state_rows("gpu", on_card, trained_billion, every_kind=True)
+    if frozen is not None:
+        rows.append(PartRow("weights", "gpu", (frozen,), frozen_billion * frozen.bytes_per_param, True))
+    rows.append(PartRow("activations", "gpu", (), activations_gb))
+    if in_host:
+        rows += _state_rows("host", in_host, trained_billion)
+    if host_activations_gb:
+        rows.append(PartRow("activations", "host", (), host_activations_gb))
+    if not_held:
+        rows += _state_rows("none", not_held, trained_billion)
     return PartsTable(tuple(rows))
+
+
+def _state_rows(
+    place: Place, parts: tuple[Part, ...], trained_billion: float, every_kind: bool = False
+) -> list[PartRow]:
+    """B's ``parts`` in ``place`` by kind, over the trained parameters: a row for each kind they hold
+    (``every_kind``: for each kind)."""
+    by_kind: dict[PartKind, list[Part]] = {}
+    for part in parts:  # one pass, in the parts' order
+        by_kind.setdefault(part.kind, []).append(part)
+    rows = []
+    for kind in MODEL_STATE_KINDS:
+        found = by_kind.get(kind, [])
+        if found or every_kind:
+            gb = 0.0
+            for part in found:
+                gb += trained_billion * part.bytes_per_param
+            rows.append(PartRow(kind, place, tuple(found), gb))
+    return rows

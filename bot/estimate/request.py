@@ -407,8 +407,8 @@ def not_for_task(task: object, given: Mapping[str, object]) -> list[str]:
         chosen = Task(str(task))
     except ValueError:
         return []
-    # The given options walked rather than the table: every answer asks twice (here and in the
-    # validator), most with a few options of some two dozen.
+    # The given options walked rather than the table: every answer asks (in the validator), most
+    # with a few options of some two dozen.
     table = _tasks_and_defaults()
     refused = [
         name
@@ -558,14 +558,12 @@ def parse_request(**options: object) -> EstimateRequest:
     Options given as ``None`` count as not given, as Discord leaves out options nobody filled in.
     """
     given = {name: value for name, value in options.items() if value is not None}
-    task = given.get("task", Task.TRAIN)
-    # Every option that does not apply to the task, not only the first the validator meets.
-    misplaced = [Problem("not_for_task", name, str(task)) for name in not_for_task(task, given)]
     try:
-        request = EstimateRequest.model_validate(given)
+        return EstimateRequest.model_validate(given)
     except ValidationError as exc:
+        # Every option that does not apply to the task, not only the first the validator met (a
+        # request that passed has none: the validator checks it).
+        task = given.get("task", Task.TRAIN)
+        misplaced = [Problem("not_for_task", name, str(task)) for name in not_for_task(task, given)]
         found = [_problem(e) for e in exc.errors()]
         raise InvalidRequest(misplaced + [p for p in found if p not in misplaced]) from exc
-    if misplaced:  # the validator's check did not run: a model_validate that passed cannot have any
-        raise InvalidRequest(misplaced)
-    return request

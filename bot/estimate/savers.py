@@ -91,10 +91,11 @@ def place_parts(parts: tuple[Part, ...], savers: Savers) -> PlacedParts:
     on_card: list[Part] = []
     in_host: list[Part] = []
     not_held: list[Part] = []
+    offloaded, in_backward = savers.optimizer_offloaded, savers.optimizer_in_backward  # read once
     for part in parts:
-        if part.kind == "optimizer" and (part.paged or savers.optimizer_offloaded):
+        if part.kind == "optimizer" and (part.paged or offloaded):
             in_host.append(part)
-        elif part.kind == "gradients" and savers.optimizer_in_backward:
+        elif part.kind == "gradients" and in_backward:
             not_held.append(part)
         else:
             on_card.append(part)

@@ -233,7 +233,7 @@ def compare_png(request: EstimateRequest, language: Language) -> bytes:
 
 def _png_chunk(kind: bytes, data: bytes) -> bytes:
     """One PNG chunk: length, type, data, and the CRC-32 of type and data (PNG spec, section 5.3)."""
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(data, zlib.crc32(kind)))
 
 
 def _png(image: Image.Image) -> bytes:
@@ -247,15 +247,18 @@ def _png(image: Image.Image) -> bytes:
     # pads each row to the stride given with zero bytes (RawEncode.c), so the rows with one zero byte
     # after each are, shifted by one byte, the rows with a zero byte before each: a tenth of the
     # chart's instructions less than joining some thousand rows in a Python loop.
-    rows = b"\0" + image.tobytes("raw", ("P;4", row_bytes + 1))[:-1]
-    # Deflate level 2: as quick as level 1 on this picture and a tenth smaller.
+    padded = image.tobytes("raw", ("P;4", row_bytes + 1))
+    # Deflate level 2: as quick as level 1 on this picture and a tenth smaller. The zero byte and the
+    # rows go in one after the other, the rows as a view: no copy of the picture's 300 kB to make.
+    deflate = zlib.compressobj(2)
+    idat = deflate.compress(b"\0") + deflate.compress(memoryview(padded)[:-1]) + deflate.flush()
     header = struct.pack(">IIBBBBB", width, height, 4, 3, 0, 0, 0)  # 4-bit, palette, no interlace
     return b"".join(
         (
             b"\x89PNG\r\n\x1a\n",
             _png_chunk(b"IHDR", header),
             _png_chunk(b"PLTE", bytes(channel for colour in _PALETTE for channel in colour)),
-            _png_chunk(b"IDAT", zlib.compress(rows, 2)),
+            _png_chunk(b"IDAT", idat),
             _png_chunk(b"IEND", b""),
         )
     )

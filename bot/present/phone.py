@@ -165,30 +165,44 @@ def _advances(line: str, font: str) -> tuple[str, list[float]]:
 
 
 @cache
-def _shapes() -> dict[int, str]:
-    """For ``str.translate``: each measured character that lays out as another does, to that one. Two
-    characters lay out alike when they have the same class where lines break and the same advance in
-    every font, and make no kerning pair (nor mark markdown, nor space a line): the figures 0-9 above
-    all, which Noto Sans and DejaVu Sans Mono draw tabular. A line's rows follow from its shape, so
-    the lines of answers that differ in their figures alone ("10.123 × 12 = 121.5 GB" and "10.124 × 12
-    = 121.5 GB") are counted once."""
+def _shapes() -> bytes:
+    """For ``bytes.translate`` of a line's UTF-8: each ASCII character that lays out as another does,
+    to that one. Two characters lay out alike when they have the same class where lines break and the
+    same advance in every font, and make no kerning pair (nor mark markdown, nor space a line): the
+    figures 0-9 above all, which Noto Sans and DejaVu Sans Mono draw tabular. A line's rows follow
+    from its shape, so the lines of answers that differ in their figures alone ("10.123 × 12 = 121.5
+    GB" and "10.124 × 12 = 121.5 GB") are counted once.
+
+    ASCII only, as a table of 256 bytes: ``str.translate`` with a table by code point looks up every
+    character of a text that is not ASCII (an answer's emoji make it so) and raises a KeyError for
+    each one it leaves as it is: some 570 instructions a character, a quarter of ``/vram``'s own work
+    (callgrind; benchmarks/README.md), where encoding, ``bytes.translate`` and decoding take some 55.
+    The characters beyond ASCII that lay out alike (× as +, the squares' emoji) are counted apart,
+    which only counts a few lines more often."""
     measured = widths()
     kerned = {char for pairs in measured["kerning_em"].values() for pair in pairs for char in pair}
     tables = [table for table, _ in _faces().values()] + [_code()]
     first: dict[tuple[object, ...], str] = {}
-    shapes: dict[int, str] = {}
+    shapes = bytearray(range(256))
     for char in sorted(set(measured["body"]).union(*(measured[face] for face in FONT_PX), measured["code"])):
         if char in kerned or char in "`*" or char.isspace() or len(f"a{char}a".splitlines()) > 1:
             continue
         alike = first.setdefault((char.translate(_CLASSES), *(table[char] for table in tables)), char)
-        if alike != char:
-            shapes[ord(char)] = alike
-    return shapes
+        if alike != char and char.isascii() and alike.isascii():
+            shapes[ord(char)] = ord(alike)
+    return bytes(shapes)
+
+
+def _shape(text: str) -> str:
+    """``text`` with each ASCII character that lays out as another turned into that one (_shapes).
+    UTF-8's bytes of any other character are never ASCII, so they pass through as they were; a lone
+    surrogate (a crafted model name) too."""
+    return text.encode("utf-8", "surrogatepass").translate(_shapes()).decode("utf-8", "surrogatepass")
 
 
 def wrapped(line: str, font: str = "body", width: float = PHONE_TEXT_PX) -> int:
     """Rows one line of text takes at ``width`` px in ``font``."""
-    return _wrapped(line.translate(_shapes()), font, width)
+    return _wrapped(_shape(line), font, width)
 
 
 @lru_cache(maxsize=4096)  # an answer's lines recur: its rooms, the footers, the captions, their shapes
@@ -230,11 +244,11 @@ def embed_rows(embed: dict[str, Any], width: float = PHONE_TEXT_PX) -> int:
     for field in embed.get("fields", []):
         parts += [(field["name"], "bold"), (field["value"], "body")]
     parts.append((embed.get("footer", {}).get("text", ""), "footer"))
-    shapes = _shapes()
     rows = 0
     for text, font in parts:
         if text:
-            for line in text.translate(shapes).splitlines():
-                if line.strip():
-                    rows += _wrapped(line, font, width)
+            # Each line with something to draw (blank lines take no row), counted in C: the cache
+            # answers most lines (their shapes recur), and a Python step per line cost as much again.
+            lines = filter(str.strip, _shape(text).splitlines())
+            rows += sum(map(_wrapped, lines, repeat(font), repeat(width)))
     return rows
