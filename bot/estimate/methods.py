@@ -420,8 +420,21 @@ _PER_LAYER_CALLS = {
 }
 
 
+def _streams_adapted(arch: Architecture, rank: int, targets: LoraTargets) -> bool:
+    """Whether Gemma 3n's own linears (AltUp's, LAuReL's, the per-layer inputs') carry adapters: without
+    them (``lora_targets:attention``) nothing before the first layer's q_proj needs a gradient."""
+    return any(x.trained and x.mixer == "per_layer" for x in adapted_linears(arch, rank, targets))
+
+
 def per_layer_parts_lora_delta(
-    arch: Architecture, precision: str, rank: int, targets: LoraTargets, *, width: int, shares_kv: bool
+    arch: Architecture,
+    precision: str,
+    rank: int,
+    targets: LoraTargets,
+    *,
+    width: int,
+    shares_kv: bool,
+    first: bool = False,
 ) -> int:
     """lora3: what one Gemma 3n decoder layer (transformers 5.24 ``Gemma3nTextDecoderLayer``; MLP of
     ``width``, ``shares_kv`` without k/v_proj) saves under LoRA beyond (or short of) its full
@@ -438,7 +451,10 @@ def per_layer_parts_lora_delta(
       SDPA's output is kept anyway);
 
     and each adapted linear run saves peft's fp32 input cast (4·d_in) and A's output (4r); under
-    autocast lora_A's own 16-bit copy (2·d_in) and A's 16-bit output (2r)."""
+    autocast lora_A's own 16-bit copy (2·d_in) and A's 16-bit output (2r). In the ``first`` layer with
+    the streams frozen (attention-only adapters) what runs before q_proj saves nothing: the router norm
+    and input_layernorm (4h + 8 each; under autocast the fp32 stack 4Ah + 8), ``predict``'s tanh 4A, its
+    coefficients 2A² and stack 2Ah, LAuReL's norm 4h + 8 (measured: 3,150 B a token at 512)."""
     h, q, kv, n = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.altup_inputs
     r, p, amp = arch.laurel_rank, arch.per_layer_input_size, precision == "amp"
     kv_names = ("k_proj", "v_proj")
@@ -458,6 +474,8 @@ def per_layer_parts_lora_delta(
         removed += sum(2 * calls * d_in for calls, d_in in own.values())
     else:
         removed += 2 * (2 * h + n + h + r + h + width + h + p)
+    if first and not _streams_adapted(arch, rank, targets):
+        removed += 2 * ((4 * n if amp else 4) * h + 8) + 4 * n + 2 * n * n + 2 * n * h + 4 * h + 8
     # The adapted ones (each name once: the MLP's are listed by width).
     adapted = {x.name for x in adapted_linears(arch, rank, targets) if x.trained and x.name in runs}
     added = sum(
@@ -468,18 +486,25 @@ def per_layer_parts_lora_delta(
     return added - removed
 
 
-def per_layer_parts_outside_lora(arch: Architecture, precision: str, rank: int, targets: LoraTargets) -> int:
+def per_layer_parts_outside_lora(
+    arch: Architecture, precision: str, rank: int, targets: LoraTargets, before_layers: float
+) -> int:
     """lora3: Gemma 3n outside its layers under LoRA (transformers 5.24 ``Gemma3nTextModel.forward``),
     bytes per token beyond its full fine-tune (measured as :func:`per_layer_parts_lora_delta`): the
     token ids of both embeddings (16), the per-layer norm's normalized [L, p] (4Lp), the final norm's
     (4h) and the LM head's input (2h) are no longer saved, nor the frozen embeddings' magnitude (2; 4h + 4
     under autocast) and per_layer_model_projection's 16-bit input (2h; under autocast each projection's
     own copy); each adapted projection (the per-layer inputs', AltUp's A - 1 into and out of the
-    streams) saves its fp32 input and A's output, 4h + 4r (autocast: its own 16-bit copy, 2h + 2r)."""
+    streams) saves its fp32 input and A's output, 4h + 4r (autocast: its own 16-bit copy, 2h + 2r).
+    ``before_layers``: what the full fine-tune saves before the layers, bytes per token."""
     h, layers, p, amp = arch.hidden_size, arch.layers, arch.per_layer_input_size, precision == "amp"
     outside = ("per_layer_model_projection", "altup_projections", "altup_unembed_projections")
     removed = 16 + 4 * layers * p + 4 * h + 2 * h + (4 * h + 4 if amp else 2 + 2 * h)
-    if amp:
+    if not _streams_adapted(arch, rank, targets):
+        # Attention-only: nothing before the layers needs a gradient, none of what the full fine-tune
+        # saves there is kept (saved_activations.per_layer_parts_outside's first part; measured).
+        removed = 4 * h + 2 * h + int(before_layers)
+    elif amp:
         removed += sum(2 * d_in * n for name, d_in, _, n in arch._per_layer_linears() if name in outside)
     added = sum(
         linear.copies * ((2 * linear.d_in + 2 * rank) if amp else (4 * linear.d_in + 4 * rank))

@@ -319,7 +319,13 @@ def per_layer_parts_layers(
         )
         if setup.adapters:
             per_token += methods.per_layer_parts_lora_delta(
-                arch, precision, setup.lora_rank, setup.lora_targets, width=width, shares_kv=shares_kv
+                arch,
+                precision,
+                setup.lora_rank,
+                setup.lora_targets,
+                width=width,
+                shares_kv=shares_kv,
+                first=index == 0,
             )
         found.append(seq_len * batch_size * per_token + constant)
     return found
@@ -788,7 +794,8 @@ def measured_activations(
     )
     if setup.adapters and t_parts:  # lora3: Gemma 3n's own outside (its per-layer inputs, streams)
         rank, targets = setup.lora_rank, setup.lora_targets
-        outside += sb * methods.per_layer_parts_outside_lora(arch, precision, rank, targets)
+        before = per_layer_parts_outside(arch, precision, end=False)[0]
+        outside += sb * methods.per_layer_parts_outside_lora(arch, precision, rank, targets, before)
     elif setup.adapters:
         outside += sb * methods.lora_outside_delta(arch, precision, checkpointing)
         outside += methods.lora_outside_constant(arch, checkpointing)
