@@ -58,13 +58,15 @@ _GEMMA3N_ATTENTION: dict[str, Any] = {
         ("bf16", True, "all-linear"),
         ("bf16", False, "attention"),
         ("amp", False, "attention"),
+        ("bf16", True, "attention"),
     ],
 )
 def test_a_gemma3n_lora_step_is_within_target(
     precision: Precision, checkpointing: bool, targets: LoraTargets
 ) -> None:
     """main: all-linear bf16 saved 0.90, amp 0.85, checkpointed 1.34; attention-only 0.91 (the
-    streams frozen: nothing before the first q_proj saved); now saved and peak within target."""
+    streams frozen: nothing before the first q_proj saved), checkpointed 1.22 with that alone (peft
+    makes the embeddings' output require a gradient there); now saved and peak within target."""
     pytest.importorskip("peft")
     import transformers
 

@@ -452,7 +452,8 @@ def per_layer_parts_lora_delta(
 
     and each adapted linear run saves peft's fp32 input cast (4·d_in) and A's output (4r); under
     autocast lora_A's own 16-bit copy (2·d_in) and A's 16-bit output (2r). In the ``first`` layer with
-    the streams frozen (attention-only adapters) what runs before q_proj saves nothing: the router norm
+    the streams frozen (attention-only adapters, no checkpointing: see
+    :func:`per_layer_parts_outside_lora`) what runs before q_proj saves nothing: the router norm
     and input_layernorm (4h + 8 each; under autocast the fp32 stack 4Ah + 8), ``predict``'s tanh 4A, its
     coefficients 2A² and stack 2Ah, LAuReL's norm 4h + 8 (measured: 3,150 B a token at 512)."""
     h, q, kv, n = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.altup_inputs
@@ -487,7 +488,12 @@ def per_layer_parts_lora_delta(
 
 
 def per_layer_parts_outside_lora(
-    arch: Architecture, precision: str, rank: int, targets: LoraTargets, before_layers: float
+    arch: Architecture,
+    precision: str,
+    rank: int,
+    targets: LoraTargets,
+    before_layers: float,
+    checkpointing: bool,
 ) -> int:
     """lora3: Gemma 3n outside its layers under LoRA (transformers 5.24 ``Gemma3nTextModel.forward``),
     bytes per token beyond its full fine-tune (measured as :func:`per_layer_parts_lora_delta`): the
@@ -496,11 +502,14 @@ def per_layer_parts_outside_lora(
     under autocast) and per_layer_model_projection's 16-bit input (2h; under autocast each projection's
     own copy); each adapted projection (the per-layer inputs', AltUp's A - 1 into and out of the
     streams) saves its fp32 input and A's output, 4h + 4r (autocast: its own 16-bit copy, 2h + 2r).
-    ``before_layers``: what the full fine-tune saves before the layers, bytes per token."""
+    ``before_layers``: what the full fine-tune saves before the layers, bytes per token. Under
+    checkpointing peft makes the embeddings' output require a gradient (``enable_input_require_grads``,
+    for the checkpointed layers), so the streams are never frozen there (measured: attention-only,
+    checkpointed, 1.22 before this)."""
     h, layers, p, amp = arch.hidden_size, arch.layers, arch.per_layer_input_size, precision == "amp"
     outside = ("per_layer_model_projection", "altup_projections", "altup_unembed_projections")
     removed = 16 + 4 * layers * p + 4 * h + 2 * h + (4 * h + 4 if amp else 2 + 2 * h)
-    if not _streams_adapted(arch, rank, targets):
+    if not _streams_adapted(arch, rank, targets) and not checkpointing:
         # Attention-only: nothing before the layers needs a gradient, none of what the full fine-tune
         # saves there is kept (saved_activations.per_layer_parts_outside's first part; measured).
         removed = 4 * h + 2 * h + int(before_layers)

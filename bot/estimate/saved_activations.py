@@ -325,7 +325,7 @@ def per_layer_parts_layers(
                 setup.lora_targets,
                 width=width,
                 shares_kv=shares_kv,
-                first=index == 0,
+                first=index == 0 and not setup.checkpointing,
             )
         found.append(seq_len * batch_size * per_token + constant)
     return found
@@ -795,7 +795,9 @@ def measured_activations(
     if setup.adapters and t_parts:  # lora3: Gemma 3n's own outside (its per-layer inputs, streams)
         rank, targets = setup.lora_rank, setup.lora_targets
         before = per_layer_parts_outside(arch, precision, end=False)[0]
-        outside += sb * methods.per_layer_parts_outside_lora(arch, precision, rank, targets, before)
+        outside += sb * methods.per_layer_parts_outside_lora(
+            arch, precision, rank, targets, before, checkpointing
+        )
     elif setup.adapters:
         outside += sb * methods.lora_outside_delta(arch, precision, checkpointing)
         outside += methods.lora_outside_constant(arch, checkpointing)
