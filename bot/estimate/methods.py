@@ -234,8 +234,13 @@ def adapted_linears(
                 found.append(AdaptedLinear("router", h, arch.experts, rank, moe))
         if arch.shared_expert_gate:  # Qwen2-MoE's nn.Linear h -> 1, named like no v4 expert
             found.append(AdaptedLinear("shared_expert_gate", h, 1, rank, moe))
-    # Gemma 3n's AltUp, LAuReL and per-layer-input linears (the model's own, "per_layer").
-    found += [AdaptedLinear(n, i, o, rank, c, "per_layer") for n, i, o, c in arch._per_layer_linears()]
+    # Gemma 3n's AltUp, LAuReL and per-layer-input linears (the model's own, "per_layer"). In training
+    # AltUp's ``correct`` multiplies by ``correction_coefs.weight.clamp(...)`` itself (F.linear), never
+    # calling the module: peft's adapter there never runs (lora3: measured, no save, no gradient).
+    found += [
+        AdaptedLinear(n, i, o, rank, c, "per_layer", n != "altup.correction_coefs")
+        for n, i, o, c in arch._per_layer_linears()
+    ]
     return tuple(found)
 
 
@@ -413,6 +418,121 @@ def lora_layer_delta(
     return added - removed, constant
 
 
+# Gemma 3n's linears inside a decoder layer (Gemma3nTextDecoderLayer) and how often each runs in it:
+# AltUp's router twice (``predict`` and ``correct``); the model's own projections run outside the layers.
+_PER_LAYER_CALLS = {
+    "altup.modality_router": 2,
+    "altup.prediction_coefs": 1,
+    "laurel.linear_left": 1,
+    "laurel.linear_right": 1,
+    "per_layer_input_gate": 1,
+    "per_layer_projection": 1,
+}
+
+
+def _streams_adapted(arch: Architecture, rank: int, targets: LoraTargets) -> bool:
+    """Whether Gemma 3n's own linears (AltUp's, LAuReL's, the per-layer inputs') carry adapters: without
+    them (``lora_targets:attention``) nothing before the first layer's q_proj needs a gradient."""
+    return any(x.trained and x.mixer == "per_layer" for x in adapted_linears(arch, rank, targets))
+
+
+def per_layer_parts_lora_delta(
+    arch: Architecture,
+    precision: str,
+    rank: int,
+    targets: LoraTargets,
+    *,
+    width: int,
+    shares_kv: bool,
+    first: bool = False,
+) -> int:
+    """lora3: what one Gemma 3n decoder layer (transformers 5.24 ``Gemma3nTextDecoderLayer``; MLP of
+    ``width``, ``shares_kv`` without k/v_proj) saves under LoRA beyond (or short of) its full
+    fine-tune (``saved_activations.per_layer_parts_layer``), bytes per token; measured tensor by tensor
+    against peft 0.21 (benchmarks/ACCURACY.md, "Gemma 3n LoRA"). Its layer is not Llama's: what only
+    a frozen weight's gradient needed is no longer saved,
+
+    - the fp32 normalized tensor of its eight h-wide scaled norms, q_norm's and k_norm's (4 B each);
+    - ``correct``'s ``F.linear`` input (the modalities, 2A; the clamped weight stays, their gradient
+      needs it) and ``scale_corrected_output``'s input (correct_output_scale's gradient; 2h, 4h amp);
+    - the 16-bit linear inputs: one shared by q/k/v and linear_left, one by gate and up, the router's
+      two (2h each), prediction_coefs' 2A, linear_right's 2r, the per-layer gate's 2h and projection's
+      2p, down_proj's 2f; under autocast each linear's own 16-bit copy instead (o_proj's excepted:
+      SDPA's output is kept anyway);
+
+    and each adapted linear run saves peft's fp32 input cast (4·d_in) and A's output (4r); under
+    autocast lora_A's own 16-bit copy (2·d_in) and A's 16-bit output (2r). In the ``first`` layer with
+    the streams frozen (attention-only adapters, no checkpointing: see
+    :func:`per_layer_parts_outside_lora`) what runs before q_proj saves nothing: the router norm
+    and input_layernorm (4h + 8 each; under autocast the fp32 stack 4Ah + 8), ``predict``'s tanh 4A, its
+    coefficients 2A² and stack 2Ah, LAuReL's norm 4h + 8 (measured: 3,150 B a token at 512)."""
+    h, q, kv, n = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.altup_inputs
+    r, p, amp = arch.laurel_rank, arch.per_layer_input_size, precision == "amp"
+    kv_names = ("k_proj", "v_proj")
+    removed = 32 * h + 4 * q + (0 if shares_kv else 4 * kv) + 2 * n + (4 if amp else 2) * h
+    # Each linear run in the layer and its input width; the attention and MLP linears run once.
+    runs = {
+        name: (_PER_LAYER_CALLS[name], d_in)
+        for name, d_in, _, _ in arch._per_layer_linears()
+        if name in _PER_LAYER_CALLS
+    }
+    runs.update({name: (1, d_in) for name, d_in, _ in arch.attention_linears()})
+    runs.update({name: (1, d_in) for name, d_in, _ in arch.dense_mlp_linears(width)})
+    if shares_kv:
+        runs = {name: run for name, run in runs.items() if name not in kv_names}
+    if amp:
+        own = {name: run for name, run in runs.items() if name != "o_proj"}
+        removed += sum(2 * calls * d_in for calls, d_in in own.values())
+    else:
+        removed += 2 * (2 * h + n + h + r + h + width + h + p)
+    if first and not _streams_adapted(arch, rank, targets):
+        removed += 2 * ((4 * n if amp else 4) * h + 8) + 4 * n + 2 * n * n + 2 * n * h + 4 * h + 8
+    # The adapted ones (each name once: the MLP's are listed by width).
+    adapted = {x.name for x in adapted_linears(arch, rank, targets) if x.trained and x.name in runs}
+    added = sum(
+        calls * ((2 if amp else 4) * d_in + (2 if amp else 4) * rank)
+        for name, (calls, d_in) in runs.items()
+        if name in adapted
+    )
+    return added - removed
+
+
+def per_layer_parts_outside_lora(
+    arch: Architecture,
+    precision: str,
+    rank: int,
+    targets: LoraTargets,
+    before_layers: float,
+    checkpointing: bool,
+) -> int:
+    """lora3: Gemma 3n outside its layers under LoRA (transformers 5.24 ``Gemma3nTextModel.forward``),
+    bytes per token beyond its full fine-tune (measured as :func:`per_layer_parts_lora_delta`): the
+    token ids of both embeddings (16), the per-layer norm's normalized [L, p] (4Lp), the final norm's
+    (4h) and the LM head's input (2h) are no longer saved, nor the frozen embeddings' magnitude (2; 4h + 4
+    under autocast) and per_layer_model_projection's 16-bit input (2h; under autocast each projection's
+    own copy); each adapted projection (the per-layer inputs', AltUp's A - 1 into and out of the
+    streams) saves its fp32 input and A's output, 4h + 4r (autocast: its own 16-bit copy, 2h + 2r).
+    ``before_layers``: what the full fine-tune saves before the layers, bytes per token. Under
+    checkpointing peft makes the embeddings' output require a gradient (``enable_input_require_grads``,
+    for the checkpointed layers), so the streams are never frozen there (measured: attention-only,
+    checkpointed, 1.22 before this)."""
+    h, layers, p, amp = arch.hidden_size, arch.layers, arch.per_layer_input_size, precision == "amp"
+    outside = ("per_layer_model_projection", "altup_projections", "altup_unembed_projections")
+    removed = 16 + 4 * layers * p + 4 * h + 2 * h + (4 * h + 4 if amp else 2 + 2 * h)
+    if not _streams_adapted(arch, rank, targets) and not checkpointing:
+        # Attention-only: nothing before the layers needs a gradient, none of what the full fine-tune
+        # saves there is kept (saved_activations.per_layer_parts_outside's first part; measured).
+        removed = 4 * h + 2 * h + int(before_layers)
+    elif amp:
+        removed += sum(2 * d_in * n for name, d_in, _, n in arch._per_layer_linears() if name in outside)
+    added = sum(
+        linear.copies * ((2 * linear.d_in + 2 * rank) if amp else (4 * linear.d_in + 4 * rank))
+        for linear in adapted_linears(arch, rank, targets)
+        if linear.trained and linear.name in outside
+    )
+    return added - removed
+
+
 def first_adapted_layer(arch: Architecture, targets: LoraTargets, mlp_of: Callable[[int], str]) -> int:
     """The first layer holding an adapter (``mlp_of``: a layer's MLP, "dense", "moe" or "none").
     Nothing before it needs a gradient, so autograd saves nothing there: a hybrid's Mamba layers
@@ -484,7 +604,8 @@ QLORA_BASE_KEY = "part.frozen_base_nf4"
 class MethodStates:
     """What LoRA or QLoRA trains and keeps frozen: the adapters (``trained_billion``, each storing
     ``parts``: fp32 weights and gradients and the optimizer's fp32 state, as peft trains them) and
-    the base (``frozen_billion``, each storing ``frozen``: its weights only)."""
+    the base (``frozen_billion``, each storing ``frozen``: its weights only, and with them the fp32
+    weights of the adapters no gradient reaches, ``AdaptedLinear.trained`` False)."""
 
     rank: int | None  # None: no layers to count, the 1 % rule
     trained_billion: float
@@ -514,11 +635,16 @@ def method_states(request: EstimateRequest, method: Method | None = None) -> Met
         return None
     arch = request.architecture if request.params is None else None
     base = request.params_billion
+    idle = 0.0  # adapters no gradient reaches: fp32 weights only, kept with the frozen weights
     if arch is not None:
         rank: int | None = request.lora_rank
         adapters = adapter_params(arch, request.lora_rank, request.lora_targets) / 1e9
+        # lora3: as the step's peak counts them (step_peak; measured on GLM-5, states 1.000).
+        idle = idle_adapter_params(arch, request.lora_rank, request.lora_targets) / 1e9
+        adapters -= idle
     else:
         rank, adapters = None, base * LORA_TRAINABLE_FRACTION
+    idle_per_param = 4.0 * idle / base if base else 0.0  # the idle adapters' fp32 weights, over the base
     if request.bytes_per_param is not None:
         parts: tuple[Part, ...] = (Part(CUSTOM_PART_KEY, "optimizer", request.bytes_per_param),)
     elif arch is not None:
@@ -529,11 +655,10 @@ def method_states(request: EstimateRequest, method: Method | None = None) -> Met
         frozen = Part(QLORA_BASE_KEY, "weights", QLORA_RULE_OF_THUMB, frozen=True)
     elif method is Method.QLORA:
         per_param = round(qlora_base_bytes(arch, round(base * 1e9)) / (base * 1e9), 3)  # a readable B
-        frozen = Part(QLORA_BASE_KEY, "weights", per_param, frozen=True)
+        frozen = Part(QLORA_BASE_KEY, "weights", per_param + idle_per_param, frozen=True)
     else:
-        frozen = Part(
-            LORA_BASE_KEY, "weights", 4.0 if request.precision is Precision.AMP else 2.0, frozen=True
-        )
+        base_per_param = 4.0 if request.precision is Precision.AMP else 2.0
+        frozen = Part(LORA_BASE_KEY, "weights", base_per_param + idle_per_param, frozen=True)
     return MethodStates(rank, adapters, base, parts, frozen)
 
 

@@ -293,22 +293,40 @@ def per_layer_parts_layer(
 
 
 def per_layer_parts_layers(
-    arch: Architecture, batch_size: int, seq_len: int, *, attention: AttentionImpl, precision: Precision
+    arch: Architecture,
+    batch_size: int,
+    seq_len: int,
+    *,
+    attention: AttentionImpl,
+    precision: Precision,
+    setup: Setup = FULL_FINE_TUNE,
 ) -> list[float]:
     """act: each Gemma 3n layer's saved bytes, in order: its own MLP width, the last
-    ``kv_shared_layers`` reusing keys and values, the sparse layers' top-k."""
+    ``kv_shared_layers`` reusing keys and values, the sparse layers' top-k; under LoRA its own
+    layer's terms (lora3: ``methods.per_layer_parts_lora_delta``, not Llama's)."""
     found = []
     for index in range(arch.layers):
         width = arch.intermediate_sizes[index] if arch.intermediate_sizes else arch.intermediate_size
+        shares_kv = index >= arch.layers - arch.kv_shared_layers
         per_token, constant = per_layer_parts_layer(
             arch,
             precision,
             attention,
             seq_len,
             width=width,
-            shares_kv=index >= arch.layers - arch.kv_shared_layers,
+            shares_kv=shares_kv,
             sparse=index in arch.sparse_mlp_layers,
         )
+        if setup.adapters:
+            per_token += methods.per_layer_parts_lora_delta(
+                arch,
+                precision,
+                setup.lora_rank,
+                setup.lora_targets,
+                width=width,
+                shares_kv=shares_kv,
+                first=index == 0 and not setup.checkpointing,
+            )
         found.append(seq_len * batch_size * per_token + constant)
     return found
 
@@ -750,12 +768,9 @@ def measured_activations(
         )
     t_parts = (traits or traits_for(arch)).per_layer_parts
     if t_parts and hybrid_layers is None:  # act: Gemma 3n's layers differ one from the next
-        gemma3n = per_layer_parts_layers(arch, batch_size, seq_len, attention=attention, precision=precision)
-        if setup.adapters:  # LoRA's terms on each layer, as for the other dense families
-            per_token, constant = methods.lora_layer_delta(
-                arch, precision, attention, setup.lora_rank, setup.lora_targets, moe=False
-            )
-            gemma3n = [layer + sb * per_token + constant for layer in gemma3n]
+        gemma3n = per_layer_parts_layers(
+            arch, batch_size, seq_len, attention=attention, precision=precision, setup=setup
+        )
         in_layers, full_layer = sum(gemma3n), gemma3n[0]
     if (traits or traits_for(arch)).compressed_layers and hybrid_layers is None:  # act: DeepSeek-V4
         v4 = compressed_layers_bytes(arch, batch_size, seq_len, precision)
@@ -777,7 +792,13 @@ def measured_activations(
         checkpointing=checkpointing,
         traits=traits,
     )
-    if setup.adapters:
+    if setup.adapters and t_parts:  # lora3: Gemma 3n's own outside (its per-layer inputs, streams)
+        rank, targets = setup.lora_rank, setup.lora_targets
+        before = per_layer_parts_outside(arch, precision, end=False)[0]
+        outside += sb * methods.per_layer_parts_outside_lora(
+            arch, precision, rank, targets, before, checkpointing
+        )
+    elif setup.adapters:
         outside += sb * methods.lora_outside_delta(arch, precision, checkpointing)
         outside += methods.lora_outside_constant(arch, checkpointing)
     lm_head = v * h

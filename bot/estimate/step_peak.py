@@ -529,7 +529,7 @@ def step_peak(
             # large: its last layer's backward, with every layer's input still held, the tensors saved
             # before the layers and the final stack, and the LM head's gradient, can pass the first's.
             last = saved_activations.per_layer_parts_layers(
-                arch, batch_size, seq_len, attention=attention, precision=precision
+                arch, batch_size, seq_len, attention=attention, precision=precision, setup=setup
             )[-1]
             before, _ = saved_activations.per_layer_parts_outside(arch, precision, end=False)
             kept = sb * (before + compute_bytes * arch.altup_inputs * h)
