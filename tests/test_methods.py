@@ -5,6 +5,7 @@ against peft and bitsandbytes (``-m accuracy``: peft and torch build the small c
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -234,3 +235,15 @@ def test_deepspeed_rows_are_deepspeed_s_own_estimators(offload: str) -> None:
     offloaded = offload == "optimizer"
     assert rows["ZeRO-2"] == pytest.approx(2 * n if offloaded else 4 * n + 16 * n / 8)
     assert rows["ZeRO-3"] == pytest.approx(4 * largest + (2 if offloaded else 18) * n / 8)
+
+
+def test_the_frozen_bytes_per_parameter_read_as_a_rule_of_thumb() -> None:
+    """Idle adapters (DeepSeek-V3.2's indexer under no_grad) are kept in fp32 beside the frozen 16-bit
+    base, 2.00014 B a frozen parameter: the formula line shows the rule of thumb's digits."""
+    from bot.present.answer import render_embed
+
+    answer = estimate(parse_request(model="deepseek-v3.2", method="lora"))
+    assert answer.frozen is not None
+    assert answer.frozen.bytes_per_param != 2
+    description = render_embed(answer)["description"]
+    assert re.search(r"M = [\d.,]+ × 16 \+ [\d.,]+ × 2 = ", description), description

@@ -30,6 +30,7 @@ from bot.present.phrases import (
     SHORT_METHOD_KEYS,
     advice_line,
     architecture_notes,
+    bytes_text,
     context_warning,
     short_card_name,
     short_method_name,
@@ -464,7 +465,8 @@ def _lines(
         # Four digits (M itself is exact): the line stays one row of a phone.
         values["trained"] = w.num(estimate.trained_params_billion, ",.4g")
         values["frozen"] = w.num(estimate.frozen_params_billion, ".3g")
-        values["w"] = w.num(frozen.bytes_per_param)
+        # A rule of thumb's digits: idle adapters kept in fp32 make it 2.00014 B (lora3).
+        values["w"] = bytes_text(frozen.bytes_per_param, w)
     # Rare, and worth the line: the sequence is longer than the model's context (Details has the
     # full peak and the largest batch).
     if estimate.beyond_context is not None:
