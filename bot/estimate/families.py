@@ -322,6 +322,13 @@ class CompressedAttention:
     default_sinkhorn: int = 20
     groups: str = "o_groups"
     group_rank: str = "o_lora_rank"
+    # decl2: mlp_layer_types' words (DEEPSEEK_V4_MLP_LAYER_TYPES); without the list, the first
+    # num_hash_layers (legacy; default 3) are hash-routed (DeepseekV4Config.__post_init__).
+    mlp_kinds: str = "mlp_layer_types"
+    hash_routed: str = "hash_moe"
+    routed: str = "moe"
+    legacy_hash_layers: str = "num_hash_layers"
+    default_hash_layers: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -1678,6 +1685,9 @@ FAMILIES += (
             shared=1,
             fused_gate_up=True,
             one_expert_block=True,
+            # decl2: a persistent buffer of the top-k routers (not the hash-routed layers'), which the
+            # checkpoints hold, as DeepSeek-V3's.
+            correction_bias=True,
         ),
         compressed_attention=CompressedAttention(),
         unsupported=("mlp_bias",),

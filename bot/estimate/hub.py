@@ -820,6 +820,24 @@ def _compress_rates(read: _Reader, c: CompressedAttention) -> tuple[int | None, 
     return found[0], found[1]
 
 
+def _hash_routed_layers(read: _Reader, c: CompressedAttention, layers: int) -> int:
+    """decl2: the hash-routed MoE layers as DeepseekV4Config.__post_init__ decides: mlp_layer_types
+    (cut to the layers), else the first num_hash_layers (default 3)."""
+    listed = read.config.get(c.mlp_kinds)
+    if listed is not None:
+        if (
+            not isinstance(listed, list)
+            or len(listed) < layers
+            or not all(w in (c.hash_routed, c.routed) for w in listed)
+        ):
+            read.absurd.append(c.mlp_kinds)
+            return 0
+        return listed[:layers].count(c.hash_routed)
+    if read.config.get(c.legacy_hash_layers) is None:
+        return min(layers, c.default_hash_layers)
+    return min(layers, read.count(c.legacy_hash_layers))
+
+
 def _compressed_attention_fields(read: _Reader, c: CompressedAttention, layers: int) -> dict[str, Any]:
     """DeepSeek-V4's attention fields as the Architecture takes them: every layer slides over the
     window, with its one K=V head; the indexer is the compressed-sparse layers'."""
@@ -832,6 +850,7 @@ def _compressed_attention_fields(read: _Reader, c: CompressedAttention, layers: 
         "output_groups": read.whole(c.groups, required=True, mapped=False),
         "output_group_rank": read.whole(c.group_rank, required=True, mapped=False),
         "residual_streams": read.count(c.streams),
+        "hash_routed_layers": _hash_routed_layers(read, c, layers),
         "compressed_kinds": tuple(kinds),
         "sinkhorn_iterations": read.count(c.sinkhorn) if c.sinkhorn in read.config else c.default_sinkhorn,
         "compressed_sparse_layers": sparse,

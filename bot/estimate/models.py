@@ -163,6 +163,10 @@ class Architecture(BaseModel):
     compress_rate_sparse: int | None = Field(default=None, gt=0)
     compress_rate_heavy: int | None = Field(default=None, gt=0)
     residual_streams: int = Field(default=0, ge=0)
+    # decl2: its hash-routed MoE layers (mlp_layer_types' hash_moe), whose router holds a frozen
+    # token -> experts table (tid2eid: vocab × experts_per_token, a persistent buffer the checkpoints
+    # hold) where the others hold the correction bias.
+    hash_routed_layers: int = Field(default=0, ge=0)
     # act: each layer's kind ("sliding", "sparse", "heavy") in order, and the hyper-connections'
     # Sinkhorn iterations: what DeepSeek-V4's layers save depends on both.
     compressed_kinds: tuple[Literal["sliding", "sparse", "heavy"], ...] = ()
@@ -781,6 +785,9 @@ class Architecture(BaseModel):
         blocks += self._per_layer_params() + self._attention_variants() + self._double_wide_params()
         blocks += (self.qk_rope_head_dim or 0) // 2 * self.learned_rope_scale  # the rotary's alpha
         blocks += self.layers * self.layer_scalars  # Gemma4TextDecoderLayer.layer_scalar (checkpointed)
+        # decl2: DeepseekV4HashRouter's tid2eid buffer instead of e_score_correction_bias.
+        tables = self.vocab_size * self.experts_per_token - self.experts * self.router_correction_bias
+        blocks += self.hash_routed_layers * tables
         blocks += self._norm_params() * self.embedding_layernorm  # BloomModel.word_embeddings_layernorm
         return embeddings + blocks + self._norm_params() + lm_head  # and the final norm
 
