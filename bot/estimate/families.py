@@ -351,6 +351,8 @@ class Family:
     # "head": one head_dim-wide norm for every head (Qwen3); "projection": over all of q and all of
     # k (OLMo 2: heads × head_dim and kv_heads × head_dim).
     qk_norm_scope: Literal["head", "projection"] = "head"
+    qk_norm_bias: bool = False  # decl2: Persimmon's q/k LayerNorms have biases too
+    attention_experts: bool = False  # decl2: JetMoE's mixture of attention, one expert per MoE expert
     attention_sinks: bool = False  # gpt-oss: one learned logit per head
     fused_qkv: bool = False  # one qkv_proj (Phi-3)
     # The attention's modules named otherwise than Llama's (q/k/v/o_proj, qkv_proj), by the counter's
@@ -2603,3 +2605,85 @@ FAMILIES += (_GEMMA4_UNIFIED_TEXT,)
 MULTIMODAL += (Multimodal("gemma4_unified", "gemma4_unified_text"),)
 _BY_TYPE[_GEMMA4_UNIFIED_TEXT.model_type] = _GEMMA4_UNIFIED_TEXT
 _MULTIMODAL["gemma4_unified"] = MULTIMODAL[-1]
+
+# --- decl2 (issue 20, point 2): more causal LMs, counts only ----------------------------------------
+_DECL2: tuple[Family, ...] = (
+    # MPT (modeling_mpt.py): the fused Wqkv and out_proj, a plain GELU MLP of 4h (up_proj, down_proj),
+    # no biases anywhere, LayerNorms with their bias set to None, ALiBi (no position table), tied.
+    # transformers builds 4h and no biases whatever expansion_ratio and no_bias say: a config saying
+    # otherwise is refused, not counted as another model.
+    Family(
+        "mpt",
+        names=MappingProxyType(
+            {
+                "hidden_size": ("d_model", "hidden_size"),
+                "num_hidden_layers": ("n_layers", "num_hidden_layers"),
+                "num_attention_heads": ("n_heads", "num_attention_heads"),
+                "num_key_value_heads": ("n_heads", "num_attention_heads"),
+                "intermediate_size": (),
+                "head_dim": (),
+            }
+        ),
+        tied_by_default=True,
+        qkv_bias=False,
+        o_bias=False,
+        fused_qkv=True,
+        norm_parameters="weight",
+        gated_mlp=False,
+        mlp_bias=False,
+        mlp_ratio=4,
+        attention_modules=MappingProxyType({"qkv_proj": "Wqkv", "o_proj": "out_proj"}),
+        built_as=MappingProxyType({"no_bias": 1, "expansion_ratio": 4}),
+        runs_sdpa=False,  # transformers 5.24 runs MPT eager only (its ALiBi)
+        small=MappingProxyType({"n_layers": 2}),
+    ),
+    # Persimmon (modeling_persimmon.py): the fused query_key_value and dense with biases, LayerNorms of
+    # head_dim with biases on queries and keys (qk_layernorm, on by default), a plain MLP
+    # (dense_h_to_4h, dense_4h_to_h) with biases, LayerNorms with biases, untied; no grouped-query
+    # attention, partial rotary (no parameters).
+    Family(
+        "persimmon",
+        names=MappingProxyType({"num_key_value_heads": ("num_attention_heads",), "head_dim": ()}),
+        qkv_bias=True,
+        o_bias=True,
+        fused_qkv=True,
+        qk_norm="qk_layernorm",
+        qk_norm_bias=True,
+        defaults=MappingProxyType({"qk_layernorm": True}),
+        norm_parameters="weight_bias",
+        gated_mlp=False,
+        mlp_bias=True,
+        attention_modules=MappingProxyType({"qkv_proj": "query_key_value", "o_proj": "dense"}),
+        small=MappingProxyType({"num_hidden_layers": 2}),
+    ),
+)
+_DECL2 += (
+    # JetMoE (modeling_jetmoe.py): every layer a mixture of attention (attention_experts: per expert a
+    # query and an output projection of kv_heads × kv_channels, a shared kv_proj, a router, an output
+    # bias) and a MoE of gated experts of intermediate_size (a 3-D input_linear of 2f and output_linear,
+    # a router, an output bias); RMSNorms, tied. JetMoeConfig sets num_attention_heads to
+    # num_key_value_heads × num_experts_per_tok.
+    Family(
+        "jetmoe",
+        names=MappingProxyType(
+            {
+                "num_attention_heads": ("num_attention_heads", "num_key_value_heads"),
+                "head_dim": ("kv_channels", "head_dim"),
+            }
+        ),
+        defaults=MappingProxyType(
+            {"kv_channels": 128, "num_key_value_heads": 16, "num_local_experts": 8, "num_experts_per_tok": 2}
+        ),
+        tied_by_default=True,
+        qkv_bias=False,
+        o_bias=False,
+        attention_experts=True,
+        # Both routers are nn.Linear (JetMoeTopKGating.layer), which peft adapts; the 3-D experts not.
+        experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True, linear_router=True),
+        # The counter's kv_proj, named here so that lora_targets:attention adapts it.
+        attention_modules=MappingProxyType({"k_proj": "kv_proj"}),
+        small=MappingProxyType({"num_hidden_layers": 2, "kv_channels": 32}),
+    ),
+)
+FAMILIES += _DECL2
+_BY_TYPE.update({f.model_type: f for f in _DECL2})

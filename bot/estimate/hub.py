@@ -977,6 +977,8 @@ def architecture_from_config(
         "o_bias": read.flag(declared.o_bias),
         "qk_norm": read.flag(declared.qk_norm),
         "qk_norm_scope": declared.qk_norm_scope,
+        "qk_norm_bias": declared.qk_norm_bias,
+        "attention_experts": experts if declared.attention_experts else 0,
         "attention_sinks": declared.attention_sinks,
         "norms_per_layer": (
             declared.norms_per_layer

@@ -204,6 +204,10 @@ def adapted_linears(
     found = _mixer_linears(arch, targets, rank)
     if targets is LoraTargets.ATTENTION:
         return tuple(found)
+    if arch.attention_experts:  # decl2: JetMoeMoA's router (an nn.Linear; its experts are none)
+        found.append(
+            AdaptedLinear("experts.router.layer", arch.hidden_size, arch.attention_experts, rank, arch.layers)
+        )
     t = traits_for(arch)
     converted = _converted_moe(arch)
     h = arch.hidden_size

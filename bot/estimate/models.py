@@ -59,7 +59,12 @@ class Architecture(BaseModel):
     qk_norm: bool = False  # Qwen3, Gemma 3, GLM-4.5: RMSNorm of head_dim on each query and key head
     # "projection": the norms span all of q and all of k instead (OLMo 2, Cohere's per-head weights).
     qk_norm_scope: Literal["head", "projection"] = "head"
+    qk_norm_bias: bool = False  # decl2: Persimmon's q/k LayerNorms (weight and bias of head_dim)
     attention_sinks: bool = False  # gpt-oss: one learned logit per head and layer
+    # decl2: JetMoE's mixture of attention (JetMoeMoA): this many experts, each a query projection
+    # h -> kv_heads × head_dim and an output projection back, with a router h × experts and one
+    # output bias h; keys and values from one shared kv_proj. Its MoE block adds one output bias h too.
+    attention_experts: int = Field(default=0, ge=0)
     norms_per_layer: int = Field(default=2, ge=0)
     # What each norm over the hidden size holds (the final norm's too): a weight (RMSNorm, Cohere's
     # LayerNorm), weight and bias (LayerNorm: StarCoder 2, Phi, GPT-NeoX) or nothing (OLMo's).
@@ -505,6 +510,8 @@ class Architecture(BaseModel):
                 ("kv_b_proj", kv_lora, kv_b_out),
                 ("o_proj", self.o_dim, h),
             ]
+        if self.attention_experts:  # decl2: JetMoeAttention's kv_proj; the experts are no nn.Linear
+            return [("kv_proj", h, self.k_dim + self.v_dim)]
         # Qwen3-Next's gated attention: q_proj also gives a sigmoid gate per output channel.
         q_out = self.q_dim * (2 if self.attention_output_gate else 1)
         if self.fused_qkv:
@@ -692,6 +699,9 @@ class Architecture(BaseModel):
     def _attention_params(self) -> int:
         """One block's attention: the linear weights, then biases, MLA's latent norms, QK-norm, sinks."""
         params = sum(i * o for _, i, o in self.attention_linears())
+        # decl2: JetMoeMoA's experts (input_linear, output_linear), its router and its output bias.
+        params += self.attention_experts * (2 * self.hidden_size * self.k_dim + self.hidden_size)
+        params += self.hidden_size * bool(self.attention_experts)
         if self.is_mla:
             params += (self.q_lora_rank or 0) + (self.kv_lora_rank or 0)  # q_a_layernorm, kv_a_layernorm
         if self.qkv_bias and self.is_mla:
@@ -704,7 +714,8 @@ class Architecture(BaseModel):
         if self.qk_norm and self.qk_norm_scope == "projection":
             params += self.q_dim + self.k_dim  # q_norm and k_norm over every head's width
         elif self.qk_norm:
-            params += 2 * self.qk_head_dim  # q_norm and k_norm, shared by the heads
+            # q_norm and k_norm, shared by the heads (PersimmonAttention's LayerNorms: and biases)
+            params += 2 * self.qk_head_dim * (1 + self.qk_norm_bias)
         if self.attention_sinks:
             params += self.attention_heads  # gpt-oss: one learned sink logit per head
         if self.attention_output_gate and self.qkv_bias:
@@ -758,6 +769,7 @@ class Architecture(BaseModel):
         router = h * e + e * (self.router_bias + self.router_correction_bias)
         router += (h + e) * self.router_scales  # Gemma4TextRouter's scale and per_expert_scale
         shared = sum(i * o for _, i, o in self.shared_expert_linears()) + h * self.shared_expert_gate
+        shared += h * bool(self.attention_experts)  # decl2: JetMoeMoE's output bias
         return experts_counted * self._expert_params() + shared + router
 
     def _counts(self, experts_counted: int, embeddings_counted: str = "both") -> int:
