@@ -1,4 +1,4 @@
-"""MPT, Persimmon and JetMoE (decl2; issue 20, point 2): counts only, each config's count equal to
+"""MPT, Persimmon, JetMoE and Zamba2 (decl2; issue 20, point 2): counts only, each config's count equal to
 transformers 5.24's meta-device build (its parameters and persistent buffers), and what a declaration
 does not model refused by name. Needs torch and transformers (under -m accuracy); the pinned figures
 below hold the reader without them.
@@ -15,6 +15,8 @@ from bot.estimate.hub import ConfigProblem, architecture_from_config
 _SMALL = {"vocab_size": 500, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4}
 _MPT = {"vocab_size": 500, "d_model": 64, "n_layers": 2, "n_heads": 4}
 _JETMOE = {**_SMALL, "num_key_value_heads": 2, "kv_channels": 16, "intermediate_size": 100}
+_ZAMBA2 = {**_SMALL, "num_mem_blocks": 2, "adapter_rank": 8, "n_mamba_heads": 4, "mamba_d_state": 16}
+_ZAMBA2_KINDS = ["linear_attention", "hybrid", "hybrid", "linear_attention", "hybrid"]
 # case -> (model_type, config fields, the meta build's count).
 BUILT: dict[str, tuple[str, dict[str, Any], int]] = {
     "mpt default (MPT-1B's widths)": ("mpt", {}, 1_311_213_568),
@@ -24,6 +26,44 @@ BUILT: dict[str, tuple[str, dict[str, Any], int]] = {
         "persimmon",
         {**_SMALL, "intermediate_size": 100, "qk_layernorm": False, "tie_word_embeddings": True},
         91_848,
+    ),
+    # Zamba2: its shared blocks counted once where tied (transformers ties them only with tied
+    # embeddings), each hybrid layer's own where not, with the adapters each block holds.
+    "zamba2 default (Zamba2-2.7B)": ("zamba2", {}, 2_481_848_336),
+    "zamba2 tied, 2 blocks over 3 hybrid layers, attention adapters": (
+        "zamba2",
+        {
+            **_ZAMBA2,
+            "num_hidden_layers": 5,
+            "layers_block_type": _ZAMBA2_KINDS,
+            "use_shared_attention_adapter": True,
+        },
+        429_404,
+    ),
+    "zamba2 untied, 2 blocks, attention adapters": (
+        "zamba2",
+        {
+            **_ZAMBA2,
+            "num_hidden_layers": 5,
+            "layers_block_type": _ZAMBA2_KINDS,
+            "use_shared_attention_adapter": True,
+            "tie_word_embeddings": False,
+        },
+        589_596,
+    ),
+    "zamba2 K/V heads, biases, intermediate_size": (
+        "zamba2",
+        {
+            **_ZAMBA2,
+            "num_key_value_heads": 2,
+            "intermediate_size": 100,
+            "num_hidden_layers": 3,
+            "layers_block_type": ["hybrid", "linear_attention", "hybrid"],
+            "num_mem_blocks": 1,
+            "add_bias_linear": True,
+            "use_conv_bias": False,
+        },
+        189_816,
     ),
     "jetmoe default (JetMoE-8B)": ("jetmoe", {}, 4_293_888_000),
     "jetmoe untied, 4 experts, top-1": (
@@ -65,12 +105,30 @@ WRITTEN: dict[str, dict[str, Any]] = {
         "vocab_size": 32000,
     },
 }
-WRITTEN_BUILT = {"mpt": 1_311_213_568, "persimmon": 9_397_175_296, "jetmoe": 8_522_237_952}
+WRITTEN["zamba2"] = {
+    "model_type": "zamba2",
+    "hidden_size": 2560,
+    "num_attention_heads": 32,
+    "vocab_size": 32000,
+}
+WRITTEN_BUILT = {
+    "mpt": 1_311_213_568,
+    "persimmon": 9_397_175_296,
+    "jetmoe": 8_522_237_952,
+    "zamba2": 2_481_848_336,
+}
 
 
 @pytest.mark.parametrize("name", sorted(WRITTEN))
 def test_the_defaults_count_as_built(name: str) -> None:
     assert architecture_from_config("decl2/check", WRITTEN[name]).parameter_count == WRITTEN_BUILT[name]
+
+
+def test_zamba2s_layer_list_is_the_model() -> None:
+    """Without layers_block_type, Zamba2Config's own 54-layer list is built: another depth is refused."""
+    with pytest.raises(ConfigProblem) as refused:
+        architecture_from_config("decl2/check", {**WRITTEN["zamba2"], "num_hidden_layers": 12})
+    assert refused.value.kind == "absurd"
 
 
 def test_what_the_declarations_do_not_model_is_refused_by_name() -> None:

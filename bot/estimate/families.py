@@ -331,6 +331,35 @@ class CompressedAttention:
     default_hash_layers: int = 3
 
 
+# Zamba2Config's layers_block_type when a config gives none: 54 layers, 9 of them hybrid.
+_ZAMBA2_DEFAULT_KINDS = (
+    ("linear_attention",)
+    + (("linear_attention",) * 5 + ("hybrid",)) * 7
+    + ("linear_attention",) * 4
+    + ("hybrid",)
+    + ("linear_attention",) * 3
+    + ("hybrid",)
+    + ("linear_attention",) * 2
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SharedBlocks:
+    """decl2: Zamba2's shared transformer blocks (transformers' Zamba2HybridLayer): every layer is a
+    Mamba-2 block; a hybrid layer also runs one of ``num_mem_blocks`` shared blocks (cycled: their
+    weights counted once) of attention over the concatenated [hidden; embeddings] (2h wide, heads of
+    2h / heads) and a gated MLP, with its own projection h -> h and its own low-rank adapters
+    (Zamba2MLP's on gate_up, Zamba2Attention's on q, k, v when use_shared_attention_adapter)."""
+
+    kinds: str = "layers_block_type"
+    word: str = "hybrid"
+    default_kinds: tuple[str, ...] = _ZAMBA2_DEFAULT_KINDS
+    blocks: str = "num_mem_blocks"
+    rank: str = "adapter_rank"
+    attention_adapters: str = "use_shared_attention_adapter"
+    bias: str = "add_bias_linear"  # the shared MLP's biases
+
+
 @dataclass(frozen=True, slots=True)
 class Family:
     """One transformers ``model_type`` (and the names it is also saved under), as the counter reads it."""
@@ -466,6 +495,7 @@ class Family:
     mamba1: Mamba1 | None = None
     per_layer: PerLayer | None = None
     compressed_attention: CompressedAttention | None = None  # DeepSeek-V4
+    shared_blocks: SharedBlocks | None = None  # decl2: Zamba2
     nested: NestedFields | None = None  # Kimi Linear's linear_attn_config
     # Fields a config may write as one value a layer (Hunyuan-A13B's moe_topk, num_experts, ...),
     # which the family's classes read as one value: a list of equal values is that value, a list that
@@ -2683,6 +2713,67 @@ _DECL2 += (
         # The counter's kv_proj, named here so that lora_targets:attention adapts it.
         attention_modules=MappingProxyType({"k_proj": "kv_proj"}),
         small=MappingProxyType({"num_hidden_layers": 2, "kv_channels": 32}),
+    ),
+)
+_DECL2 += (
+    # Zamba2 (modeling_zamba2.py): Mamba-2 blocks (one RMSNorm each, no MLP; in_proj and out_proj
+    # biases by add_bias_linear) and, on its hybrid layers, the shared transformer blocks of
+    # SharedBlocks; tied. Zamba2Config requires num_hidden_layers to be its list's length.
+    Family(
+        "zamba2",
+        names=MappingProxyType({"head_dim": ()}),
+        tied_by_default=True,
+        qkv_bias=False,
+        o_bias=False,
+        norms_per_layer=1,
+        mlp_ratio=4,  # Zamba2Config: intermediate_size null is 4h
+        layer_kinds=LayerKinds(
+            fields=("layers_block_type", "layer_types"),
+            words=MappingProxyType(
+                {
+                    "linear_attention": ("mamba", "none"),
+                    "mamba": ("mamba", "none"),
+                    "hybrid": ("mamba", "none"),
+                }
+            ),
+            default="mamba",
+            default_mlp="none",
+        ),
+        mamba=Mamba(
+            heads="n_mamba_heads",
+            head_dim="mamba_headdim",
+            groups="mamba_ngroups",
+            state="mamba_d_state",
+            conv="mamba_d_conv",
+            expand="mamba_expand",
+            conv_bias=True,  # Zamba2MambaMixer's conv1d has a bias whatever use_conv_bias says
+            in_bias="add_bias_linear",
+            out_bias="add_bias_linear",
+        ),
+        shared_blocks=SharedBlocks(),
+        defaults=MappingProxyType(
+            {
+                "num_hidden_layers": 54,
+                "n_mamba_heads": 8,
+                "mamba_ngroups": 1,
+                "mamba_d_state": 64,
+                "mamba_d_conv": 4,
+                "mamba_expand": 2,
+                "num_mem_blocks": 1,
+                "adapter_rank": 128,
+            }
+        ),
+        small=MappingProxyType(
+            {
+                "num_hidden_layers": 3,
+                "layers_block_type": ["linear_attention", "hybrid", "hybrid"],
+                "num_mem_blocks": 2,
+                "adapter_rank": 8,
+                "use_shared_attention_adapter": True,
+                "n_mamba_heads": 8,
+                "mamba_d_state": 16,
+            }
+        ),
     ),
 )
 FAMILIES += _DECL2

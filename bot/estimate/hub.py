@@ -24,6 +24,7 @@ from bot.estimate.families import (
     LayerKinds,
     MlaVariants,
     Multimodal,
+    SharedBlocks,
     family,
     multimodal,
 )
@@ -506,6 +507,8 @@ def _frontier_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
         )
     if declared.compressed_attention is not None:
         fields |= _compressed_attention_fields(read, declared.compressed_attention, layers)
+    if declared.shared_blocks is not None:
+        fields |= _shared_block_fields(read, declared.shared_blocks, layers)
     if declared.global_attention is not None:
         fields |= _global_attention_fields(read, declared.global_attention, layers)
     if declared.mla_variants is not None:
@@ -836,6 +839,34 @@ def _hash_routed_layers(read: _Reader, c: CompressedAttention, layers: int) -> i
     if read.config.get(c.legacy_hash_layers) is None:
         return min(layers, c.default_hash_layers)
     return min(layers, read.count(c.legacy_hash_layers))
+
+
+def _shared_block_fields(read: _Reader, b: SharedBlocks, layers: int) -> dict[str, Any]:
+    """decl2: Zamba2's shared blocks: its hybrid layers by layers_block_type (else the class's own
+    list, which is then the model: a config of another depth is refused), the distinct blocks
+    (num_mem_blocks, cycled over the hybrid layers), the adapters' rank and switches."""
+    listed = read.config.get(b.kinds)
+    kinds = listed if isinstance(listed, list) else list(b.default_kinds)
+    if len(kinds) != layers:
+        read.absurd.append("num_hidden_layers")
+        return {}
+    hybrid = kinds.count(b.word)
+    cycle = read.whole(b.blocks, required=True, mapped=False) or 1
+    # Each block holds the adapters of the hybrid layers i with i % num_mem_blocks == its own. The
+    # blocks are tied by _tied_weights_keys, which transformers applies only with tied embeddings:
+    # untied, every hybrid layer keeps a block of its own, with its cycle slot's adapters.
+    slots = [len(range(k, hybrid, cycle)) for k in range(min(cycle, hybrid))]
+    per_module = sum(slots[k % cycle] for k in range(hybrid))
+    tied = read.flag("tie_word_embeddings", True)
+    return {
+        "shared_blocks": len(slots) if tied else hybrid,
+        "shared_block_layers": hybrid,
+        "shared_block_adapters": hybrid if tied else per_module,
+        "shared_module_adapters": per_module,
+        "shared_adapter_rank": read.count(b.rank, top=_MAX_DIMENSION),
+        "shared_attention_adapters": read.flag(b.attention_adapters),
+        "shared_block_bias": read.flag(b.bias),
+    }
 
 
 def _compressed_attention_fields(read: _Reader, c: CompressedAttention, layers: int) -> dict[str, Any]:

@@ -172,6 +172,17 @@ class Architecture(BaseModel):
     # token -> experts table (tid2eid: vocab × experts_per_token, a persistent buffer the checkpoints
     # hold) where the others hold the correction bias.
     hash_routed_layers: int = Field(default=0, ge=0)
+    # decl2: Zamba2's shared transformer blocks (bot.estimate.families.SharedBlocks): the distinct
+    # blocks, the hybrid layers running one (each with its own linear), the adapter sets, their
+    # rank, whether q, k and v have adapters too, and the shared MLP's biases.
+    shared_blocks: int = Field(default=0, ge=0)
+    shared_block_layers: int = Field(default=0, ge=0)
+    shared_block_adapters: int = Field(default=0, ge=0)  # the adapter sets the distinct blocks hold
+    # ... and the adapter sets the hybrid layers' block modules hold (tied or not: what peft adapts)
+    shared_module_adapters: int = Field(default=0, ge=0)
+    shared_adapter_rank: int = Field(default=0, ge=0)
+    shared_attention_adapters: bool = False
+    shared_block_bias: bool = False
     # act: each layer's kind ("sliding", "sparse", "heavy") in order, and the hyper-connections'
     # Sinkhorn iterations: what DeepSeek-V4's layers save depends on both.
     compressed_kinds: tuple[Literal["sliding", "sparse", "heavy"], ...] = ()
@@ -641,7 +652,7 @@ class Architecture(BaseModel):
             routed = self.moe_layers * self.experts
             found += [(n, i, o, routed) for n, i, o in self.expert_linears()]
             found += [(n, i, o, self.moe_layers) for n, i, o in self.shared_expert_linears()]
-        return found + self._per_layer_linears()
+        return found + self._per_layer_linears() + self.shared_block_linears()
 
     def attention_layer_linears(self, copies: int) -> list[tuple[str, int, int, int]]:
         """The linears of ``copies`` attention layers, with the copies each has: Gemma 3n's and 4's
@@ -777,6 +788,7 @@ class Architecture(BaseModel):
         mixers = sum(copies * self._mixer_params(kind) for kind, copies in self.mixer_counts.items())
         mixers += self.indexed_layers * self._indexer_params()
         mixers += self._compressor_params() + self._hyper_connection_params()
+        mixers += self._shared_block_params()
         blocks = (
             mixers
             + self.layers * self.norms_per_layer * self._norm_params()
@@ -1064,6 +1076,47 @@ class Architecture(BaseModel):
         sparse = 2 * h * 2 * d + (self.compress_rate_sparse or 0) * 2 * d + d
         heavy = 2 * h * d + (self.compress_rate_heavy or 0) * d + d
         return self.compressed_sparse_layers * sparse + self.heavily_compressed_layers * heavy
+
+    def shared_block_linears(self, per_module: bool = False) -> list[tuple[str, int, int, int]]:
+        """decl2: Zamba2's shared transformer blocks' linears as (module name, d_in, d_out, copies):
+        each distinct block's (Zamba2AttentionDecoderLayer) q, k, v from the 2h-wide [hidden;
+        embeddings] in heads of 2h / heads and o back to h, its gated MLP (gate_up h -> 2f, down);
+        each adapter set (Zamba2MLP's h -> r -> 2f on gate_up; Zamba2Attention's 2h -> r -> 2h on q,
+        k, v); each hybrid layer's linear h -> h. ``per_module``: as every hybrid layer's block module
+        holds them, tied or not (peft adapts each module: the LoRA adapters)."""
+        if not self.shared_block_layers:
+            return []
+        h, f, r = self.hidden_size, self.intermediate_size, self.shared_adapter_rank
+        head = 2 * h // self.attention_heads
+        q, kv = self.attention_heads * head, self.kv_heads * head
+        blocks = self.shared_block_layers if per_module else self.shared_blocks
+        sets = self.shared_module_adapters if per_module else self.shared_block_adapters
+        found = [
+            ("q_proj", 2 * h, q, blocks),
+            ("k_proj", 2 * h, kv, blocks),
+            ("v_proj", 2 * h, kv, blocks),
+            ("o_proj", q, h, blocks),
+            ("gate_up_proj", h, 2 * f, blocks),
+            ("down_proj", f, h, blocks),
+            ("gate_up_proj_adapter_list.0", h, r, sets),
+            ("gate_up_proj_adapter_list.1", r, 2 * f, sets),
+        ]
+        if self.shared_attention_adapters:
+            for x in "qkv":
+                found += [
+                    (f"linear_{x}_adapter_list.0", 2 * h, r, sets),
+                    (f"linear_{x}_adapter_list.1", r, 2 * h, sets),
+                ]
+        return [*found, ("linear", h, h, self.shared_block_layers)]
+
+    def _shared_block_params(self) -> int:
+        """decl2: Zamba2's shared blocks: their linears, each distinct block's RMSNorms of 2h and h and
+        its MLP's biases (add_bias_linear: 2f and h)."""
+        if not self.shared_block_layers:
+            return 0
+        h, f = self.hidden_size, self.intermediate_size
+        linears = sum(i * o * c for _, i, o, c in self.shared_block_linears())
+        return linears + self.shared_blocks * (3 * h + (2 * f + h) * self.shared_block_bias)
 
     def _hyper_connection_params(self) -> int:
         """DeepSeek-V4's manifold-constrained hyper-connections (Xie et al. 2026; DeepseekV4HyperConnection
