@@ -131,6 +131,19 @@ def test_zamba2s_layer_list_is_the_model() -> None:
     assert refused.value.kind == "absurd"
 
 
+def test_zamba2s_hybrid_layers_cache_their_shared_attentions_keys_and_values() -> None:
+    """transformers' cache after a bf16 forward of the small config (tests/test_hybrid_cache.py):
+    112,128 B a sequence (the Mamba-2 states) and 4,096 B a token (2 hybrid layers × K and V × 8
+    heads of 2h / 8 = 64 × 2 B)."""
+    from bot.estimate.kv_cache import KvDtype, cache_bytes, layer_caches
+    from bot.measure.families import SMALL_CONFIGS
+
+    model = architecture_from_config("decl2/check", SMALL_CONFIGS["zamba2"])
+    assert (model.state_bytes_per_sequence(2), model.cache_bytes_per_token(2)) == (112_128, 4_096)
+    caches = layer_caches(model, KvDtype.BF16)
+    assert cache_bytes(caches, 9) - cache_bytes(caches, 5) == 4 * 4_096
+
+
 def test_what_the_declarations_do_not_model_is_refused_by_name() -> None:
     for fields, named in (({"no_bias": False}, "no_bias"), ({"expansion_ratio": 8}, "expansion_ratio")):
         with pytest.raises(ConfigProblem, match=named) as refused:

@@ -2770,6 +2770,8 @@ _DECL2 += (
                 "num_mem_blocks": 2,
                 "adapter_rank": 8,
                 "use_shared_attention_adapter": True,
+                # Zamba2Attention's q/k/v adapters are 2h wide: with fewer K/V heads its forward fails.
+                "num_key_value_heads": 8,
                 "n_mamba_heads": 8,
                 "mamba_d_state": 16,
             }

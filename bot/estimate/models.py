@@ -496,6 +496,8 @@ class Architecture(BaseModel):
         )
         # Gemma 3n's last layers reuse earlier layers' keys and values and cache nothing themselves.
         layers -= self.kv_shared_layers * self.layer_cache_bytes_per_token("attention", compute_bytes)
+        # decl2: Zamba2's hybrid layers, a key and a value of its shared attention's heads each.
+        layers += self.shared_block_layers * 2 * self.kv_heads * self.full_head_dim * compute_bytes
         return layers + self.indexed_layers * (self.index_head_dim or 0) * compute_bytes
 
     # --- linear layers: the counter's and LoRA's common list ----------------------------------
@@ -1015,6 +1017,8 @@ class Architecture(BaseModel):
 
     @property
     def full_head_dim(self) -> int:
+        if self.shared_block_layers:  # decl2: Zamba2's shared attention, heads of 2h / heads
+            return 2 * self.hidden_size // self.attention_heads
         return self.global_head_dim or self.attention_head_dim
 
     @property
