@@ -40,6 +40,8 @@ def at_depth(arch: Architecture, layers: int) -> Architecture:
             "sliding_window_layers": min(arch.sliding_window_layers, layers),
             "layer_kinds": arch.layer_kinds[:layers],
             "no_mlp_layers": tuple(i for i in arch.no_mlp_layers if i < layers),
+            # decl2: DeepSeek-V4's hash-routed layers are its first ones (DeepseekV4Config's default).
+            "hash_routed_layers": min(arch.hash_routed_layers, layers),
         }
     )
 
