@@ -36,8 +36,11 @@ V4_DEFAULT: dict[str, Any] = {
     "num_attention_heads": 64,
     "vocab_size": 129280,
 }
-# transformers 5.24's DeepseekV4ForCausalLM of its default config on the meta device.
-V4_DEFAULT_BUILT = 284_325_869_015
+# transformers 5.24's DeepseekV4ForCausalLM of its default config on the meta device: its state_dict,
+# parameters and the persistent buffers the checkpoints hold (decl2: the hash routers' tid2eid,
+# 3 × 129,280 × 6, and the other 40 routers' e_score_correction_bias, 40 × 256; 284,325,869,015
+# parameters alone).
+V4_DEFAULT_BUILT = 284_328_206_295
 # A small DeepSeek-V4 of five layers, in the fields its config class takes.
 V4_SMALL: dict[str, Any] = {
     "model_type": "deepseek_v4",
@@ -67,7 +70,8 @@ V4_VARIANTS: dict[str, dict[str, Any]] = {
         "hc_mult": 1,
     },
 }
-V4_VARIANTS_BUILT = {"legacy ratios": 7_700_185, "default order": 7_712_329, "listed, cut": 7_703_670}
+# Each state_dict (decl2: + 3 hash tables of 1,000 × 2 and 2 correction biases of 4 over the parameters).
+V4_VARIANTS_BUILT = {"legacy ratios": 7_706_193, "default order": 7_718_337, "listed, cut": 7_709_678}
 
 
 def test_deepseek_v4_is_counted_as_transformers_builds_it() -> None:
@@ -209,14 +213,17 @@ def test_a_preset_of_this_round_counts_what_transformers_builds(key: str) -> Non
 # --- under -m accuracy: the same and more, built live -----------------------------------------------
 
 
-def _built(model_type: str, fields: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+def _built(model_type: str, fields: dict[str, Any], held: bool = False) -> tuple[int, dict[str, Any]]:
+    """The meta build's parameters (with ``held``, and its persistent buffers: its state_dict)."""
     import torch
     import transformers
 
     config = transformers.AutoConfig.for_model(model_type, **fields)
     with torch.device("meta"):
         model = transformers.AutoModelForCausalLM.from_config(config)
-    return sum(int(p.numel()) for p in model.parameters()), config.to_dict()
+    kept = set(model.state_dict()) if held else set()
+    buffers = sum(int(b.numel()) for name, b in model.named_buffers() if name in kept)
+    return sum(int(p.numel()) for p in model.parameters()) + buffers, config.to_dict()
 
 
 def _fields(config: dict[str, Any]) -> dict[str, Any]:
@@ -226,9 +233,10 @@ def _fields(config: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.accuracy
 @pytest.mark.usefixtures("quiet_transformers")
 def test_the_pinned_figures_are_transformers_own() -> None:
-    assert _built("deepseek_v4", {})[0] == V4_DEFAULT_BUILT
+    assert _built("deepseek_v4", {}, held=True)[0] == V4_DEFAULT_BUILT
     for name, fields in V4_VARIANTS.items():
-        assert _built("deepseek_v4", _fields({**V4_SMALL, **fields}))[0] == V4_VARIANTS_BUILT[name], name
+        built = _built("deepseek_v4", _fields({**V4_SMALL, **fields}), held=True)[0]
+        assert built == V4_VARIANTS_BUILT[name], name
     assert _built("kimi_linear", _fields(KIMI_NESTED))[0] == KIMI_NESTED_BUILT
     for name, built in MISSING_LIST_BUILT.items():
         config = _without_list(name)

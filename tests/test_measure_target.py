@@ -108,6 +108,8 @@ def test_two_layers_of_a_preset_are_what_the_measurement_builds() -> None:
     assert deepseek.moe_layers == 0
     gemma = at_depth(presets()["gemma-3-27b"], 2)
     assert gemma.sliding_window_layers == 2
+    # decl2: DeepSeek-V4 Flash's two first layers are hash-routed, of its three.
+    assert at_depth(presets()["deepseek-v4-flash"], 2).hash_routed_layers == 2
 
 
 # --- configs from the Hub or a file ----------------------------------------------------------------

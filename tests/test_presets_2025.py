@@ -25,6 +25,7 @@ from tests.test_frontier import GEMMA_3N  # issue 20's frontier presets
 from tests.test_frontier_v4 import PRESETS as FRONTIER_V4  # issue 20's frontier presets, round 4
 from tests.test_presets_and_scaling import PUBLISHED as PUBLISHED_2024
 from tests.test_presets_decl import TRANSFORMERS_COUNT as DECL  # issue 20, point 4 (decl)
+from tests.test_presets_decl2 import TRANSFORMERS_COUNT as DECL2  # issue 20 (decl2)
 from tests.test_presets_hybrid import TRANSFORMERS_COUNT as HYBRID  # issue 20, point 3
 from tests.test_presets_small import MULTIMODAL, SMALL  # issue 20's presets
 
@@ -131,7 +132,7 @@ def _holds(count: int, published: int, tolerance: float, unit: int) -> bool:
 
 def test_the_2024_and_2025_tables_name_every_preset() -> None:
     named = set(PUBLISHED_2024) | set(TRANSFORMERS_COUNT) | set(SMALL) | set(MULTIMODAL) | set(HYBRID)
-    named |= set(GEMMA_3N) | set(FRONTIER_V4) | set(DECL)
+    named |= set(GEMMA_3N) | set(FRONTIER_V4) | set(DECL) | set(DECL2)
     assert named == set(presets())
     assert set(PUBLISHED_TOTAL) == set(TRANSFORMERS_COUNT)
 

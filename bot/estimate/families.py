@@ -332,6 +332,42 @@ class CompressedAttention:
     default_sinkhorn: int = 20
     groups: str = "o_groups"
     group_rank: str = "o_lora_rank"
+    # decl2: mlp_layer_types' words (DEEPSEEK_V4_MLP_LAYER_TYPES); without the list, the first
+    # num_hash_layers (legacy; default 3) are hash-routed (DeepseekV4Config.__post_init__).
+    mlp_kinds: str = "mlp_layer_types"
+    hash_routed: str = "hash_moe"
+    routed: str = "moe"
+    legacy_hash_layers: str = "num_hash_layers"
+    default_hash_layers: int = 3
+
+
+# Zamba2Config's layers_block_type when a config gives none: 54 layers, 9 of them hybrid.
+_ZAMBA2_DEFAULT_KINDS = (
+    ("linear_attention",)
+    + (("linear_attention",) * 5 + ("hybrid",)) * 7
+    + ("linear_attention",) * 4
+    + ("hybrid",)
+    + ("linear_attention",) * 3
+    + ("hybrid",)
+    + ("linear_attention",) * 2
+)
+
+
+@value_type
+class SharedBlocks:
+    """decl2: Zamba2's shared transformer blocks (transformers' Zamba2HybridLayer): every layer is a
+    Mamba-2 block; a hybrid layer also runs one of ``num_mem_blocks`` shared blocks (cycled: their
+    weights counted once) of attention over the concatenated [hidden; embeddings] (2h wide, heads of
+    2h / heads) and a gated MLP, with its own projection h -> h and its own low-rank adapters
+    (Zamba2MLP's on gate_up, Zamba2Attention's on q, k, v when use_shared_attention_adapter)."""
+
+    kinds: str = "layers_block_type"
+    word: str = "hybrid"
+    default_kinds: tuple[str, ...] = _ZAMBA2_DEFAULT_KINDS
+    blocks: str = "num_mem_blocks"
+    rank: str = "adapter_rank"
+    attention_adapters: str = "use_shared_attention_adapter"
+    bias: str = "add_bias_linear"  # the shared MLP's biases
 
 
 @value_type
@@ -354,6 +390,8 @@ class Family:
     # "head": one head_dim-wide norm for every head (Qwen3); "projection": over all of q and all of
     # k (OLMo 2: heads × head_dim and kv_heads × head_dim).
     qk_norm_scope: Literal["head", "projection"] = "head"
+    qk_norm_bias: bool = False  # decl2: Persimmon's q/k LayerNorms have biases too
+    attention_experts: bool = False  # decl2: JetMoE's mixture of attention, one expert per MoE expert
     attention_sinks: bool = False  # gpt-oss: one learned logit per head
     fused_qkv: bool = False  # one qkv_proj (Phi-3)
     # The attention's modules named otherwise than Llama's (q/k/v/o_proj, qkv_proj), by the counter's
@@ -485,6 +523,7 @@ class Family:
     mamba1: Mamba1 | None = None
     per_layer: PerLayer | None = None
     compressed_attention: CompressedAttention | None = None  # DeepSeek-V4
+    shared_blocks: SharedBlocks | None = None  # decl2: Zamba2
     nested: NestedFields | None = None  # Kimi Linear's linear_attn_config
     # Fields a config may write as one value a layer (Hunyuan-A13B's moe_topk, num_experts, ...),
     # which the family's classes read as one value: a list of equal values is that value, a list that
@@ -1711,6 +1750,9 @@ FAMILIES += (
             shared=1,
             fused_gate_up=True,
             one_expert_block=True,
+            # decl2: a persistent buffer of the top-k routers (not the hash-routed layers'), which the
+            # checkpoints hold, as DeepSeek-V3's.
+            correction_bias=True,
         ),
         compressed_attention=CompressedAttention(),
         unsupported=("mlp_bias",),
@@ -2629,3 +2671,148 @@ FAMILIES += (_GEMMA4_UNIFIED_TEXT,)
 MULTIMODAL += (Multimodal("gemma4_unified", "gemma4_unified_text"),)
 _BY_TYPE[_GEMMA4_UNIFIED_TEXT.model_type] = _GEMMA4_UNIFIED_TEXT
 _MULTIMODAL["gemma4_unified"] = MULTIMODAL[-1]
+
+# --- decl2 (issue 20, point 2): more causal LMs, counts only ----------------------------------------
+_DECL2: tuple[Family, ...] = (
+    # MPT (modeling_mpt.py): the fused Wqkv and out_proj, a plain GELU MLP of 4h (up_proj, down_proj),
+    # no biases anywhere, LayerNorms with their bias set to None, ALiBi (no position table), tied.
+    # transformers builds 4h and no biases whatever expansion_ratio and no_bias say: a config saying
+    # otherwise is refused, not counted as another model.
+    Family(
+        "mpt",
+        names=MappingProxyType(
+            {
+                "hidden_size": ("d_model", "hidden_size"),
+                "num_hidden_layers": ("n_layers", "num_hidden_layers"),
+                "num_attention_heads": ("n_heads", "num_attention_heads"),
+                "num_key_value_heads": ("n_heads", "num_attention_heads"),
+                "intermediate_size": (),
+                "head_dim": (),
+            }
+        ),
+        tied_by_default=True,
+        qkv_bias=False,
+        o_bias=False,
+        fused_qkv=True,
+        norm_parameters="weight",
+        gated_mlp=False,
+        mlp_bias=False,
+        mlp_ratio=4,
+        attention_modules=MappingProxyType({"qkv_proj": "Wqkv", "o_proj": "out_proj"}),
+        built_as=MappingProxyType({"no_bias": 1, "expansion_ratio": 4}),
+        runs_sdpa=False,  # transformers 5.24 runs MPT eager only (its ALiBi)
+        small=MappingProxyType({"n_layers": 2}),
+    ),
+    # Persimmon (modeling_persimmon.py): the fused query_key_value and dense with biases, LayerNorms of
+    # head_dim with biases on queries and keys (qk_layernorm, on by default), a plain MLP
+    # (dense_h_to_4h, dense_4h_to_h) with biases, LayerNorms with biases, untied; no grouped-query
+    # attention, partial rotary (no parameters).
+    Family(
+        "persimmon",
+        names=MappingProxyType({"num_key_value_heads": ("num_attention_heads",), "head_dim": ()}),
+        qkv_bias=True,
+        o_bias=True,
+        fused_qkv=True,
+        qk_norm="qk_layernorm",
+        qk_norm_bias=True,
+        defaults=MappingProxyType({"qk_layernorm": True}),
+        norm_parameters="weight_bias",
+        gated_mlp=False,
+        mlp_bias=True,
+        attention_modules=MappingProxyType({"qkv_proj": "query_key_value", "o_proj": "dense"}),
+        small=MappingProxyType({"num_hidden_layers": 2}),
+    ),
+)
+_DECL2 += (
+    # JetMoE (modeling_jetmoe.py): every layer a mixture of attention (attention_experts: per expert a
+    # query and an output projection of kv_heads × kv_channels, a shared kv_proj, a router, an output
+    # bias) and a MoE of gated experts of intermediate_size (a 3-D input_linear of 2f and output_linear,
+    # a router, an output bias); RMSNorms, tied. JetMoeConfig sets num_attention_heads to
+    # num_key_value_heads × num_experts_per_tok.
+    Family(
+        "jetmoe",
+        names=MappingProxyType(
+            {
+                "num_attention_heads": ("num_attention_heads", "num_key_value_heads"),
+                "head_dim": ("kv_channels", "head_dim"),
+            }
+        ),
+        defaults=MappingProxyType(
+            {"kv_channels": 128, "num_key_value_heads": 16, "num_local_experts": 8, "num_experts_per_tok": 2}
+        ),
+        tied_by_default=True,
+        qkv_bias=False,
+        o_bias=False,
+        attention_experts=True,
+        # Both routers are nn.Linear (JetMoeTopKGating.layer), which peft adapts; the 3-D experts not.
+        experts=Experts(count=("num_local_experts",), width=None, fused_gate_up=True, linear_router=True),
+        # The counter's kv_proj, named here so that lora_targets:attention adapts it.
+        attention_modules=MappingProxyType({"k_proj": "kv_proj"}),
+        small=MappingProxyType({"num_hidden_layers": 2, "kv_channels": 32}),
+    ),
+)
+_DECL2 += (
+    # Zamba2 (modeling_zamba2.py): Mamba-2 blocks (one RMSNorm each, no MLP; in_proj and out_proj
+    # biases by add_bias_linear) and, on its hybrid layers, the shared transformer blocks of
+    # SharedBlocks; tied. Zamba2Config requires num_hidden_layers to be its list's length.
+    Family(
+        "zamba2",
+        names=MappingProxyType({"head_dim": ()}),
+        tied_by_default=True,
+        qkv_bias=False,
+        o_bias=False,
+        norms_per_layer=1,
+        mlp_ratio=4,  # Zamba2Config: intermediate_size null is 4h
+        layer_kinds=LayerKinds(
+            fields=("layers_block_type", "layer_types"),
+            words=MappingProxyType(
+                {
+                    "linear_attention": ("mamba", "none"),
+                    "mamba": ("mamba", "none"),
+                    "hybrid": ("mamba", "none"),
+                }
+            ),
+            default="mamba",
+            default_mlp="none",
+        ),
+        mamba=Mamba(
+            heads="n_mamba_heads",
+            head_dim="mamba_headdim",
+            groups="mamba_ngroups",
+            state="mamba_d_state",
+            conv="mamba_d_conv",
+            expand="mamba_expand",
+            conv_bias=True,  # Zamba2MambaMixer's conv1d has a bias whatever use_conv_bias says
+            in_bias="add_bias_linear",
+            out_bias="add_bias_linear",
+        ),
+        shared_blocks=SharedBlocks(),
+        defaults=MappingProxyType(
+            {
+                "num_hidden_layers": 54,
+                "n_mamba_heads": 8,
+                "mamba_ngroups": 1,
+                "mamba_d_state": 64,
+                "mamba_d_conv": 4,
+                "mamba_expand": 2,
+                "num_mem_blocks": 1,
+                "adapter_rank": 128,
+            }
+        ),
+        small=MappingProxyType(
+            {
+                "num_hidden_layers": 3,
+                "layers_block_type": ["linear_attention", "hybrid", "hybrid"],
+                "num_mem_blocks": 2,
+                "adapter_rank": 8,
+                "use_shared_attention_adapter": True,
+                # Zamba2Attention's q/k/v adapters are 2h wide: with fewer K/V heads its forward fails.
+                "num_key_value_heads": 8,
+                "n_mamba_heads": 8,
+                "mamba_d_state": 16,
+            }
+        ),
+    ),
+)
+FAMILIES += _DECL2
+_BY_TYPE.update({f.model_type: f for f in _DECL2})

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         LayerKinds,
         MlaVariants,
         Multimodal,
+        SharedBlocks,
     )
 
 # The family declarations (bot.estimate.families, and the towers declared there) are imported where a
@@ -510,6 +511,8 @@ def _frontier_fields(read: _Reader, hidden: int, layers: int) -> dict[str, Any]:
         )
     if declared.compressed_attention is not None:
         fields |= _compressed_attention_fields(read, declared.compressed_attention, layers)
+    if declared.shared_blocks is not None:
+        fields |= _shared_block_fields(read, declared.shared_blocks, layers)
     if declared.global_attention is not None:
         fields |= _global_attention_fields(read, declared.global_attention, layers)
     if declared.mla_variants is not None:
@@ -824,6 +827,52 @@ def _compress_rates(read: _Reader, c: CompressedAttention) -> tuple[int | None, 
     return found[0], found[1]
 
 
+def _hash_routed_layers(read: _Reader, c: CompressedAttention, layers: int) -> int:
+    """decl2: the hash-routed MoE layers as DeepseekV4Config.__post_init__ decides: mlp_layer_types
+    (cut to the layers), else the first num_hash_layers (default 3)."""
+    listed = read.config.get(c.mlp_kinds)
+    if listed is not None:
+        if (
+            not isinstance(listed, list)
+            or len(listed) < layers
+            or not all(w in (c.hash_routed, c.routed) for w in listed)
+        ):
+            read.absurd.append(c.mlp_kinds)
+            return 0
+        return listed[:layers].count(c.hash_routed)
+    if read.config.get(c.legacy_hash_layers) is None:
+        return min(layers, c.default_hash_layers)
+    return min(layers, read.count(c.legacy_hash_layers))
+
+
+def _shared_block_fields(read: _Reader, b: SharedBlocks, layers: int) -> dict[str, Any]:
+    """decl2: Zamba2's shared blocks: its hybrid layers by layers_block_type (else the class's own
+    list, which is then the model: a config of another depth is refused), the distinct blocks
+    (num_mem_blocks, cycled over the hybrid layers), the adapters' rank and switches."""
+    listed = read.config.get(b.kinds)
+    kinds = listed if isinstance(listed, list) else list(b.default_kinds)
+    if len(kinds) != layers:
+        read.absurd.append("num_hidden_layers")
+        return {}
+    hybrid = kinds.count(b.word)
+    cycle = read.whole(b.blocks, required=True, mapped=False) or 1
+    # Each block holds the adapters of the hybrid layers i with i % num_mem_blocks == its own. The
+    # blocks are tied by _tied_weights_keys, which transformers applies only with tied embeddings:
+    # untied, every hybrid layer keeps a block of its own, with its cycle slot's adapters.
+    slots = [len(range(k, hybrid, cycle)) for k in range(min(cycle, hybrid))]
+    per_module = sum(slots[k % cycle] for k in range(hybrid))
+    tied = read.flag("tie_word_embeddings", True)
+    return {
+        "shared_blocks": len(slots) if tied else hybrid,
+        "shared_block_layers": hybrid,
+        "shared_block_adapters": hybrid if tied else per_module,
+        "shared_module_adapters": per_module,
+        "shared_adapter_rank": read.count(b.rank, top=_MAX_DIMENSION),
+        "shared_attention_adapters": read.flag(b.attention_adapters),
+        "shared_block_bias": read.flag(b.bias),
+    }
+
+
 def _compressed_attention_fields(read: _Reader, c: CompressedAttention, layers: int) -> dict[str, Any]:
     """DeepSeek-V4's attention fields as the Architecture takes them: every layer slides over the
     window, with its one K=V head; the indexer is the compressed-sparse layers'."""
@@ -836,6 +885,7 @@ def _compressed_attention_fields(read: _Reader, c: CompressedAttention, layers: 
         "output_groups": read.whole(c.groups, required=True, mapped=False),
         "output_group_rank": read.whole(c.group_rank, required=True, mapped=False),
         "residual_streams": read.count(c.streams),
+        "hash_routed_layers": _hash_routed_layers(read, c, layers),
         "compressed_kinds": tuple(kinds),
         "sinkhorn_iterations": read.count(c.sinkhorn) if c.sinkhorn in read.config else c.default_sinkhorn,
         "compressed_sparse_layers": sparse,
@@ -965,6 +1015,8 @@ def architecture_from_config(
         "o_bias": read.flag(declared.o_bias),
         "qk_norm": read.flag(declared.qk_norm),
         "qk_norm_scope": declared.qk_norm_scope,
+        "qk_norm_bias": declared.qk_norm_bias,
+        "attention_experts": experts if declared.attention_experts else 0,
         "attention_sinks": declared.attention_sinks,
         "norms_per_layer": (
             declared.norms_per_layer

@@ -273,7 +273,9 @@ def layer_kinds(model: Architecture) -> tuple[tuple[LayerKind, int], ...]:
         ]
     else:
         # Gemma 3n's layers that reuse earlier keys and values keep no cache of their own.
-        kinds = [("sliding", model.kv_cached_sliding_layers), ("full", model.kv_cached_full_layers)]
+        # Zamba2's hybrid layers each cache their shared block's keys and values (decl2).
+        full = model.kv_cached_full_layers + model.shared_block_layers
+        kinds = [("sliding", model.kv_cached_sliding_layers), ("full", full)]
     kinds += [
         ("indexer", model.indexed_layers),
         ("linear_attention", mixers.get("linear_attention", 0)),

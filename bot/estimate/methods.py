@@ -182,6 +182,10 @@ def _mixer_linears(arch: Architecture, targets: LoraTargets, rank: int) -> list[
             # runs (lora: measured, Mamba's model states 0.927 -> 1.000).
             idle = kind == "mamba1" and name == "dt_proj"
             found.append(AdaptedLinear(name, d_in, d_out, rank, n, kind, not idle))
+    # decl2: Zamba2's shared blocks, adapted in every hybrid layer's module (the tied ones too).
+    for name, d_in, d_out, n in arch.shared_block_linears(per_module=True):
+        if wanted is None or name in wanted:
+            found.append(AdaptedLinear(name, d_in, d_out, rank, n, "attention"))
     if wanted is None and arch.index_heads is not None and arch.index_head_dim is not None:
         # DeepSeek-V3.2's indexer (DeepseekV32Indexer): wq_b from the q latent, wk, weights_proj.
         # Its forward is ``@torch.no_grad()`` (DeepseekV32Indexer.forward, GlmMoeDsaIndexer.forward):
@@ -213,6 +217,10 @@ def adapted_linears(
     found = _mixer_linears(arch, targets, rank)
     if targets is LoraTargets.ATTENTION:
         return tuple(found)
+    if arch.attention_experts:  # decl2: JetMoeMoA's router (an nn.Linear; its experts are none)
+        found.append(
+            AdaptedLinear("experts.router.layer", arch.hidden_size, arch.attention_experts, rank, arch.layers)
+        )
     t = traits_for(arch)
     converted = _converted_moe(arch)
     h = arch.hidden_size

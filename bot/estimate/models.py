@@ -65,7 +65,12 @@ class Architecture(BaseModel):
     qk_norm: bool = False  # Qwen3, Gemma 3, GLM-4.5: RMSNorm of head_dim on each query and key head
     # "projection": the norms span all of q and all of k instead (OLMo 2, Cohere's per-head weights).
     qk_norm_scope: Literal["head", "projection"] = "head"
+    qk_norm_bias: bool = False  # decl2: Persimmon's q/k LayerNorms (weight and bias of head_dim)
     attention_sinks: bool = False  # gpt-oss: one learned logit per head and layer
+    # decl2: JetMoE's mixture of attention (JetMoeMoA): this many experts, each a query projection
+    # h -> kv_heads × head_dim and an output projection back, with a router h × experts and one
+    # output bias h; keys and values from one shared kv_proj. Its MoE block adds one output bias h too.
+    attention_experts: int = Field(default=0, ge=0)
     norms_per_layer: int = Field(default=2, ge=0)
     # What each norm over the hidden size holds (the final norm's too): a weight (RMSNorm, Cohere's
     # LayerNorm), weight and bias (LayerNorm: StarCoder 2, Phi, GPT-NeoX) or nothing (OLMo's).
@@ -169,6 +174,21 @@ class Architecture(BaseModel):
     compress_rate_sparse: int | None = Field(default=None, gt=0)
     compress_rate_heavy: int | None = Field(default=None, gt=0)
     residual_streams: int = Field(default=0, ge=0)
+    # decl2: its hash-routed MoE layers (mlp_layer_types' hash_moe), whose router holds a frozen
+    # token -> experts table (tid2eid: vocab × experts_per_token, a persistent buffer the checkpoints
+    # hold) where the others hold the correction bias.
+    hash_routed_layers: int = Field(default=0, ge=0)
+    # decl2: Zamba2's shared transformer blocks (bot.estimate.families.SharedBlocks): the distinct
+    # blocks, the hybrid layers running one (each with its own linear), the adapter sets, their
+    # rank, whether q, k and v have adapters too, and the shared MLP's biases.
+    shared_blocks: int = Field(default=0, ge=0)
+    shared_block_layers: int = Field(default=0, ge=0)
+    shared_block_adapters: int = Field(default=0, ge=0)  # the adapter sets the distinct blocks hold
+    # ... and the adapter sets the hybrid layers' block modules hold (tied or not: what peft adapts)
+    shared_module_adapters: int = Field(default=0, ge=0)
+    shared_adapter_rank: int = Field(default=0, ge=0)
+    shared_attention_adapters: bool = False
+    shared_block_bias: bool = False
     # act: each layer's kind ("sliding", "sparse", "heavy") in order, and the hyper-connections'
     # Sinkhorn iterations: what DeepSeek-V4's layers save depends on both.
     compressed_kinds: tuple[Literal["sliding", "sparse", "heavy"], ...] = ()
@@ -485,6 +505,8 @@ class Architecture(BaseModel):
         )
         # Gemma 3n's last layers reuse earlier layers' keys and values and cache nothing themselves.
         layers -= self.kv_shared_layers * self.layer_cache_bytes_per_token("attention", compute_bytes)
+        # decl2: Zamba2's hybrid layers, a key and a value of its shared attention's heads each.
+        layers += self.shared_block_layers * 2 * self.kv_heads * self.full_head_dim * compute_bytes
         return layers + self.indexed_layers * (self.index_head_dim or 0) * compute_bytes
 
     # --- linear layers: the counter's and LoRA's common list ----------------------------------
@@ -510,6 +532,8 @@ class Architecture(BaseModel):
                 ("kv_b_proj", kv_lora, kv_b_out),
                 ("o_proj", self.o_dim, h),
             ]
+        if self.attention_experts:  # decl2: JetMoeAttention's kv_proj; the experts are no nn.Linear
+            return [("kv_proj", h, self.k_dim + self.v_dim)]
         # Qwen3-Next's gated attention: q_proj also gives a sigmoid gate per output channel.
         q_out = self.q_dim * (2 if self.attention_output_gate else 1)
         if self.fused_qkv:
@@ -639,7 +663,7 @@ class Architecture(BaseModel):
             routed = self.moe_layers * self.experts
             found += [(n, i, o, routed) for n, i, o in self.expert_linears()]
             found += [(n, i, o, self.moe_layers) for n, i, o in self.shared_expert_linears()]
-        return found + self._per_layer_linears()
+        return found + self._per_layer_linears() + self.shared_block_linears()
 
     def attention_layer_linears(self, copies: int) -> list[tuple[str, int, int, int]]:
         """The linears of ``copies`` attention layers, with the copies each has: Gemma 3n's and 4's
@@ -697,6 +721,9 @@ class Architecture(BaseModel):
     def _attention_params(self) -> int:
         """One block's attention: the linear weights, then biases, MLA's latent norms, QK-norm, sinks."""
         params = sum(i * o for _, i, o in self.attention_linears())
+        # decl2: JetMoeMoA's experts (input_linear, output_linear), its router and its output bias.
+        params += self.attention_experts * (2 * self.hidden_size * self.k_dim + self.hidden_size)
+        params += self.hidden_size * bool(self.attention_experts)
         if self.is_mla:
             params += (self.q_lora_rank or 0) + (self.kv_lora_rank or 0)  # q_a_layernorm, kv_a_layernorm
         if self.qkv_bias and self.is_mla:
@@ -709,7 +736,8 @@ class Architecture(BaseModel):
         if self.qk_norm and self.qk_norm_scope == "projection":
             params += self.q_dim + self.k_dim  # q_norm and k_norm over every head's width
         elif self.qk_norm:
-            params += 2 * self.qk_head_dim  # q_norm and k_norm, shared by the heads
+            # q_norm and k_norm, shared by the heads (PersimmonAttention's LayerNorms: and biases)
+            params += 2 * self.qk_head_dim * (1 + self.qk_norm_bias)
         if self.attention_sinks:
             params += self.attention_heads  # gpt-oss: one learned sink logit per head
         if self.attention_output_gate and self.qkv_bias:
@@ -763,6 +791,7 @@ class Architecture(BaseModel):
         router = h * e + e * (self.router_bias + self.router_correction_bias)
         router += (h + e) * self.router_scales  # Gemma4TextRouter's scale and per_expert_scale
         shared = sum(i * o for _, i, o in self.shared_expert_linears()) + h * self.shared_expert_gate
+        shared += h * bool(self.attention_experts)  # decl2: JetMoeMoE's output bias
         return experts_counted * self._expert_params() + shared + router
 
     def _counts(self, experts_counted: int, embeddings_counted: str = "both") -> int:
@@ -770,6 +799,7 @@ class Architecture(BaseModel):
         mixers = sum(copies * self._mixer_params(kind) for kind, copies in self.mixer_counts.items())
         mixers += self.indexed_layers * self._indexer_params()
         mixers += self._compressor_params() + self._hyper_connection_params()
+        mixers += self._shared_block_params()
         blocks = (
             mixers
             + self.layers * self.norms_per_layer * self._norm_params()
@@ -790,6 +820,9 @@ class Architecture(BaseModel):
         blocks += self._per_layer_params() + self._attention_variants() + self._double_wide_params()
         blocks += (self.qk_rope_head_dim or 0) // 2 * self.learned_rope_scale  # the rotary's alpha
         blocks += self.layers * self.layer_scalars  # Gemma4TextDecoderLayer.layer_scalar (checkpointed)
+        # decl2: DeepseekV4HashRouter's tid2eid buffer instead of e_score_correction_bias.
+        tables = self.vocab_size * self.experts_per_token - self.experts * self.router_correction_bias
+        blocks += self.hash_routed_layers * tables
         blocks += self._norm_params() * self.embedding_layernorm  # BloomModel.word_embeddings_layernorm
         return embeddings + blocks + self._norm_params() + lm_head  # and the final norm
 
@@ -993,6 +1026,8 @@ class Architecture(BaseModel):
 
     @property
     def full_head_dim(self) -> int:
+        if self.shared_block_layers:  # decl2: Zamba2's shared attention, heads of 2h / heads
+            return 2 * self.hidden_size // self.attention_heads
         return self.global_head_dim or self.attention_head_dim
 
     @property
@@ -1054,6 +1089,47 @@ class Architecture(BaseModel):
         sparse = 2 * h * 2 * d + (self.compress_rate_sparse or 0) * 2 * d + d
         heavy = 2 * h * d + (self.compress_rate_heavy or 0) * d + d
         return self.compressed_sparse_layers * sparse + self.heavily_compressed_layers * heavy
+
+    def shared_block_linears(self, per_module: bool = False) -> list[tuple[str, int, int, int]]:
+        """decl2: Zamba2's shared transformer blocks' linears as (module name, d_in, d_out, copies):
+        each distinct block's (Zamba2AttentionDecoderLayer) q, k, v from the 2h-wide [hidden;
+        embeddings] in heads of 2h / heads and o back to h, its gated MLP (gate_up h -> 2f, down);
+        each adapter set (Zamba2MLP's h -> r -> 2f on gate_up; Zamba2Attention's 2h -> r -> 2h on q,
+        k, v); each hybrid layer's linear h -> h. ``per_module``: as every hybrid layer's block module
+        holds them, tied or not (peft adapts each module: the LoRA adapters)."""
+        if not self.shared_block_layers:
+            return []
+        h, f, r = self.hidden_size, self.intermediate_size, self.shared_adapter_rank
+        head = 2 * h // self.attention_heads
+        q, kv = self.attention_heads * head, self.kv_heads * head
+        blocks = self.shared_block_layers if per_module else self.shared_blocks
+        sets = self.shared_module_adapters if per_module else self.shared_block_adapters
+        found = [
+            ("q_proj", 2 * h, q, blocks),
+            ("k_proj", 2 * h, kv, blocks),
+            ("v_proj", 2 * h, kv, blocks),
+            ("o_proj", q, h, blocks),
+            ("gate_up_proj", h, 2 * f, blocks),
+            ("down_proj", f, h, blocks),
+            ("gate_up_proj_adapter_list.0", h, r, sets),
+            ("gate_up_proj_adapter_list.1", r, 2 * f, sets),
+        ]
+        if self.shared_attention_adapters:
+            for x in "qkv":
+                found += [
+                    (f"linear_{x}_adapter_list.0", 2 * h, r, sets),
+                    (f"linear_{x}_adapter_list.1", r, 2 * h, sets),
+                ]
+        return [*found, ("linear", h, h, self.shared_block_layers)]
+
+    def _shared_block_params(self) -> int:
+        """decl2: Zamba2's shared blocks: their linears, each distinct block's RMSNorms of 2h and h and
+        its MLP's biases (add_bias_linear: 2f and h)."""
+        if not self.shared_block_layers:
+            return 0
+        h, f = self.hidden_size, self.intermediate_size
+        linears = sum(i * o * c for _, i, o, c in self.shared_block_linears())
+        return linears + self.shared_blocks * (3 * h + (2 * f + h) * self.shared_block_bias)
 
     def _hyper_connection_params(self) -> int:
         """DeepSeek-V4's manifold-constrained hyper-connections (Xie et al. 2026; DeepseekV4HyperConnection

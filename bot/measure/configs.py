@@ -40,6 +40,8 @@ def at_depth(arch: Architecture, layers: int) -> Architecture:
             "sliding_window_layers": min(arch.sliding_window_layers, layers),
             "layer_kinds": arch.layer_kinds[:layers],
             "no_mlp_layers": tuple(i for i in arch.no_mlp_layers if i < layers),
+            # decl2: DeepSeek-V4's hash-routed layers are its first ones (DeepseekV4Config's default).
+            "hash_routed_layers": min(arch.hash_routed_layers, layers),
         }
     )
 
@@ -212,8 +214,9 @@ def config_for(preset: Architecture) -> dict[str, Any]:
 
 
 def _frontier_fields(preset: Architecture, declared: Family) -> dict[str, Any]:
-    """Issue 20's frontier block: Gemma 3n's per-layer parts and Mamba-1's dimensions, in the
-    family's field names (bot.estimate.families.PerLayer, Mamba1)."""
+    """Issue 20's frontier block: Gemma 3n's per-layer parts, DeepSeek-V4's layer kinds and Mamba-1's
+    dimensions, in the family's field names (bot.estimate.families.PerLayer, CompressedAttention,
+    Mamba1)."""
     fields: dict[str, Any] = {}
     if declared.per_layer is not None:
         p = declared.per_layer
@@ -238,6 +241,26 @@ def _frontier_fields(preset: Architecture, declared: Family) -> dict[str, Any]:
         }
         if preset.global_kv_heads is not None:
             fields[g.kv_heads] = preset.global_kv_heads
+    c = declared.compressed_attention
+    if c is not None and preset.compressed_kinds:  # decl2: DeepSeek-V4's layers, in its config's words
+        words = {"sliding": c.sliding, "sparse": c.sparse, "heavy": c.heavy}
+        given = (preset.compress_rate_sparse, preset.compress_rate_heavy)
+        rates = zip((c.sparse, c.heavy), given, c.default_rates, strict=True)
+        hashed = preset.hash_routed_layers
+        fields |= {
+            "layer_types": [words[kind] for kind in preset.compressed_kinds],
+            c.rates: {word: rate or default for word, rate, default in rates},
+            c.mlp_kinds: [c.hash_routed] * hashed + [c.routed] * (preset.layers - hashed),
+            "q_lora_rank": preset.q_lora_rank,
+            c.groups: preset.output_groups,
+            c.group_rank: preset.output_group_rank,
+            c.streams: preset.residual_streams,
+            "index_n_heads": preset.index_heads,  # the names hub._compressed_attention_fields reads
+            "index_head_dim": preset.index_head_dim,
+            "sliding_window": preset.sliding_window,
+        }
+        if preset.sinkhorn_iterations:
+            fields[c.sinkhorn] = preset.sinkhorn_iterations
     if declared.mamba1 is not None:
         m = declared.mamba1
         fields |= {
