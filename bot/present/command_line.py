@@ -79,6 +79,12 @@ def command_line(request: EstimateRequest) -> str:
     return typed(request).line
 
 
+def given_line(request: EstimateRequest) -> str:
+    """The command line in its shortest exact form: only the options that differ from their defaults
+    (none that it always shows at theirs), for an answer short of room; it reads back the same."""
+    return " ".join([COMMAND, *[f"{name}:{text}" for name, _, text in typed(request).given]])
+
+
 @value_type
 class Typed:
     """A request as typed: what its command line and its controls' custom_id are written from."""
