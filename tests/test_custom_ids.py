@@ -30,7 +30,7 @@ def test_defaults_are_left_out_and_keys_are_short() -> None:
 
 
 def test_a_state_too_long_for_share_packs_its_choices_by_their_starts() -> None:
-    options = {"model": "llama-3.1-8b", "optimizer": "paged_adam8bit", "precision": "bf16"}
+    options: dict[str, object] = {"model": "llama-3.1-8b", "optimizer": "paged_adam8bit", "precision": "bf16"}
     options |= {"gpu": "rtxpro6000", "gpus": 64, "method": "qlora", "lora_targets": "attention"}
     options |= {"batch_size": 1, "seq_len": 512, "checkpointing": True, "offload": "activations"}
     request = parse_request(**options, chunked_loss=True, grad_accum=4)  # 118 characters as typed

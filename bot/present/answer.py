@@ -4,8 +4,10 @@ It is written for a phone: the verdict and the figure are the title, and the res
 the description (fields would add a heading line each). In order: the copyable ``/vram …`` line
 (controls of a request too long for their custom_id read it back from there, so it stays the first
 line), the seed's two formulas with the numbers, the parts in GB, LoRA and QLoRA in one line, and a
-coloured bar. Everything longer (bytes per parameter of each part, the sharding table, the
-activation estimate's assumptions) is in Details.
+coloured bar. An answer too long for a phone screen gives rows back (:data:`ROOMS`), down to leaving
+the command line to Details where its controls carry the request themselves. Everything longer
+(bytes per parameter of each part, the sharding table, the activation estimate's assumptions) is in
+Details.
 """
 
 from __future__ import annotations
@@ -450,6 +452,10 @@ ROOMS = (
         echo="given",
         subject=False,
     ),
+    # The command line in Details gives back the rows it took: the answer takes back what they hold.
+    Room(footer=False, echo="details"),
+    Room(footer=False, hint=False, echo="details"),
+    Room(footer=False, hint=False, words=False, echo="details"),
     Room(footer=False, hint=False, words=False, advice=False, notes=False, echo="details"),
     Room(footer=False, hint=False, words=False, method=False, advice=False, notes=False, echo="details"),
 )

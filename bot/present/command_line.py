@@ -3,7 +3,9 @@
 It is command syntax, so it reads the same in every language. It lists the options that differ from
 their defaults, in the order of the option table, with numbers in Python's shortest round-trip form
 and never an exponent, so the line reproduces exactly the values the estimate used. Every view's
-description starts with it, which is also how a control finds a request too long for its custom_id.
+description starts with it (the short answer's, where a phone is short of rows, with only the options
+given, or not at all when its controls carry the request), which is also how a control finds a request
+too long for its custom_id.
 """
 
 from __future__ import annotations
