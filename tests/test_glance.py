@@ -191,3 +191,40 @@ def test_a_hub_repo_of_every_declared_family_fits_a_phone() -> None:
     from bot.measure.families import SMALL_CONFIGS
 
     _assert_short(_hub_answers(tuple(SMALL_CONFIGS)))
+
+
+# Issue 21, point 4: a recipe with every saver typed out took 19-20 phone rows (an eight-row command
+# line); the command line moves to Details, since the controls carry the request, and the title names
+# the model and method in its place.
+RECIPE: dict[str, Any] = {
+    "model": "gpt-oss-120b",
+    "gpu": "a10g",
+    "gpus": 8,
+    "batch_size": 8,
+    "seq_len": 512,
+    "method": "qlora",
+    "lora_targets": "attention",
+    "optimizer": "muon",
+    "offload": "both",
+    "optimizer_in_backward": True,
+    "chunked_loss": True,
+}
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_a_recipe_typed_out_in_full_fits_a_phone_with_its_command_line_in_details(
+    language: Language,
+) -> None:
+    from bot.present.command_line import command_line
+    from bot.present.details import render_details
+
+    result = estimate(parse_request(**RECIPE))
+    embed = render_embed(result, language)
+    assert_phone_lines_within(embed, MAX_PHONE_LINES, f"glance {case_id(RECIPE)} {language.value}")
+    assert str(embed["title"]).startswith("❌ gpt-oss-120b · QLoRA · Muon: ")
+    lines = str(embed["description"]).splitlines()
+    assert not lines[0].startswith("`/vram")
+    assert lines[1].startswith("M = ")
+    assert lines[2].startswith("V = M + A = ")
+    assert lines[-2].startswith("💡 ")  # the cheapest change that fits, then the bar
+    assert render_details(result, language)["description"] == f"`{command_line(result.request)}`"
