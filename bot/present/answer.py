@@ -244,9 +244,12 @@ def per_card_parts(
         on_card = [("optimizer", states), ("activations", estimate.activations_gb)]
     else:
         share = card_share(strategy, estimate.request.gpus)
+        # With the optimizer offloaded, DeepSpeed moves each 16-bit gradient to host RAM as it is
+        # reduced (bot.estimate.sharding): under ZeRO no card keeps the gradients, as its figure has it.
+        offloaded = estimate.request.savers.optimizer_offloaded and strategy != "data parallel"
         shares = {
             "weights": share.weights,
-            "gradients": share.gradients,
+            "gradients": 0.0 if offloaded else share.gradients,
             "optimizer": share.optimizer,
             "activations": 1.0,
         }
@@ -417,7 +420,8 @@ class Room:
     recipe's every option still takes too many rows, the command line shows only the options given
     (not the optimizer at its default), then the title leaves the model to it too; last, for a
     request that every control carries in its custom_id, the command line moves to Details (which
-    starts with it) and the title names the model and method again."""
+    starts with it) and the title names the model and method again; at the very last, a preset's
+    lines on what was counted (a MoE's active count) are left to Details' architecture too."""
 
     footer: bool = True
     hint: bool = True
@@ -430,6 +434,9 @@ class Room:
     # "details" (left to Details: only for a request its controls carry, custom_ids.carried).
     echo: Literal["full", "given", "details"] = "full"
     subject: bool = True  # the title's model, which the command line names too
+    # A preset's lines on what was counted (its variant, a MoE's active count, its towers), which
+    # Details' architecture gives too; a Hub repo's notes follow ``notes``.
+    counted: bool = True
 
 
 # Tried in this order until the answer fits the phone (bot.present.phone.MAX_PHONE_ROWS).
@@ -458,6 +465,16 @@ ROOMS = (
     Room(footer=False, hint=False, words=False, echo="details"),
     Room(footer=False, hint=False, words=False, advice=False, notes=False, echo="details"),
     Room(footer=False, hint=False, words=False, method=False, advice=False, notes=False, echo="details"),
+    Room(
+        footer=False,
+        hint=False,
+        words=False,
+        method=False,
+        advice=False,
+        notes=False,
+        echo="details",
+        counted=False,
+    ),
 )
 
 
@@ -653,6 +670,7 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     # least needed first (Room). Counting costs more than a length, so only a long text is counted: no
     # answer of fewer characters than _ROOMY_CHARACTERS has more rows (tests/test_properties.py).
     noted = preset_line(estimate, w)  # the brief notes only for the room that asks for them
+    hub = request.model is not None and request.model.source == "hub"
     for room in ROOMS:
         echo = room.echo
         if echo == "details" and not carried(request):
@@ -661,6 +679,8 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
         if command is None:
             command = commands[echo] = f"`{given_line(request)}`\n" if echo == "given" else ""
         preset = noted if room.notes else preset_line(estimate, w, notes=False)
+        if not room.counted and not hub:
+            preset = None
         head = f"{command}{preset}\n" if preset else command
         title = _title(estimate, seen, wording, total, size, room.method, room.subject)
         lines = _lines(estimate, wording, seen, parts, total, size, room)
