@@ -420,8 +420,8 @@ class Room:
     recipe's every option still takes too many rows, the command line shows only the options given
     (not the optimizer at its default), then the title leaves the model to it too; last, for a
     request that every control carries in its custom_id, the command line moves to Details (which
-    starts with it) and the title names the model and method again; at the very last, a preset's
-    lines on what was counted (a MoE's active count) are left to Details' architecture too."""
+    starts with it) and the title names the model and method again; at the very last, a preset
+    MoE's active count is left to Details' architecture too."""
 
     footer: bool = True
     hint: bool = True
@@ -434,9 +434,7 @@ class Room:
     # "details" (left to Details: only for a request its controls carry, custom_ids.carried).
     echo: Literal["full", "given", "details"] = "full"
     subject: bool = True  # the title's model, which the command line names too
-    # A preset's lines on what was counted (its variant, a MoE's active count, its towers), which
-    # Details' architecture gives too; a Hub repo's notes follow ``notes``.
-    counted: bool = True
+    counted: bool = True  # a preset MoE's active count, which Details' architecture gives too
 
 
 # Tried in this order until the answer fits the phone (bot.present.phone.MAX_PHONE_ROWS).
@@ -624,9 +622,10 @@ def bar_line(estimate: Estimate, wording: _Wording, seen: Glance, parts: list[tu
     return _usage_bar(parts, estimate.single_gpu.capacity_gb, wording, cards)
 
 
-def preset_line(estimate: Estimate, w: Words, notes: bool = True) -> str | None:
+def preset_line(estimate: Estimate, w: Words, notes: bool = True, counted: bool = True) -> str | None:
     """Only what the title's name does not say: that ``params`` won, or a mixture of experts' active
-    count (the architecture and what the count leaves out are in Details)."""
+    count (the architecture and what the count leaves out are in Details; without ``counted``, the
+    active count too)."""
     model = estimate.request.model
     if model is None:
         return None
@@ -644,7 +643,7 @@ def preset_line(estimate: Estimate, w: Words, notes: bool = True) -> str | None:
             lines.append(w("presets.variant_context", name=model.name, context=w.plain(context)))
         else:
             lines.append(w("glance.variant", name=model.name))  # the command line above names the repo
-    if model.is_moe:
+    if model.is_moe and counted:
         total, active = w.count(model.parameter_count), w.count(model.active_parameter_count)
         lines.append(w("glance.moe", total=total, active=active))
     if tower:
@@ -670,7 +669,6 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     # least needed first (Room). Counting costs more than a length, so only a long text is counted: no
     # answer of fewer characters than _ROOMY_CHARACTERS has more rows (tests/test_properties.py).
     noted = preset_line(estimate, w)  # the brief notes only for the room that asks for them
-    hub = request.model is not None and request.model.source == "hub"
     for room in ROOMS:
         echo = room.echo
         if echo == "details" and not carried(request):
@@ -678,9 +676,7 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
         command = commands.get(echo)
         if command is None:
             command = commands[echo] = f"`{given_line(request)}`\n" if echo == "given" else ""
-        preset = noted if room.notes else preset_line(estimate, w, notes=False)
-        if not room.counted and not hub:
-            preset = None
+        preset = noted if room.notes and room.counted else preset_line(estimate, w, room.notes, room.counted)
         head = f"{command}{preset}\n" if preset else command
         title = _title(estimate, seen, wording, total, size, room.method, room.subject)
         lines = _lines(estimate, wording, seen, parts, total, size, room)
