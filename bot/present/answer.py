@@ -253,7 +253,7 @@ def per_card_parts(
             "optimizer": share.optimizer,
             "activations": 1.0,
         }
-        on_card = [(kind, gb * shares[kind]) for kind, gb in parts]
+        on_card = [(kind, gb * shares[kind]) for kind, gb in parts if shares[kind]]  # none: not on it
     extra = seen.per_card_gb
     for _, gb in on_card:
         extra -= gb
