@@ -14,6 +14,7 @@ from bot.present.custom_ids import (
     STATE_ROOM,
     VIEWS,
     UnreadableState,
+    carried,
     control_id,
     pack,
     unpack,
@@ -26,6 +27,22 @@ def test_defaults_are_left_out_and_keys_are_short() -> None:
     assert pack(parse_request(params=7)) == "p=7"
     assert pack(parse_request(params=7, optimizer="adam8bit", activations=20)) == "p=7;o=adam8bit;a=20"
     assert pack(parse_request(params=7, checkpointing=True, flash_attention=False)) == "p=7;c=1;f=0"
+
+
+def test_a_state_too_long_for_share_packs_its_choices_by_their_starts() -> None:
+    options: dict[str, object] = {"model": "llama-3.1-8b", "optimizer": "paged_adam8bit", "precision": "bf16"}
+    options |= {"gpu": "rtxpro6000", "gpus": 64, "method": "qlora", "lora_targets": "attention"}
+    options |= {"batch_size": 1, "seq_len": 512, "checkpointing": True, "offload": "activations"}
+    request = parse_request(**options, chunked_loss=True, grad_accum=4)  # 118 characters as typed
+    packed = pack(request)
+    assert packed == "m=llama-3.1-8b;o=p;x=b;g=rtxp;n=64;mt=q;lt=at;bs=1;s=512;c=1;of=a;cl=1;ga=4"
+    assert unpack(packed) == request
+    assert carried(request)  # Share's custom_id too: the answer need not show its command line
+    # "adam" is a choice of its own beside "adam8bit"; a start two choices share is refused.
+    assert unpack("p=7;o=adam").optimizer == "adam"
+    assert unpack("p=7;o=adam8").optimizer == "adam8bit"
+    with pytest.raises(UnreadableState):
+        unpack("p=7;o=ada")
 
 
 def test_every_control_id_fits_discord() -> None:

@@ -191,3 +191,61 @@ def test_a_hub_repo_of_every_declared_family_fits_a_phone() -> None:
     from bot.measure.families import SMALL_CONFIGS
 
     _assert_short(_hub_answers(tuple(SMALL_CONFIGS)))
+
+
+# Issue 21, point 4: a recipe with every saver typed out took 19-20 phone rows (an eight-row command
+# line); the command line moves to Details, since the controls carry the request, and the title names
+# the model and method in its place.
+RECIPE: dict[str, Any] = {
+    "model": "gpt-oss-120b",
+    "gpu": "a10g",
+    "gpus": 8,
+    "batch_size": 8,
+    "seq_len": 512,
+    "method": "qlora",
+    "lora_targets": "attention",
+    "optimizer": "muon",
+    "offload": "both",
+    "optimizer_in_backward": True,
+    "chunked_loss": True,
+}
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_a_recipe_typed_out_in_full_fits_a_phone_with_its_command_line_in_details(
+    language: Language,
+) -> None:
+    from bot.present.command_line import command_line
+    from bot.present.details import render_details
+
+    result = estimate(parse_request(**RECIPE))
+    embed = render_embed(result, language)
+    assert_phone_lines_within(embed, MAX_PHONE_LINES, f"glance {case_id(RECIPE)} {language.value}")
+    assert str(embed["title"]).startswith("❌ gpt-oss-120b · QLoRA · Muon: ")
+    lines = str(embed["description"]).splitlines()
+    assert not lines[0].startswith("`/vram")
+    assert lines[1].startswith("M = ")
+    assert lines[2].startswith("V = M + A = ")
+    assert lines[-2].startswith("💡 ")  # the cheapest change that fits, then the bar
+    assert render_details(result, language)["description"] == f"`{command_line(result.request)}`"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"model": "llama-3.1-8b", "gpu": "a100-40", "gpus": 2, "batch_size": 1, "offload": "optimizer"},
+        {"model": "qwen3-32b", "gpus": 2, "seq_len": 512, "offload": "optimizer"},
+    ],
+    ids=case_id,
+)
+def test_with_the_optimizer_offloaded_the_bar_is_the_titles_figure(options: dict[str, Any]) -> None:
+    """DeepSpeed moves the gradients to host RAM with an offloaded optimizer: the bar showed them on
+    the card, 1.2 × 40 GB beside a green 32.9 GB per GPU under ZeRO-1 (a fuzz run of issue 21's
+    property test found it on main)."""
+    result = estimate(parse_request(**options))
+    verdict = result.verdict
+    assert verdict.fits
+    bar = str(render_embed(result, Language.EN)["description"]).splitlines()[-1]
+    assert "🟩" not in bar
+    percent = round(verdict.judged_gb / result.single_gpu.capacity_gb * 100)
+    assert bar.endswith(f" {percent}\u00a0%\u00a0of\u00a0{result.single_gpu.capacity_gb:.0f}\u00a0GB"), bar

@@ -14,13 +14,15 @@ from bot.estimate.optimizers import Optimizer
 from bot.estimate.request import EstimateRequest, InvalidRequest, parse_request
 from bot.present.answer import render_embed
 from bot.present.compare import render_compare
+from bot.present.custom_ids import carried
 from bot.present.details import render_details
 from bot.present.i18n import Language
+from bot.present.phone import MAX_PHONE_ROWS
 from bot.present.phrases import FITS_COLOUR, short_method_name
 from bot.present.problems import describe_problem
 from bot.present.words import Words
 from tests.embed_limits import embed_limit_problems
-from tests.phone_lines import embed_characters
+from tests.phone_lines import assert_phone_lines_within, embed_characters
 from tests.property_runs import property_test
 from tests.strategies import requests
 
@@ -206,12 +208,19 @@ def test_no_answer_disagrees_with_its_own_peak_bar_or_card_count(
     for language in Language:
         embed = render_embed(result, language)
         title, description = str(embed["title"]), str(embed["description"])
-        # The glance's characters hold with every option. Its 14 phone rows hold where it can give
-        # rows back (tests/test_savers.py, test_glance.py), but not over this test's space: of 9,156
-        # requests drawn from it (lora, issue 21 audit), 56 % of the answers have 15-22 rows, a
-        # five-row command line with a three-row title among them: not asserted here.
+        # The glance reads at a glance with every option (issue 21, point 4): within Discord's 900
+        # characters and one phone screen, with the verdict and its figure in the title and the seed's
+        # formulas; a command line it leaves to Details is one its controls carry themselves.
         assert embed_characters(embed) <= 900
+        assert_phone_lines_within(embed, MAX_PHONE_ROWS, f"glance {options} {language.value}")
         assert title.startswith("✅" if verdict.fits else "❌")
+        assert Words(language).gb(verdict.judged_gb) in title
+        lines = description.splitlines()
+        assert any(line.startswith("M = ") for line in lines), lines
+        assert any(line.startswith("V = M + A = ") for line in lines), lines
+        if not lines[0].startswith("`/vram "):
+            assert carried(result.request)
+            assert render_details(result, language)["description"].startswith("`/vram ")
         assert (embed["color"] == FITS_COLOUR) is verdict.fits
         bar = description.splitlines()[-1]
         assert ("×" not in bar.split(" ", 1)[1]) is verdict.fits, bar  # a multiple only beyond the card

@@ -4,15 +4,17 @@ It is written for a phone: the verdict and the figure are the title, and the res
 the description (fields would add a heading line each). In order: the copyable ``/vram …`` line
 (controls of a request too long for their custom_id read it back from there, so it stays the first
 line), the seed's two formulas with the numbers, the parts in GB, LoRA and QLoRA in one line, and a
-coloured bar. Everything longer (bytes per parameter of each part, the sharding table, the
-activation estimate's assumptions) is in Details.
+coloured bar. An answer too long for a phone screen gives rows back (:data:`ROOMS`), down to leaving
+the command line to Details where its controls carry the request themselves. Everything longer
+(bytes per parameter of each part, the sharding table, the activation estimate's assumptions) is in
+Details.
 """
 
 from __future__ import annotations
 
 import math
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 from bot.estimate.core import USUAL_CARDS_GB, Estimate
 from bot.estimate.hardware import DEFAULT_GPU
@@ -21,7 +23,8 @@ from bot.estimate.models import preset_variant, variant_context
 from bot.estimate.optimizers import PartKind
 from bot.estimate.sharding import Strategy, card_share
 from bot.estimate.value_type import value_type
-from bot.present.command_line import command_line
+from bot.present.command_line import command_line, given_line
+from bot.present.custom_ids import carried
 from bot.present.i18n import DEFAULT_LANGUAGE, Language, Template, catalogue, substituted
 from bot.present.phone import MAX_PHONE_ROWS, embed_rows
 from bot.present.phrases import (
@@ -127,11 +130,31 @@ def _without_method(text: str, method: bool) -> str:
 _METHOD_IN_TITLE = " · {method}"
 
 
+def _without_subject(text: str, subject: bool) -> str:
+    """A title's wording without its method, as it is or also without its "{subject}: ", which an
+    answer short of phone rows leaves to the command line above it (the verdict and figure stay)."""
+    if subject:
+        return text
+    if _SUBJECT_IN_TITLE not in text:
+        raise ValueError(f"a title without {_SUBJECT_IN_TITLE!r}: {text!r}")
+    return text.replace(_SUBJECT_IN_TITLE, "")
+
+
+_SUBJECT_IN_TITLE = "{subject}: "
+
+
 def _title(
-    estimate: Estimate, seen: Glance, wording: _Wording, total: str, size: str, named: bool = True
+    estimate: Estimate,
+    seen: Glance,
+    wording: _Wording,
+    total: str,
+    size: str,
+    named: bool = True,
+    subject_shown: bool = True,
 ) -> str:
     """``total`` (V) and ``size`` (N) as the formula shows them, formatted once for both; without
-    ``named``, the method and optimizer are left out (the command line above names them)."""
+    ``named``, the method and optimizer are left out, and without ``subject_shown`` the model too (the
+    command line above names them)."""
     w = wording.words
     request = estimate.request
     # A preset's name, else the size, which the template words ("7B").
@@ -161,6 +184,8 @@ def _title(
     else:
         key = "glance.sharded"
         values["gpus"] = w.plain(verdict.cards_needed)
+    if not subject_shown:
+        return wording.setup_free_titles[key].fill(values)
     return wording.titles[key, subject is not None, named].fill(values)
 
 
@@ -220,13 +245,16 @@ def per_card_parts(
         on_card = [("optimizer", states), ("activations", estimate.activations_gb)]
     else:
         share = card_share(strategy, estimate.request.gpus)
+        # With the optimizer offloaded, DeepSpeed moves each 16-bit gradient to host RAM as it is
+        # reduced (bot.estimate.sharding): under ZeRO no card keeps the gradients, as its figure has it.
+        offloaded = estimate.request.savers.optimizer_offloaded and strategy != "data parallel"
         shares = {
             "weights": share.weights,
-            "gradients": share.gradients,
+            "gradients": 0.0 if offloaded else share.gradients,
             "optimizer": share.optimizer,
             "activations": 1.0,
         }
-        on_card = [(kind, gb * shares[kind]) for kind, gb in parts]
+        on_card = [(kind, gb * shares[kind]) for kind, gb in parts if shares[kind]]  # none: not on it
     extra = seen.per_card_gb
     for _, gb in on_card:
         extra -= gb
@@ -256,6 +284,7 @@ class _Wording:
         "language",
         "lines",
         "peak_figure",
+        "setup_free_titles",
         "short_methods",
         "titles",
         "words",
@@ -306,6 +335,12 @@ class _Wording:
             for key in _TITLE_KEYS
             for named in (False, True)
             for method in (False, True)
+        }
+        # ... and the verdict and figure alone ("❌ 33.2 GB peak per GPU on 8 × A10G 24 GB with ZeRO-3"),
+        # the setup left to the command line.
+        self.setup_free_titles = {
+            key: Template(_without_subject(_without_method(strings[key], False), False))
+            for key in _TITLE_KEYS
         }
         self.short_methods = {optimizer: w(key) for optimizer, key in SHORT_METHOD_KEYS.items()}
 
@@ -382,7 +417,12 @@ class Room:
     say what was counted (a preset's variant, a Hub repo's notes, a MoE's active count) stay; then
     the title leaves the method and optimizer to the command line (its verdict and figure stay), and
     the advice where every card overflows says so in the fewest words (every change it names stays);
-    last, a Hub repo keeps only the notes that change how a figure reads (Details has them all)."""
+    a Hub repo keeps only the notes that change how a figure reads (Details has them all). Where a
+    recipe's every option still takes too many rows, the command line shows only the options given
+    (not the optimizer at its default), then the title leaves the model to it too; last, for a
+    request that every control carries in its custom_id, the command line moves to Details (which
+    starts with it) and the title names the model and method again; at the very last, a preset
+    MoE's active count is left to Details' architecture too."""
 
     footer: bool = True
     hint: bool = True
@@ -391,6 +431,11 @@ class Room:
     advice: bool = True  # the advice in its full words
     # A Hub repo's notes in full; else only those that change how a figure reads (Details has all).
     notes: bool = True
+    # The command line: "full" (with the options it always shows), "given" (only those typed), or
+    # "details" (left to Details: only for a request its controls carry, custom_ids.carried).
+    echo: Literal["full", "given", "details"] = "full"
+    subject: bool = True  # the title's model, which the command line names too
+    counted: bool = True  # a preset MoE's active count, which Details' architecture gives too
 
 
 # Tried in this order until the answer fits the phone (bot.present.phone.MAX_PHONE_ROWS).
@@ -402,6 +447,33 @@ ROOMS = (
     Room(footer=False, hint=False, words=False, method=False),
     Room(footer=False, hint=False, words=False, method=False, advice=False),
     Room(footer=False, hint=False, words=False, method=False, advice=False, notes=False),
+    Room(footer=False, hint=False, words=False, method=False, advice=False, notes=False, echo="given"),
+    Room(
+        footer=False,
+        hint=False,
+        words=False,
+        method=False,
+        advice=False,
+        notes=False,
+        echo="given",
+        subject=False,
+    ),
+    # The command line in Details gives back the rows it took: the answer takes back what they hold.
+    Room(footer=False, echo="details"),
+    Room(footer=False, hint=False, echo="details"),
+    Room(footer=False, hint=False, words=False, echo="details"),
+    Room(footer=False, hint=False, words=False, advice=False, notes=False, echo="details"),
+    Room(footer=False, hint=False, words=False, method=False, advice=False, notes=False, echo="details"),
+    Room(
+        footer=False,
+        hint=False,
+        words=False,
+        method=False,
+        advice=False,
+        notes=False,
+        echo="details",
+        counted=False,
+    ),
 )
 
 
@@ -552,9 +624,10 @@ def bar_line(estimate: Estimate, wording: _Wording, seen: Glance, parts: list[tu
     return _usage_bar(parts, estimate.single_gpu.capacity_gb, wording, cards)
 
 
-def preset_line(estimate: Estimate, w: Words, notes: bool = True) -> str | None:
+def preset_line(estimate: Estimate, w: Words, notes: bool = True, counted: bool = True) -> str | None:
     """Only what the title's name does not say: that ``params`` won, or a mixture of experts' active
-    count (the architecture and what the count leaves out are in Details)."""
+    count (the architecture and what the count leaves out are in Details; without ``counted``, the
+    active count too)."""
     model = estimate.request.model
     if model is None:
         return None
@@ -572,7 +645,7 @@ def preset_line(estimate: Estimate, w: Words, notes: bool = True) -> str | None:
             lines.append(w("presets.variant_context", name=model.name, context=w.plain(context)))
         else:
             lines.append(w("glance.variant", name=model.name))  # the command line above names the repo
-    if model.is_moe:
+    if model.is_moe and counted:
         total, active = w.count(model.parameter_count), w.count(model.active_parameter_count)
         lines.append(w("glance.moe", total=total, active=active))
     if tower:
@@ -590,7 +663,8 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     # The breakdown is the bar's legend: the same parts, one card's, adding up to the judged figure.
     parts = per_card_parts(estimate, seen, part_sizes(estimate))
     # The copyable command line first (controls read a request too long for their custom_id from it).
-    command = f"`{command_line(estimate.request)}`\n"
+    request = estimate.request
+    commands = {"full": f"`{command_line(request)}`\n"}
     bar = bar_line(estimate, wording, seen, parts)
     # Most answers fit a phone screen with everything; a long one (a recipe's every option typed
     # out, advice that wraps, what is in host RAM) has the answer count its rows and give some back,
@@ -598,9 +672,15 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     # answer of fewer characters than _ROOMY_CHARACTERS has more rows (tests/test_properties.py).
     noted = preset_line(estimate, w)  # the brief notes only for the room that asks for them
     for room in ROOMS:
-        preset = noted if room.notes else preset_line(estimate, w, notes=False)
+        echo = room.echo
+        if echo == "details" and not carried(request):
+            continue
+        command = commands.get(echo)
+        if command is None:
+            command = commands[echo] = f"`{given_line(request)}`\n" if echo == "given" else ""
+        preset = noted if room.notes and room.counted else preset_line(estimate, w, room.notes, room.counted)
         head = f"{command}{preset}\n" if preset else command
-        title = _title(estimate, seen, wording, total, size, named=room.method)
+        title = _title(estimate, seen, wording, total, size, room.method, room.subject)
         lines = _lines(estimate, wording, seen, parts, total, size, room)
         description = f"{head}{lines}\n{bar}"
         embed: dict[str, Any] = {"title": title, "description": description, "color": seen.colour}

@@ -3,7 +3,9 @@
 It is command syntax, so it reads the same in every language. It lists the options that differ from
 their defaults, in the order of the option table, with numbers in Python's shortest round-trip form
 and never an exponent, so the line reproduces exactly the values the estimate used. Every view's
-description starts with it, which is also how a control finds a request too long for its custom_id.
+description starts with it (the short answer's, where a phone is short of rows, with only the options
+given, or not at all when its controls carry the request), which is also how a control finds a request
+too long for its custom_id.
 """
 
 from __future__ import annotations
@@ -77,6 +79,12 @@ def read_value(spec: OptionSpec, text: str) -> object:
 def command_line(request: EstimateRequest) -> str:
     """``/vram params:7 optimizer:adam8bit``: the options that differ from their defaults."""
     return typed(request).line
+
+
+def given_line(request: EstimateRequest) -> str:
+    """The command line in its shortest exact form: only the options that differ from their defaults
+    (none that it always shows at theirs), for an answer short of room; it reads back the same."""
+    return " ".join([COMMAND, *[f"{name}:{text}" for name, _, text in typed(request).given]])
 
 
 @value_type

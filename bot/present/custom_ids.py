@@ -3,7 +3,9 @@
 Discord allows 100 characters per ``custom_id``: ``vram:<view>:<state>``. The state lists the options
 that differ from their defaults as ``key=value`` pairs joined by ``;``, with each option's short key
 from the option table, e.g. ``p=7;o=adam8bit;a=20``; numbers are exact (shortest round-trip form).
-A request whose state does not fit gets the state ``~`` instead: its controls then read the request
+A state too long for Share's custom_id gives each choice by its shortest unambiguous start
+(``of=a`` for ``offload:activations``; an exact value reads as itself, so ``o=adam`` stays Adam).
+A request whose state still does not fit gets the state ``~`` instead: its controls then read the request
 from the command line that starts the answer they are attached to (:mod:`bot.present.command_line`),
 which holds it exactly. Either way the request meets the same validation as typed input.
 """
@@ -34,6 +36,7 @@ STATE_ROOM: Final = CUSTOM_ID_MAX - max(len(f"{PREFIX}:{view}:") for view in VIE
 # names a view as well, so it has four characters less room; a state that does not fit there is
 # read from the message's command line, like any state too long (see :func:`share_id`).
 SHARE: Final = "shr"
+SHARE_STATE_ROOM: Final = CUSTOM_ID_MAX - max(len(f"{PREFIX}:{SHARE}:{view}:") for view in VIEWS)
 # The state of a request too long to pack: "read it from the message's command line".
 FROM_MESSAGE: Final = "~"
 
@@ -72,17 +75,49 @@ def share_id(view: str, state: str) -> str:
 
 
 def pack(request: EstimateRequest) -> str:
-    """The request's state for its controls' custom_ids: exact, or :data:`FROM_MESSAGE`."""
+    """The request's state for its controls' custom_ids: exact, or :data:`FROM_MESSAGE`. A state too
+    long as typed for Share's custom_id gives each choice by its shortest unambiguous start ("of=a"
+    for offload's activations), which :func:`unpack` reads back, before it gives up."""
     keys = _packed_keys()
-    pairs = []
+    given = typed(request).given
     # The options as the command line types them, in the table's order, which is the packed order;
     # a boolean is packed as 1 or 0.
-    for name, value, text in typed(request).given:
-        if value is True or value is False:
-            text = "1" if value else "0"
-        pairs.append(f"{keys[name]}={text}")
-    packed = ";".join(pairs)
+    pairs = [(name, str(int(value)) if isinstance(value, bool) else text) for name, value, text in given]
+    packed = ";".join([f"{keys[name]}={text}" for name, text in pairs])
+    if len(packed) <= SHARE_STATE_ROOM:  # Share's custom_id carries it too
+        return packed
+    starts = _choice_starts()
+    packed = ";".join([f"{keys[name]}={starts.get((name, text), text)}" for name, text in pairs])
     return packed if len(packed) <= STATE_ROOM else FROM_MESSAGE
+
+
+def carried(request: EstimateRequest) -> bool:
+    """Whether every control of the request's answers carries it in its own custom_id (Share's, four
+    characters shorter, too), so that none reads the message's command line: an answer short of room
+    may then leave that line to Details."""
+    state = pack(request)
+    return state != FROM_MESSAGE and len(state) <= SHARE_STATE_ROOM
+
+
+@cache
+def _choice_starts() -> dict[tuple[str, str], str]:
+    """Each choice's shortest start that no other choice of its option shares (an exact value is
+    read as itself first, so "adam" stays "adam" beside "adam8bit"), by (option, value)."""
+    starts = {}
+    for spec in request_options():
+        choices = spec.option.choices
+        if spec.option.packed_key is None or choices is None:
+            continue
+        values = [str(choice) for choice in choices]
+        for value in values:
+            others = [other for other in values if other != value]
+            start = next(
+                value[:end]
+                for end in range(1, len(value) + 1)
+                if value[:end] == value or not any(other.startswith(value[:end]) for other in others)
+            )
+            starts[spec.name, value] = start
+    return starts
 
 
 @cache
@@ -100,6 +135,13 @@ def _value(spec: OptionSpec, text: str) -> object:
         if text not in ("0", "1"):
             raise UnreadableState(f"{spec.name} is not 0 or 1")
         return text == "1"
+    choices = spec.option.choices
+    if choices is not None and text not in {str(choice) for choice in choices}:
+        # A choice by its start, as pack shortens a long state: the one choice that starts so.
+        starting = [str(choice) for choice in choices if str(choice).startswith(text)] if text else []
+        if len(starting) != 1:
+            raise UnreadableState(f"{spec.name}: no one choice starts with {text[:20]!r}")
+        return starting[0]
     try:
         return read_value(spec, text)
     except UnreadableCommand as exc:

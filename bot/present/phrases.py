@@ -152,11 +152,13 @@ def fill_advice(estimate: Estimate, w: Words, *, short: bool = False, listed: bo
     return w("advice.or", first=", ".join(options[:-1]), last=options[-1])
 
 
-def change_text(change: Change, estimate: Estimate, w: Words) -> str:
-    """One change that makes the request fit, with the per-card figure it fits at."""
+def change_text(change: Change, estimate: Estimate, w: Words, terse: bool = False) -> str:
+    """One change that makes the request fit, with the per-card figure it fits at (``terse``: more
+    cards by their memory alone, "3 × 96 GB", as the bar's caption has it: the title names them)."""
     gb = w.gb(change.gb)
     if change.kind == "cards":
-        card = short_card_name(estimate.single_gpu.gpu)
+        gpu = estimate.single_gpu
+        card = f"{w.num(gpu.capacity_gb)} GB" if terse else short_card_name(gpu.gpu)
         return w("advice.cards", gpus=w.plain(change.gpus), card=card)
     return w(_CHANGE_KEYS[change.kind], gb=gb)
 
@@ -185,7 +187,7 @@ def advice_line(estimate: Estimate, w: Words, *, terse: bool = False) -> str | N
         return None  # the LoRA line says as much, and which card they fit
 
     # Each change in one piece: a phone wraps between them, never inside "10 × H100 80 GB ZeRO-3".
-    changes = [change_text(change, estimate, w).replace(" ", "\u00a0") for change in shown]
+    changes = [change_text(change, estimate, w, terse).replace(" ", "\u00a0") for change in shown]
     return w("advice.fits_with", changes=" · ".join(changes))
 
 
