@@ -32,6 +32,7 @@ from typing import Any
 
 from benchmarks.interactions import (
     COMMANDS,
+    OPTIONS_PEER,
     PEER,
     PROJECT,
     TARGETS,
@@ -185,6 +186,14 @@ def report(per_answer: dict[str, list[float]], count: int) -> dict[str, Any]:
     for command, target in TARGETS.items():
         rounds = [v / b for v, b in zip(per_answer[f"/{command}"], peer, strict=True)]
         ratios[f"/{command} vs /{PEER}"] = {"rounds": rounds, "target": target, "met": max(rounds) <= target}
+    # /vram over the peer that declares its options: the bot's own work (benchmarks/README.md, round 5).
+    options_peer = per_answer[f"/{OPTIONS_PEER}"]
+    rounds = [v / b for v, b in zip(per_answer["/vram"], options_peer, strict=True)]
+    ratios[f"/vram vs /{OPTIONS_PEER}"] = {
+        "rounds": rounds,
+        "target": TARGETS["vram"],
+        "met": max(rounds) <= TARGETS["vram"],
+    }
     return {
         "command": "python -m benchmarks.instructions",
         "answers_per_round": count,

@@ -63,8 +63,11 @@ from tests.fake_discord import FakeDiscord, guild_payload, snowflake
 from tests.fresh_python import compile_folders
 
 PROJECT = Path(__file__).resolve().parents[1]
-COMMANDS = ("noop", "vram", "compare")  # "compare": a click on Compare, by the answer's asker
+COMMANDS = ("noop", "noop_options", "vram", "compare")  # "compare": a click on Compare, by the answer's asker
 PEER = "noop"
+# The peer with /vram's options declared and given (benchmarks/ping_cog.py): /vram over it is the bot's
+# own work, discord.py's reading of a command of that many options on both sides.
+OPTIONS_PEER = "noop_options"
 READY_SETTLE_S = 3.0  # discord.py waits guild_ready_timeout (2 s) after the last GUILD_CREATE
 VRAM_OPTIONS = {"optimizer": "adam8bit", "activations": 20.0}  # and params, different every time
 # Before each one-at-a-time interaction: an answer's work does not end with its callback (the bot
@@ -153,6 +156,8 @@ class Bench:
         options: dict[str, Any] = {}
         if command == "vram":
             options = VRAM_OPTIONS | {"params": self._model_size()}
+        elif command == OPTIONS_PEER:
+            options = VRAM_OPTIONS | {"params": 7.0}
         return self.fake.slash_interaction(command, self.fake.command_options(command, **options))
 
     async def prepare(self) -> None:

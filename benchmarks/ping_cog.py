@@ -6,6 +6,9 @@
   (:func:`bot.runtime.send.send_answer`, discord.py's public ``send_message``), so each answer
   computes no estimate and renders nothing: the part of ``/vram``'s cost that is sending an answer of
   that size.
+- ``/noop_options``, the same with ``/vram``'s options declared (:func:`bot.runtime.cog.with_vram_options`)
+  and sent ``/vram``'s three: what discord.py itself does with a command of that many options (reads
+  each, fills the defaults) is then on both sides, and the difference is the bot's own work.
 - ``/bench_stages``: with ``VRAM_BENCH_STAGES=1`` in the bot's environment, :func:`install_stage_timers`
   wraps the stages of an answer (validate, estimate, render, controls, chart, send) with thread CPU
   timers, and this command answers with their totals as JSON (and starts them afresh). The timers
@@ -34,6 +37,7 @@ from bot.estimate.request import parse_request
 from bot.present.custom_ids import COMPARE, ESTIMATE
 from bot.present.i18n import Language
 from bot.runtime import send
+from bot.runtime.cog import with_vram_options
 from bot.runtime.replies import NO_PINGS
 
 STAGES_ENV = "VRAM_BENCH_STAGES"
@@ -168,6 +172,14 @@ class PingCog(commands.Cog):
     async def noop(self, interaction: discord.Interaction) -> None:
         if _timing:
             _command.set("noop")
+        embed, controls = _answer()
+        await send.send_answer(interaction, embed, controls, edit=False, allowed_mentions=NO_PINGS)
+
+    @app_commands.command(name="noop_options", description="/noop with /vram's options declared (benchmark)")
+    @with_vram_options
+    async def noop_options(self, interaction: discord.Interaction, /, **options: Any) -> None:
+        if _timing:
+            _command.set("noop_options")
         embed, controls = _answer()
         await send.send_answer(interaction, embed, controls, edit=False, allowed_mentions=NO_PINGS)
 

@@ -13,7 +13,7 @@ from benchmarks.interactions import parse_args, print_table, run
 
 pytestmark = pytest.mark.benchmark
 
-COMMANDS = {"/noop", "/vram", "/compare"}
+COMMANDS = {"/noop", "/noop_options", "/vram", "/compare"}
 RATIOS = {"/vram vs /noop", "/compare vs /noop"}
 
 
@@ -77,5 +77,7 @@ async def test_the_instruction_count_runs_and_reports_every_command(tmp_path: Pa
     # An answer takes one to a few tens of millions: a count far off says the dumps were misread.
     assert all(len(counts) == 1 and 2e5 < counts[0] < 1e8 for counts in per_answer.values())
     result = instructions.report(per_answer, 100)
-    assert set(result["ratios"]) == RATIOS
+    assert set(result["ratios"]) == RATIOS | {"/vram vs /noop_options"}
     assert result["ratios"]["/vram vs /noop"]["rounds"] == [per_answer["/vram"][0] / per_answer["/noop"][0]]
+    peer = per_answer["/noop_options"][0]
+    assert result["ratios"]["/vram vs /noop_options"]["rounds"] == [per_answer["/vram"][0] / peer]

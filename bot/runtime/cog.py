@@ -100,6 +100,14 @@ _CHOICES = {
 }
 
 
+def with_vram_options(callback: CommandCallback) -> CommandCallback:
+    """``/vram``'s options on a command callback: their parameters, descriptions and choices (the
+    benchmark's peer, benchmarks/ping_cog.py, declares the same, so discord.py reads the same)."""
+    return app_commands.describe(**_DESCRIPTIONS)(
+        app_commands.choices(**_CHOICES)(_with_the_options(callback))
+    )
+
+
 class VramCog(commands.Cog):
     """Answers ``/vram`` with the memory needed to fine-tune a model."""
 
@@ -127,12 +135,10 @@ class VramCog(commands.Cog):
         await self.hub.close()  # the shared cache's connections, if any
 
     @app_commands.command(name="vram", description=localized("command.description"))
-    @app_commands.describe(**_DESCRIPTIONS)
-    @app_commands.choices(**_CHOICES)
     # Servers, DMs with the bot and, installed to a user's account, any channel the user is in.
     @app_commands.allowed_installs(guilds=True, users=True)
     @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
-    @_with_the_options
+    @with_vram_options
     async def vram(self, interaction: discord.Interaction, /, **options: Any) -> None:
         command = read_command(options)
         private, repo = command.private, command.repo
