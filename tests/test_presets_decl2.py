@@ -13,6 +13,7 @@ import pytest
 from bot.estimate.hub import ConfigProblem, architecture_from_config
 from bot.estimate.models import find_preset, presets
 from bot.measure.configs import config_for
+from tests.test_frontier_v4 import V4_SMALL
 
 # DeepSeek-V4 Flash's config.json: 284,332,230,231 parameters and 2,337,280 buffer values (3 hash
 # tables of 129,280 × 6, 40 correction biases of 256).
@@ -54,24 +55,7 @@ def test_the_presets_config_reads_back_as_the_preset() -> None:
     assert back.compressed_kinds == model.compressed_kinds
 
 
-SMALL: dict[str, Any] = {
-    "model_type": "deepseek_v4",
-    "hidden_size": 256,
-    "num_attention_heads": 8,
-    "head_dim": 32,
-    "vocab_size": 1000,
-    "moe_intermediate_size": 344,
-    "n_routed_experts": 4,
-    "num_experts_per_tok": 2,
-    "q_lora_rank": 96,
-    "o_groups": 2,
-    "o_lora_rank": 32,
-    "hc_mult": 2,
-    "index_n_heads": 2,
-    "index_head_dim": 16,
-    "num_hidden_layers": 5,
-    "pad_token_id": 0,
-}
+SMALL = V4_SMALL  # tests/test_frontier_v4.py's small DeepSeek-V4 of five layers
 # The hash-routed layers as DeepseekV4Config decides them (the list, else num_hash_layers, else 3):
 # each meta build's state_dict (transformers 5.24); a hash table is 1,000 × 2, a correction bias 4.
 HASHED_BUILT: dict[str, tuple[dict[str, Any], int]] = {
