@@ -145,9 +145,6 @@ def _peft_adapters(config: dict[str, Any], targets: LoraTargets) -> int:
 LORA_KNOWN_GAPS: dict[str, tuple[str, ...]] = {
     # frontier: the compressors, the indexer and the grouped o_a/o_b are not named for peft
     "deepseek_v4": ("all-linear", "attention"),
-    # decl: peft's attention list names c_proj, which GPT-2's MLP has too: peft adapts the MLP's c_proj
-    "gpt2": ("attention",),
-    "gpt_bigcode": ("attention",),
 }
 
 

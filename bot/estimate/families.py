@@ -398,7 +398,8 @@ class Family:
     # name: what a LoRA recipe targeting the attention lists (Phi's dense, GPT-NeoX's query_key_value).
     attention_modules: Mapping[str, str] = field(default_factory=dict)
     # Modules named otherwise than the counter names them where peft's attention list then misses
-    # them, by the counter's name (LFM2's attention calls its output projection out_proj).
+    # them, by the counter's name (LFM2's attention calls its output projection out_proj), or then
+    # matches them (GPT-2's MLP calls its down_proj c_proj, as its attention's output).
     module_names: Mapping[str, str] = field(default_factory=dict)
     mla: bool = False  # Multi-head Latent Attention (DeepSeek-V3): q/kv LoRA ranks and head dims
     # Norms.
@@ -2519,6 +2520,7 @@ _CLASSIC: tuple[Family, ...] = (
         mlp_ratio=4,
         position_table=("n_positions", 0),
         attention_modules=MappingProxyType({"qkv_proj": "c_attn", "o_proj": "c_proj"}),
+        module_names=MappingProxyType({"down_proj": "c_proj"}),  # GPT2MLP's c_proj
         unsupported=("add_cross_attention",),
         small=_GPT_SMALL,
     ),

@@ -216,6 +216,15 @@ def adapted_linears(
 
     found = _mixer_linears(arch, targets, rank)
     if targets is LoraTargets.ATTENTION:
+        # peft matches target names as module-name suffixes (tuners_utils.check_target_module_exists):
+        # a dense MLP linear named like an attention projection (GPT-2's c_proj) is adapted too.
+        wanted = attention_target_names(arch)
+        for width, layers in arch._dense_widths():
+            found += [
+                AdaptedLinear(n, i, o, rank, layers)
+                for n, i, o in arch.dense_mlp_linears(width)
+                if _module_name(arch, n) in wanted
+            ]
         return tuple(found)
     if arch.attention_experts:  # decl2: JetMoeMoA's router (an nn.Linear; its experts are none)
         found.append(
