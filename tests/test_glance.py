@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -249,3 +250,58 @@ def test_with_the_optimizer_offloaded_the_bar_is_the_titles_figure(options: dict
     assert "🟩" not in bar
     percent = round(verdict.judged_gb / result.single_gpu.capacity_gb * 100)
     assert bar.endswith(f" {percent}\u00a0%\u00a0of\u00a0{result.single_gpu.capacity_gb:.0f}\u00a0GB"), bar
+
+
+# Issue 21, point 4: a Hub repo whose count needs a note (a packed FP8/MXFP4/GPTQ checkpoint the Hub
+# counts as stored, a count its tensors contradict or alone give) took 15-24 phone rows, the note's
+# sentence alone up to six; the last rooms say what N holds in a few words ("N = 32.8B unpacked").
+# Read through the real Hub reader from the fake Hub, as /vram reads them.
+def _packed_repos() -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """By repo ID: its config and the fake Hub's fields for it (a stored count, its tensors)."""
+    from tests.hub_configs import CONFIGS
+    from tests.hub_tensors import QWEN3_FP8_CONFIG, UNDECLARED_CONFIG, mamba2_shards, qwen3_fp8_tensors
+    from tests.test_hub_tensors import HYBRID_CONFIG, _hybrid_tensors
+
+    gptq = {"quantization_config": {"quant_method": "gptq", "bits": 4}}
+    fp8_shards = {"shards": {"model.safetensors": qwen3_fp8_tensors()}}
+    # 72 characters fit with every shape below; an ID of 78 or more still takes 15 rows (its command
+    # line, which its controls read, alone five).
+    long_id = "a-very-long-organisation-name/Qwen3-32B-FP8-" + "x" * 28
+    return {
+        "acme/Qwen3-32B-FP8": (CONFIGS["qwen3-32b"], {"stored_params": 17_000_000_000}),
+        long_id: (CONFIGS["qwen3-32b"], {"stored_params": 17_000_000_000}),
+        "acme/Qwen3-32B-FP8-Tensors": (QWEN3_FP8_CONFIG, fp8_shards),
+        "acme/gpt-oss-20b": (CONFIGS["gpt-oss-20b"], {"stored_params": 12_000_000_000}),
+        "acme/Qwen3-30B-A3B-GPTQ": ({**CONFIGS["qwen3-30b-a3b"], **gptq}, {"stored_params": 4_000_000_000}),
+        "acme/Mixtral-8x7B-GPTQ": ({**CONFIGS["mixtral-8x7b"], **gptq}, {"stored_params": 6_000_000_000}),
+        "acme/DeepSeek-V3": (CONFIGS["deepseek-v3"], {"stored_params": 684_000_000_000}),
+        "acme/Hybrid-Tiny": (HYBRID_CONFIG, {"shards": {"model.safetensors": _hybrid_tensors()}}),
+        "acme/Mamba2-130m": (UNDECLARED_CONFIG, {"shards": mamba2_shards()}),
+    }
+
+
+def test_a_hub_repo_whose_count_needs_a_note_fits_a_phone(tmp_path: Path) -> None:
+    from bot.hub_lookup import fetch_architecture
+    from bot.hub_settings import HubSettings
+    from bot.present.words import Words
+    from tests.fake_hub import FakeHub, running_in_thread
+
+    hub = FakeHub()
+    repos = _packed_repos()
+    for repo, (config, fields) in repos.items():
+        shards = fields.pop("shards", None)
+        hub.add(repo, config, **fields)
+        if shards is not None:
+            hub.add_safetensors(repo, shards)
+    with running_in_thread(hub):
+        settings = HubSettings(endpoint=hub.url, cache_dir=tmp_path, offline=False, timeout_s=10)
+        models = {repo: fetch_architecture(repo, settings) for repo in repos}
+    for repo, model in models.items():
+        for options in [*HUB_SHAPES, {"gpu": "rtx4090", "method": "qlora"}]:
+            for language in Language:
+                label = f"{repo} {case_id(options)} {language.value}"
+                embed = render_embed(estimate(parse_request(model=model, **options)), language)
+                assert embed_characters(embed) <= MAX_CHARACTERS, label
+                assert_phone_lines_within(embed, MAX_PHONE_LINES, label)
+                # What N counts stays in view, in a sentence or a few words.
+                assert Words(language).count(model.total_params) in str(embed["description"]), label

@@ -4,6 +4,7 @@ Pure: no Hub, no Discord. The configs are the real repos' (tests/hub_configs.py)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any, get_args
 
@@ -29,6 +30,7 @@ from bot.estimate.request import InvalidRequest, parse_request
 from bot.present.answer import render_embed
 from bot.present.command_line import command_line, parse_command_line
 from bot.present.custom_ids import pack, unpack
+from bot.present.details import render_details
 from bot.present.hub_problems import describe_hub_failure
 from bot.present.i18n import Language
 from tests.hub_configs import CONFIGS, FAMILY_CONFIGS
@@ -63,9 +65,12 @@ def test_a_quantized_checkpoints_stored_count_is_shown_not_used() -> None:
     assert found.parameter_count == presets()["deepseek-v3"].parameter_count
     assert found.hub_stored_params == 684_531_386_000
     register(found)
-    embed = render_embed(estimate(parse_request(model="deepseek-ai/x")), Language.EN)
-    assert "The Hub stores 685B parameters" in embed["description"]
-    assert "pre-quantized" in embed["description"]
+    result = estimate(parse_request(model="deepseek-ai/x"))
+    # The answer says what N holds in a few words (a phone's rows), Details in a sentence.
+    assert "\nN = 671B unpacked (Hub: 685B).\n" in render_embed(result, Language.EN)["description"]
+    details = json.dumps(render_details(result, Language.EN), ensure_ascii=False)
+    assert "The Hub stores 685B parameters" in details
+    assert "pre-quantized" in details
     close = architecture_from_config("a/b", CONFIGS["qwen3-32b"], stored_params=32_762_123_264 + 1000)
     assert close.hub_stored_params is None  # within 1 %: nothing to explain
 

@@ -61,10 +61,12 @@ async def test_a_repo_id_answers_with_its_architecture_then_from_the_cache(
     callback = await fake.invoke("vram", model="acme/Qwen3-32B-FP8")
     assert callback.type == 4  # answered at once, the Hub being quick
     description = callback.embed["description"]
-    # The note on the count takes six phone rows: the command line is left to Details, the title
-    # names the repo, and the controls carry its ID.
+    # The note on the count took six phone rows: it says what N holds in a few words (Details has the
+    # sentence), and the command line stays; the title names the repo, the controls carry its ID.
     assert callback.embed["title"].startswith("❌ acme/Qwen3-32B-FP8")
-    assert "The Hub stores 17B parameters" in description  # the exact count is in Details
+    assert description.startswith(
+        "`/vram model:acme/Qwen3-32B-FP8 optimizer:adam`\nN = 32.8B unpacked (Hub: 17B)."
+    )
     assert "m=acme/Qwen3-32B-FP8" in json.dumps(callback.data["components"])
     hub.requests.clear()
     again = await fake.invoke("vram", model="acme/Qwen3-32B-FP8", optimizer="sgd")
@@ -221,7 +223,7 @@ async def test_a_family_no_declaration_knows_answers_with_its_tensors_count(
     assert not callback.ephemeral
     # 2.06 GB + 3 GB; the answer's notes make it long, so its title leaves Adam to the command line.
     assert callback.embed["title"] == "✅ acme/Mamba2-130m: 5.1 GB fits one H100 80 GB"
-    assert "N is the exact count of its tensors, 129M" in callback.embed["description"]
+    assert "N = its tensors' 129M (`acme_ssm`: no declaration)." in callback.embed["description"]
     custom_id = next(c for c in custom_ids(callback.message) if c.startswith("vram:det:"))
     details = await fake.send_interaction(fake.component_interaction(callback.message, custom_id, user="bob"))
     assert "128,983,488 parameters, counted from its tensors" in json.dumps(details.embed, ensure_ascii=False)

@@ -417,7 +417,8 @@ class Room:
     say what was counted (a preset's variant, a Hub repo's notes, a MoE's active count) stay; then
     the title leaves the method and optimizer to the command line (its verdict and figure stay), and
     the advice where every card overflows says so in the fewest words (every change it names stays);
-    a Hub repo keeps only the notes that change how a figure reads (Details has them all). Where a
+    a Hub repo keeps only the notes that change how a figure reads, in a few words ("N = 32.8B unpacked
+    (Hub: 17B)."; Details has them all in full). Where a
     recipe's every option still takes too many rows, the command line shows only the options given
     (not the optimizer at its default), then the title leaves the model to it too; last, for a
     request that every control carries in its custom_id, the command line moves to Details (which
@@ -429,7 +430,8 @@ class Room:
     words: bool = True
     method: bool = True  # the title's method and optimizer, which the command line names too
     advice: bool = True  # the advice in its full words
-    # A Hub repo's notes in full; else only those that change how a figure reads (Details has all).
+    # A Hub repo's notes in full; else only those that change how a figure reads, in a few words
+    # (a packed checkpoint's sentence took six phone rows; Details has all).
     notes: bool = True
     # The command line: "full" (with the options it always shows), "given" (only those typed), or
     # "details" (left to Details: only for a request its controls carry, custom_ids.carried).
@@ -637,7 +639,8 @@ def preset_line(estimate: Estimate, w: Words, notes: bool = True, counted: bool 
     if model.source == "hub":
         # A Hub repo says where its architecture came from and what its count means (a stored count
         # that differs, a family counted approximately, a multimodal repo's text model).
-        return "\n".join([*architecture_notes(model, w, brief=not notes), *([tower] if tower else [])])
+        notes_kept = architecture_notes(model, w, brief=not notes, counted=counted)
+        return "\n".join([*notes_kept, *([tower] if tower else [])])
     lines = []
     if preset_variant(model) is not None:  # another repo of the same architecture, e.g. the Instruct one
         context = variant_context(model)  # ... trained for a longer context (Qwen3's -2507 releases)

@@ -95,20 +95,22 @@ def hub_notes(model: HubModel, w: Words, brief: bool = False) -> list[str]:
         read_from = model.tensors.read_from
         source = "hub.tensors_source" if read_from == "headers" else "hub.stored_source"
         notes = [] if brief else [w(source, commit=commit)]
-        notes.append(w("hub.tensors_only", family=f"`{family or '?'}`", count=w.count(model.tensors.total)))
-        return notes + _packing_notes(model.tensors, w)
+        key = "hub.tensors_only_brief" if brief else "hub.tensors_only"
+        notes.append(w(key, family=f"`{family or '?'}`", count=w.count(model.tensors.total)))
+        return notes + _packing_notes(model.tensors, w, brief)
     notes = [] if brief else [w("hub.source", commit=commit)]
     if tensors is not None:
         # The layout counts the text model only; the towers and projectors are the tensors' to say.
         text = tensors.total - tensors.towers - tensors.part("projector")
         counted = model.parameter_count
         if abs(text - counted) > COUNT_TOLERANCE * counted:
-            notes.append(w("hub.tensors_differ", counted=w.count(counted), tensors=w.count(tensors.total)))
-        notes += _packing_notes(tensors, w)
+            key = "hub.tensors_differ_brief" if brief else "hub.tensors_differ"
+            notes.append(w(key, counted=w.count(counted), tensors=w.count(tensors.total)))
+        notes += _packing_notes(tensors, w, brief)
     elif model.hub_stored_params is not None:
         notes.append(
             w(
-                "hub.count_differs",
+                "hub.count_differs_brief" if brief else "hub.count_differs",
                 stored=w.count(model.hub_stored_params),
                 counted=w.count(model.parameter_count),
             )
@@ -126,14 +128,15 @@ _PACKING_NAMES: dict[Packing, str] = {
 }
 
 
-def _packing_notes(tensors: TensorCount, w: Words) -> list[str]:
+def _packing_notes(tensors: TensorCount, w: Words, brief: bool = False) -> list[str]:
     if tensors.packing is None:
         return []
     if tensors.packing == "unknown":
-        return [w("hub.packing_unknown")]
+        return [w("hub.packing_unknown_brief" if brief else "hub.packing_unknown")]
     name = _PACKING_NAMES[tensors.packing]
     stored = w.count(tensors.stored_elements)
-    return [w("hub.unpacked", packing=name, count=w.count(tensors.total), stored=stored)]
+    key = "hub.unpacked_brief" if brief else "hub.unpacked"
+    return [w(key, packing=name, count=w.count(tensors.total), stored=stored)]
 
 
 # Every part's label, spelled out in full (the catalogue test finds each key).

@@ -333,17 +333,20 @@ def hybrid_activation_notes(model: Architecture, w: Words) -> list[str]:
     return notes
 
 
-def architecture_notes(model: HubModel, w: Words, brief: bool = False) -> list[str]:
+def architecture_notes(model: HubModel, w: Words, brief: bool = False, counted: bool = True) -> list[str]:
     """What the count of a preset means: total and active parameters of a mixture of experts, the
     text model of a multimodal repo, multi-token-prediction layers left out; for a repo known by its
     tensors only, what they say. ``brief``: only what changes how a figure reads (what N holds, a count
     the tensors contradict, a packed checkpoint, a MoE's active count in a few words), for a short
-    answer that a phone has no room for the rest in; Details says it all."""
+    answer that a phone has no room for the rest in; Details says it all. Without ``counted`` (brief
+    only), the MoE's active count is left to Details too."""
     if isinstance(model, CountedModel):
         return hub_notes(model, w, brief)
     # brief: a hybrid's activation path and the MoE's long form are Details' to say.
     notes = hybrid_activation_notes(model, w) if model.is_hybrid and not brief else []
     if model.is_moe and brief:
+        if not counted:
+            return notes + hub_notes(model, w, brief)
         total, active = w.count(model.parameter_count), w.count(model.active_parameter_count)
         notes.append(w("glance.moe", total=total, active=active))
     elif model.is_moe:
@@ -365,7 +368,7 @@ def architecture_notes(model: HubModel, w: Words, brief: bool = False) -> list[s
             notes.append(w("preset.text_only"))
         else:  # a config without a stored count: the tower is not known, so not in N
             notes.append(w("preset.text_model_only"))
-    if model.mtp_layers:
+    if model.mtp_layers and not brief:  # left out as the published count leaves them: Details says so
         notes.append(w("preset.mtp", layers=w.plain(model.mtp_layers)))
     return notes + hub_notes(
         model, w, brief
