@@ -696,42 +696,45 @@ def measured_activations(
     default, or the torch fallback: :mod:`bot.estimate.hybrid_saved`)."""
     attention, precision, checkpointing = setup.attention, setup.precision, setup.checkpointing
     sb, h, v = seq_len * batch_size, arch.hidden_size, arch.vocab_size
+    t = traits or traits_for(arch)
 
-    # One figure per kind of layer the model has: dense layers (before or between the MoE layers)
-    # keep the dense MLP's tensors, MoE layers the experts'.
-    layers = {
-        moe: layer_saved_bytes(
-            arch, batch_size, seq_len, attention=attention, precision=precision, traits=traits, moe_layer=moe
-        )
-        for count, moe in ((arch.dense_layers, False), (arch.moe_layers, True))
-        if count
-    }
     # hybact: hybrid layers (Gated DeltaNet, Mamba-2, short convolution, the DSA indexer) each have
     # their own figure, on the kernel path a GPU runs or the torch fallback (bot.estimate.hybrid_saved).
+    # act: DeepSeek-V4's indexer is its own (compressed_layer_bytes), not DeepSeek-V3.2's.
     hybrid_layers = (
         hybrid_saved.hybrid_layers_saved_bytes(
-            arch,
-            batch_size,
-            seq_len,
-            attention=attention,
-            precision=precision,
-            traits=traits or traits_for(arch),
-            path=hybrid_path,
+            arch, batch_size, seq_len, attention=attention, precision=precision, traits=t, path=hybrid_path
         )
-        # act: DeepSeek-V4's indexer is its own (compressed_layer_bytes), not DeepSeek-V3.2's.
-        if hybrid_saved.is_modelled_hybrid(arch) and not (traits or traits_for(arch)).compressed_layers
+        if hybrid_saved.is_modelled_hybrid(arch) and not t.compressed_layers
         else None
     )
-    if setup.adapters:
-        for moe in layers:
-            per_token, constant = methods.lora_layer_delta(
-                arch, precision, attention, setup.lora_rank, setup.lora_targets, moe=moe
-            )
-            layers[moe] += sb * per_token + constant
-    in_layers = arch.dense_layers * layers.get(False, 0.0) + arch.moe_layers * layers.get(True, 0.0)
-    # Under checkpointing the first layer is rebuilt last, for the backward's end.
     scan_live = 0.0
-    if hybrid_layers is None:
+    if t.compressed_layers:  # act: DeepSeek-V4's layers, each its own
+        v4 = compressed_layers_bytes(arch, batch_size, seq_len, precision)
+        in_layers, full_layer = sum(v4), v4[0]
+    elif t.per_layer_parts and hybrid_layers is None:  # act: Gemma 3n's layers differ one from the next
+        gemma3n = per_layer_parts_layers(
+            arch, batch_size, seq_len, attention=attention, precision=precision, setup=setup
+        )
+        in_layers, full_layer = sum(gemma3n), gemma3n[0]
+    elif hybrid_layers is None:
+        # One figure per kind of layer the model has: dense layers (before or between the MoE layers)
+        # keep the dense MLP's tensors, MoE layers the experts'.
+        layers = {
+            moe: layer_saved_bytes(
+                arch, batch_size, seq_len, attention=attention, precision=precision, traits=t, moe_layer=moe
+            )
+            for count, moe in ((arch.dense_layers, False), (arch.moe_layers, True))
+            if count
+        }
+        if setup.adapters:
+            for moe in layers:
+                per_token, constant = methods.lora_layer_delta(
+                    arch, precision, attention, setup.lora_rank, setup.lora_targets, moe=moe
+                )
+                layers[moe] += sb * per_token + constant
+        in_layers = arch.dense_layers * layers.get(False, 0.0) + arch.moe_layers * layers.get(True, 0.0)
+        # Under checkpointing the first layer is rebuilt last, for the backward's end.
         full_layer = layers[first_layer_is_moe(arch)]
     else:  # hybact
         if setup.adapters:  # LoRA's terms by each layer's MLP, as for the other families
@@ -758,27 +761,12 @@ def measured_activations(
                 hybrid_layers[index] = 0.0
         in_layers, full_layer = sum(hybrid_layers), hybrid_layers[0]
         scan_live = hybrid_saved.scan_live_bytes(
-            arch,
-            hybrid_layers,
-            batch_size,
-            seq_len,
-            precision=precision,
-            traits=traits or traits_for(arch),
-            path=hybrid_path,
+            arch, hybrid_layers, batch_size, seq_len, precision=precision, traits=t, path=hybrid_path
         )
-    t_parts = (traits or traits_for(arch)).per_layer_parts
-    if t_parts and hybrid_layers is None:  # act: Gemma 3n's layers differ one from the next
-        gemma3n = per_layer_parts_layers(
-            arch, batch_size, seq_len, attention=attention, precision=precision, setup=setup
-        )
-        in_layers, full_layer = sum(gemma3n), gemma3n[0]
-    if (traits or traits_for(arch)).compressed_layers and hybrid_layers is None:  # act: DeepSeek-V4
-        v4 = compressed_layers_bytes(arch, batch_size, seq_len, precision)
-        in_layers, full_layer = sum(v4), v4[0]
     compute_bytes = 4 if precision == "amp" else 2
-    if (traits or traits_for(arch)).compressed_layers:
+    if t.compressed_layers:
         compute_bytes *= arch.residual_streams  # act: a checkpointed layer's input is its N streams
-    if t_parts:
+    if t.per_layer_parts:
         compute_bytes *= arch.altup_inputs  # act: a checkpointed layer's input is AltUp's stack of A
     if hybrid_layers is not None:  # hybact: Mamba-2 keeps an fp32 residual stream
         compute_bytes = hybrid_saved.checkpointed_input_bytes(arch, precision)
@@ -790,9 +778,9 @@ def measured_activations(
         attention=attention,
         precision=precision,
         checkpointing=checkpointing,
-        traits=traits,
+        traits=t,
     )
-    if setup.adapters and t_parts:  # lora3: Gemma 3n's own outside (its per-layer inputs, streams)
+    if setup.adapters and t.per_layer_parts:  # lora3: Gemma 3n's own outside (its per-layer inputs, streams)
         rank, targets = setup.lora_rank, setup.lora_targets
         before = per_layer_parts_outside(arch, precision, end=False)[0]
         outside += sb * methods.per_layer_parts_outside_lora(
@@ -804,7 +792,6 @@ def measured_activations(
     lm_head = v * h
     weight_copies = 0.0
     if precision == "amp":
-        t = traits or traits_for(arch)
         if t.deepseek_moe or t.dense_experts:  # dense layers copy their MLP, MoE layers their experts
             in_layers_copies = sum(
                 count * autocast_weight_copy_bytes(arch, moe_layer=moe, traits=t)
@@ -837,7 +824,7 @@ def measured_activations(
             attention=attention,
             precision=precision,
             checkpointing=checkpointing,
-            traits=traits,
+            traits=t,
         ),
         scan_live_bytes=scan_live,
     )
