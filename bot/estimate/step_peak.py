@@ -514,15 +514,15 @@ def step_peak(
             # its input, AltUp's router and prediction coefficients, the router norm and
             # input_layernorm, k/v_proj's input, k_norm and v_norm.
             before, _ = saved_activations.per_layer_parts_outside(arch, precision, end=False)
-            n, kv, g = arch.altup_inputs, arch.kv_dim, arch.kv_heads
+            streams, kv, g = arch.altup_inputs, arch.kv_dim, arch.kv_heads
             held_kv = (
                 2 * saved_activations.altup_norm_bytes(h, 1)
                 + 4 * h
-                + 6 * n
-                + 2 * n * n
+                + 6 * streams
+                + 2 * streams * streams
                 + saved_activations.altup_norm_bytes(kv, g)
                 + saved_activations.altup_norm_bytes(kv, g, scaled=False)
-                + compute_bytes * n * h
+                + compute_bytes * streams * h
             )
             moments["recompute"] += sb * (before + _kv_store_layers(arch) * held_kv)
             # act: Gemma 3n's checkpointed inputs are AltUp's stacks (2Ah each), and its layer rebuilt
@@ -531,8 +531,7 @@ def step_peak(
             last = saved_activations.per_layer_parts_layers(
                 arch, batch_size, seq_len, attention=attention, precision=precision, setup=setup
             )[-1]
-            before, _ = saved_activations.per_layer_parts_outside(arch, precision, end=False)
-            kept = sb * (before + compute_bytes * arch.altup_inputs * h)
+            kept = sb * (before + compute_bytes * streams * h)
             lm_head = 0.0 if setup.adapters else card_grad_bytes * v * h
             moments["recompute last"] = (
                 without_grads
