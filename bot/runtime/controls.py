@@ -17,10 +17,7 @@ channel as a new public message, attributed to the person who shared it by name.
 from __future__ import annotations
 
 import asyncio
-import gc
-import importlib
 import io
-import sys
 from typing import Any, cast
 
 import discord
@@ -46,6 +43,7 @@ from bot.present.interactions import control_request, switch_optimizer, unresolv
 from bot.runtime.errors import answer_error
 from bot.runtime.replies import ANSWERED, NO_PINGS, language_of
 from bot.runtime.send import send_answer
+from bot.runtime.warm_up import warm_up_module
 
 # The estimator and the renderers (and all they import): an answer's work, which the bot's start
 # leaves out (benchmarks/README.md, the cold start). send_view imports them where first needed, and
@@ -54,14 +52,8 @@ ANSWER_MODULE = "bot.present.views"
 
 
 async def warm_up_answers() -> None:
-    """Import the answer's modules in a worker thread, so that the first answer does not pay for it;
-    then what the import built is moved out of the collector's generations, as start-up's is
-    (``runner.freeze_start_up``), so that answers' collections do not walk it every time."""
-    if ANSWER_MODULE in sys.modules:
-        return
-    await asyncio.to_thread(importlib.import_module, ANSWER_MODULE)
-    gc.collect()  # so that no garbage of the moment is frozen with it
-    gc.freeze()
+    """Import the answer's modules ahead of the first answer (bot.runtime.warm_up)."""
+    await warm_up_module(ANSWER_MODULE)
 
 
 async def send_view(

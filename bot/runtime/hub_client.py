@@ -19,8 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import gc
-import importlib
 import logging
 import threading
 import time
@@ -31,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot.estimate.hub import HubFailure, HubModel, is_repo_id, register
 from bot.hub_settings import HubSettings
+from bot.runtime.warm_up import warm_up_module
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -74,21 +73,10 @@ def _single_flight(
 
 
 async def warm_up() -> None:
-    """Import the Hub modules in a worker thread, so that the first lookup does not pay for it.
-
-    What the import built lives as long as the process: it is moved out of the collector's
-    generations, as start-up's is (``runner.freeze_start_up``). Left in, its 16,000 objects made
-    every full collection walk them, some 7 ms each time, charged to whichever answer set it off.
-    """
-    global _hub_frozen
-    await asyncio.to_thread(importlib.import_module, _HUB_MODULE)  # nothing to do if imported already
-    if not _hub_frozen:
-        _hub_frozen = True
-        gc.collect()  # once: so that no garbage of the moment is frozen with it
-        gc.freeze()
+    """Import the Hub modules ahead of the first lookup (bot.runtime.warm_up)."""
+    await warm_up_module(_HUB_MODULE)
 
 
-_hub_frozen = False
 _HUB_MODULE = "bot.hub_lookup"
 
 
