@@ -1800,8 +1800,10 @@ FAMILIES += (
     ),
 )
 
-_BY_TYPE: dict[str, Family] = {name: f for f in FAMILIES for name in (f.model_type, *f.also)}
-_MULTIMODAL: dict[str, Multimodal] = {m.model_type: m for m in MULTIMODAL}
+# The lookups by model_type, filled at the end of this module from every declaration in it (each
+# block below only adds to FAMILIES and MULTIMODAL).
+_BY_TYPE: dict[str, Family] = {}
+_MULTIMODAL: dict[str, Multimodal] = {}
 
 
 def family(model_type: str | None) -> Family | None:
@@ -2356,8 +2358,6 @@ _MM_WRAPPERS += tuple(
     if m.model_type in _TOWERS_OF_DECLARED
 )
 MULTIMODAL = tuple(m for m in MULTIMODAL if m.model_type not in _TOWERS_OF_DECLARED) + _MM_WRAPPERS
-_BY_TYPE.update({name: f for f in FAMILIES for name in (f.model_type, *f.also)})
-_MULTIMODAL.update({m.model_type: m for m in _MM_WRAPPERS})
 __all__ += ["Piece", "Tower"]
 
 # --- decl (issue 20, points 2 and 5): Gemma 4 and Mistral Large 4 ------------------------------------
@@ -2467,8 +2467,6 @@ _DECL_MULTIMODAL = (
 )
 FAMILIES += _DECL_FAMILIES
 MULTIMODAL += _DECL_MULTIMODAL
-_BY_TYPE.update({name: f for f in _DECL_FAMILIES for name in (f.model_type, *f.also)})
-_MULTIMODAL.update({m.model_type: m for m in _DECL_MULTIMODAL})
 
 # --- decl (issue 20, point 2): classic causal LMs, counts only -----------------------------------------
 # Their names for the common fields (the config classes' attribute_map); the K/V heads are the query
@@ -2657,7 +2655,6 @@ _CLASSIC += (
     ),
 )
 FAMILIES += _CLASSIC
-_BY_TYPE.update({f.model_type: f for f in _CLASSIC})
 
 # Gemma 4 unified (modeling_gemma4_unified.py): Gemma 4's text layers without per-layer inputs or a MoE
 # block, a 1024-token window by default; its vision and audio towers from the repo's tensors.
@@ -2671,8 +2668,6 @@ _GEMMA4_UNIFIED_TEXT = replace(
 )
 FAMILIES += (_GEMMA4_UNIFIED_TEXT,)
 MULTIMODAL += (Multimodal("gemma4_unified", "gemma4_unified_text"),)
-_BY_TYPE[_GEMMA4_UNIFIED_TEXT.model_type] = _GEMMA4_UNIFIED_TEXT
-_MULTIMODAL["gemma4_unified"] = MULTIMODAL[-1]
 
 # --- decl2 (issue 20, point 2): more causal LMs, counts only ----------------------------------------
 _DECL2: tuple[Family, ...] = (
@@ -2817,4 +2812,6 @@ _DECL2 += (
     ),
 )
 FAMILIES += _DECL2
-_BY_TYPE.update({f.model_type: f for f in _DECL2})
+
+_BY_TYPE.update({name: f for f in FAMILIES for name in (f.model_type, *f.also)})
+_MULTIMODAL.update({m.model_type: m for m in MULTIMODAL})
