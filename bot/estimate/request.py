@@ -345,11 +345,13 @@ class EstimateRequest(BaseModel):
         """The architecture whose activations the bot estimates: ``architecture`` where its family's
         formulas were measured (``family_traits.offers_activations``), else None (as for a repo known
         by its tensors only: activations need ``activations``)."""
+        shape = self.architecture
+        if shape is None:
+            return None
         # The family declarations load with the first model asked about, not at the bot's start.
         from bot.estimate.family_traits import offers_activations
 
-        shape = self.architecture
-        return shape if shape is not None and offers_activations(shape) else None
+        return shape if offers_activations(shape) else None
 
     @property
     def tower_params(self) -> int:
@@ -366,10 +368,11 @@ class EstimateRequest(BaseModel):
 
     @property
     def wants_activation_estimate(self) -> bool:
+        # The options first: the shape's check is the costly one (some 10 k instructions).
         return (
-            self.activation_shape is not None
-            and self.activations is None
+            self.activations is None
             and (self.batch_size is not None or self.seq_len is not None)
+            and self.activation_shape is not None
         )
 
     def given(self) -> dict[str, object]:
