@@ -454,10 +454,10 @@ def _peak(judge: _Judge, total_gb: float, strategy: Strategy | None) -> PeakEsti
     found = judge.step(None, 1)
     transients = found.transients_bytes / 1e9
     peak = total_gb + transients + CUDA_CONTEXT_GB
-    capacity = judge.request.card.memory_gb
+    capacity = judge.capacity
     per_card = None
     if strategy is not None and strategy != "data parallel":  # data parallel: every card holds it all
-        n = judge.request.gpus
+        n = judge.gpus
         card_peak = judge.figures(strategy, n)[1] or 0.0  # judge.model is set: a peak
         per_card = CardPeak(strategy, card_peak, judge.step(strategy, n).moment, card_peak <= capacity)
     return PeakEstimate(
@@ -478,12 +478,15 @@ class _Judge:
         "_split",
         "activations_gb",
         "architecture",
+        "capacity",
         "deepspeed",
         "frozen",
+        "gpus",
         "known",
         "largest",
         "model",
         "model_states_gb",
+        "optimizer_offloaded",
         "parts",
         "request",
         "trained",
@@ -501,6 +504,9 @@ class _Judge:
         self.request, self.parts, self.trained, self.frozen = request, parts, trained, frozen
         self._split: tuple[float, float, float] | None = None  # split(): asked for on several cards only
         self.model_states_gb, self.activations_gb = model_states_gb, activations_gb
+        # The request's card, count and savers, read once: the figures below ask for them again and again.
+        self.capacity, self.gpus = request.card.memory_gb, request.gpus
+        self.optimizer_offloaded = request.savers.optimizer_offloaded
         self.deepspeed = _uses_deepspeed(request)
         self.largest = _largest_module_billion(request) or 0.0
         # A step to estimate: an architecture, activations estimated here (an entered figure is taken
@@ -534,7 +540,7 @@ class _Judge:
                 self.trained,
                 self.largest,
                 n,
-                optimizer_offloaded=self.request.savers.optimizer_offloaded,
+                optimizer_offloaded=self.optimizer_offloaded,
             )
         return per_gpu_gb(strategy, weights, gradients, optimizer, n)
 
@@ -591,25 +597,24 @@ class _Judge:
 
     def rows(self, variant: EstimateRequest | None = None) -> tuple[PerGpu, ...]:
         """The judged figure per card under each strategy on the request's cards."""
-        n, capacity = self.request.gpus, self.request.card.memory_gb
+        n, capacity = self.gpus, self.capacity
         judged = [(strategy, self.judged_gb(strategy, n, variant)) for strategy in STRATEGIES]
         return tuple(PerGpu(strategy=s, gb=gb, fits=gb <= capacity) for s, gb in judged)
 
     def followed(self, variant: EstimateRequest | None = None) -> Strategy | None:
         """The strategy the verdict follows: None on one card, else the smallest whose judged figure
         fits each card, else ZeRO-3, which needs the least."""
-        if self.request.gpus == 1:
+        if self.gpus == 1:
             return None
-        capacity = self.request.card.memory_gb
         for strategy in STRATEGIES[:-1]:
-            if self.judged_gb(strategy, self.request.gpus, variant) <= capacity:
+            if self.judged_gb(strategy, self.gpus, variant) <= self.capacity:
                 return strategy
         return "ZeRO-3"
 
     def cards_needed(self, variant: EstimateRequest | None = None) -> int | None:
         """The fewest cards whose judged figure under ZeRO-3 fits (1: one card holds it all); None when
         no number of cards does (what every card holds whatever the sharding fills it)."""
-        capacity = self.request.card.memory_gb
+        capacity = self.capacity
 
         def fits(n: int) -> bool:
             return self.judged_gb(None if n == 1 else "ZeRO-3", n, variant) <= capacity
@@ -626,7 +631,7 @@ class _Judge:
                     optimizer,
                     self.trained,
                     self.largest,
-                    optimizer_offloaded=self.request.savers.optimizer_offloaded,
+                    optimizer_offloaded=self.optimizer_offloaded,
                 )
             return gpus_needed_sharded(self.model_states_gb, self.activations_gb, capacity, per_gpu=zero)
         if not fits(MAX_CARDS):
@@ -691,8 +696,7 @@ def _largest_batch(judge: _Judge, strategy: Strategy | None) -> LargestBatch | N
     model = request.activation_shape
     if model is None or request.activations is not None:
         return None  # an entered figure was measured at one batch, which we do not know
-    capacity = request.card.memory_gb
-    n = request.gpus
+    capacity, n = judge.capacity, judge.gpus
 
     def need_gb(batch: int, checkpointing: bool) -> float:
         variant = request.model_copy(update={"batch_size": batch, "checkpointing": checkpointing})
@@ -718,7 +722,7 @@ def _changes(
     """What would make a request that does not fit fit, cheapest first (:data:`ChangeKind`), each
     judged as the verdict is, and never one that the request has on already."""
     request = judge.request
-    capacity, n = request.card.memory_gb, request.gpus
+    capacity, n = judge.capacity, judge.gpus
     changes: list[Change] = []
     if not request.checkpointing and judge.architecture is not None and request.wants_activation_estimate:
         variant = request.model_copy(update={"checkpointing": True})
@@ -753,10 +757,10 @@ def _largest_module_billion(request: EstimateRequest) -> float | None:
 def _cluster(judge: _Judge, judged: tuple[PerGpu, ...]) -> ClusterVerdict:
     request, trained, activations_gb = judge.request, judge.trained, judge.activations_gb
     weights, gradients, optimizer = judge.split()  # the judge's, asked for already
-    capacity = request.card.memory_gb
-    paper = all_strategies(weights, gradients, optimizer, activations_gb, request.gpus, capacity)
-    if not _uses_deepspeed(request):
-        return ClusterVerdict(request.gpus, paper, paper, "paper", None, judged)
+    capacity, n = judge.capacity, judge.gpus
+    paper = all_strategies(weights, gradients, optimizer, activations_gb, n, capacity)
+    if not judge.deepspeed:
+        return ClusterVerdict(n, paper, paper, "paper", None, judged)
     largest = _largest_module_billion(request)
     rows = deepspeed_strategies(
         weights,
@@ -765,11 +769,11 @@ def _cluster(judge: _Judge, judged: tuple[PerGpu, ...]) -> ClusterVerdict:
         activations_gb,
         trained,
         largest or 0.0,
-        request.gpus,
+        n,
         capacity,
-        optimizer_offloaded=request.savers.optimizer_offloaded,
+        optimizer_offloaded=judge.optimizer_offloaded,
     )
-    return ClusterVerdict(request.gpus, rows, paper, "deepspeed", largest, judged)
+    return ClusterVerdict(n, rows, paper, "deepspeed", largest, judged)
 
 
 @value_type
@@ -859,10 +863,8 @@ def estimate(request: EstimateRequest) -> Estimate:
         else _activations(request.model_copy(update={"method": Method.LORA}))[0]
     )
     total = model_states + activations
-    card = request.card
-    capacity = card.memory_gb
     judge = _Judge(request, parts, trained, frozen_billion, model_states, activations)
-    gpus = request.gpus
+    capacity, gpus = judge.capacity, judge.gpus
     cluster = None
     if gpus > 1:
         cluster = _cluster(judge, judge.rows())
@@ -887,7 +889,7 @@ def estimate(request: EstimateRequest) -> Estimate:
         changes=() if fits else _changes(judge, cards_needed, (lora, qlora)),
     )
     single_gpu = GpuVerdict(
-        gpu=card,
+        gpu=request.card,
         named=request.gpu is not None,
         capacity_gb=capacity,
         fits=one_judged <= capacity,
