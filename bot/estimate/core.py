@@ -17,7 +17,7 @@ from typing import Literal
 
 from bot.estimate.activations import ActivationEstimate
 from bot.estimate.hardware import Gpu
-from bot.estimate.methods import Method, method_states
+from bot.estimate.methods import Method, MethodStates, adapter_states, states_of
 from bot.estimate.models import Architecture
 from bot.estimate.optimizers import (
     CUSTOM_PART_KEY,
@@ -344,18 +344,15 @@ def smallest_card(total_gb: float) -> float | None:
     return None
 
 
-def _adapter_hint(method: Method, request: EstimateRequest, activations: float) -> AdapterHint:
+def _adapter_hint(method: Literal["LoRA", "QLoRA"], states: MethodStates, activations: float) -> AdapterHint:
     """LoRA's or QLoRA's total for the same request (the hint beside a full fine-tune, and the
-    figures Compare shows): the method's frozen base and adapters, and ``activations``, what the
-    adapted step saves (the same for both: QLoRA's base is frozen as LoRA's)."""
-    states = method_states(request, method)  # the same request under the other method
-    if states is None:  # not reached: the variant's method is LoRA or QLoRA
-        raise ValueError("the full fine-tune has no adapters")
+    figures Compare shows): the method's frozen base and adapters (``states``), and ``activations``,
+    what the adapted step saves (the same for both: QLoRA's base is frozen as LoRA's)."""
     base_gb = states.frozen_billion * states.frozen.bytes_per_param
     adapters_gb = states.trained_billion * states.bytes_per_param
     total = base_gb + adapters_gb + activations
     return AdapterHint(
-        method="QLoRA" if method is Method.QLORA else "LoRA",
+        method=method,
         base_bytes_per_param=states.frozen.bytes_per_param,
         base_gb=base_gb,
         rank=states.rank,
@@ -384,15 +381,18 @@ def _shard_split(request: EstimateRequest, parts: tuple[Part, ...]) -> tuple[flo
     return by_kind["weights"], by_kind["gradients"], by_kind["optimizer"]
 
 
-def _states_gb(
-    request: EstimateRequest, parts: tuple[Part, ...], trained: float, frozen: float
-) -> tuple[float, float, float]:
-    """GB of weights, gradients and optimizer state: every parameter's weights (a frozen one's are
-    kept as the trained ones' are), the trained parameters' gradients and optimizer state."""
-    weights, gradients, optimizer = _shard_split(request, parts)
-    adapted = method_states(request)  # LoRA's frozen base keeps its own weights (16-bit, NF4)
-    frozen_weights = weights if adapted is None else adapted.frozen.bytes_per_param
-    return trained * weights + frozen * frozen_weights, trained * gradients, trained * optimizer
+def _states_gb(request: EstimateRequest, states: _ModelStates) -> tuple[float, float, float]:
+    """GB of weights, gradients and optimizer state: every parameter's weights (a frozen one's as its
+    part says: kept as the trained ones' are, or LoRA's 16-bit or NF4 base), the trained parameters'
+    gradients and optimizer state."""
+    weights, gradients, optimizer = _shard_split(request, states.parts)
+    frozen_weights = weights if states.frozen is None else states.frozen.bytes_per_param
+    trained = states.trained
+    return (
+        trained * weights + states.frozen_billion * frozen_weights,
+        trained * gradients,
+        trained * optimizer,
+    )
 
 
 def _saved(request: EstimateRequest, model: Architecture, batch_size: int) -> MeasuredActivations:
@@ -480,30 +480,21 @@ class _Judge:
         "architecture",
         "capacity",
         "deepspeed",
-        "frozen",
         "gpus",
         "known",
         "largest",
         "model",
         "model_states_gb",
         "optimizer_offloaded",
-        "parts",
         "request",
+        "states",
         "trained",
     )
 
-    def __init__(
-        self,
-        request: EstimateRequest,
-        parts: tuple[Part, ...],
-        trained: float,
-        frozen: float,
-        model_states_gb: float,
-        activations_gb: float,
-    ) -> None:
-        self.request, self.parts, self.trained, self.frozen = request, parts, trained, frozen
+    def __init__(self, request: EstimateRequest, states: _ModelStates, activations_gb: float) -> None:
+        self.request, self.states, self.trained = request, states, states.trained
         self._split: tuple[float, float, float] | None = None  # split(): asked for on several cards only
-        self.model_states_gb, self.activations_gb = model_states_gb, activations_gb
+        self.model_states_gb, self.activations_gb = states.model_states_gb, activations_gb
         # The request's card, count and savers, read once: the figures below ask for them again and again.
         self.capacity, self.gpus = request.card.memory_gb, request.gpus
         self.optimizer_offloaded = request.savers.optimizer_offloaded
@@ -523,7 +514,7 @@ class _Judge:
         """GB of weights, gradients and optimizer state (:func:`_states_gb`), which the strategies
         share out; worked out once asked (an answer on one card that fits never asks)."""
         if self._split is None:
-            self._split = _states_gb(self.request, self.parts, self.trained, self.frozen)
+            self._split = _states_gb(self.request, self.states)
         return self._split
 
     def states_gb(self, strategy: Strategy | None, n: int) -> float:
@@ -840,7 +831,8 @@ def estimate(request: EstimateRequest) -> Estimate:
     M = N_trained × B + N_frozen × B_weights. With nothing frozen (a text model, or train_vision)
     that is the seed's M = N × B exactly."""
     n = request.params_billion
-    adapted = method_states(request)  # LoRA / QLoRA: the adapters train, the base is frozen
+    hints = adapter_states(request)  # LoRA's and QLoRA's, shown beside every answer
+    adapted = states_of(request.method, hints)  # LoRA / QLoRA: the adapters train, the base is frozen
     if adapted is not None:
         states = _ModelStates(
             adapted.bytes_per_param,
@@ -863,7 +855,7 @@ def estimate(request: EstimateRequest) -> Estimate:
         else _activations(request.model_copy(update={"method": Method.LORA}))[0]
     )
     total = model_states + activations
-    judge = _Judge(request, parts, trained, frozen_billion, model_states, activations)
+    judge = _Judge(request, states, activations)
     capacity, gpus = judge.capacity, judge.gpus
     cluster = None
     if gpus > 1:
@@ -873,8 +865,8 @@ def estimate(request: EstimateRequest) -> Estimate:
     judged = card_total if card_peak is None else max(card_total, card_peak)
     one_judged = judged if strategy is None else judge.judged_gb(None, 1)
     cards_needed = judge.cards_needed()
-    lora = _adapter_hint(Method.LORA, request, adapted_activations)
-    qlora = _adapter_hint(Method.QLORA, request, adapted_activations)
+    lora = _adapter_hint("LoRA", hints[0], adapted_activations)
+    qlora = _adapter_hint("QLoRA", hints[1], adapted_activations)
     fits = judged <= capacity
     verdict = Verdict(
         basis="peak" if card_peak is not None and card_peak >= card_total else "total",

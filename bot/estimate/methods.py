@@ -639,25 +639,23 @@ class MethodStates:
         return self.trained_billion * self.bytes_per_param + self.frozen_billion * self.frozen.bytes_per_param
 
 
-def method_states(request: EstimateRequest, method: Method | None = None) -> MethodStates | None:
-    """The model states under ``method`` (by default the request's own); None for the full fine-tune
-    (the seed's). The answer's LoRA and QLoRA hints ask for the other methods of the same request.
+def adapter_states(request: EstimateRequest) -> tuple[MethodStates, MethodStates]:
+    """The model states under LoRA and under QLoRA, in that order: the same adapters, on a 16-bit and
+    on an NF4 base. The answer's hints show both, and a LoRA or QLoRA request's own is one of them
+    (:func:`states_of`), so they are worked out together, once.
 
     With a preset's layers: peft's adapters counted and trained in fp32, the NF4 linears counted.
     With a size only (``params``): the rules of thumb, adapters at 1 % of N costing the optimizer's
     B, and QLoRA's base at 0.52 B/param."""
-    if method is None:
-        method = request.method
-    if method is Method.FULL:
-        return None
     arch = request.architecture if request.params is None else None
     base = request.params_billion
     idle = 0.0  # adapters no gradient reaches: fp32 weights only, kept with the frozen weights
     if arch is not None:
         rank: int | None = request.lora_rank
-        adapters = adapter_params(arch, request.lora_rank, request.lora_targets) / 1e9
+        linears = adapted_linears(arch, request.lora_rank, request.lora_targets)
+        adapters = sum(linear.params for linear in linears) / 1e9
         # lora3: as the step's peak counts them (step_peak; measured on GLM-5, states 1.000).
-        idle = idle_adapter_params(arch, request.lora_rank, request.lora_targets) / 1e9
+        idle = sum(linear.params for linear in linears if not linear.trained) / 1e9
         adapters -= idle
     else:
         rank, adapters = None, base * LORA_TRAINABLE_FRACTION
@@ -665,18 +663,38 @@ def method_states(request: EstimateRequest, method: Method | None = None) -> Met
     if request.bytes_per_param is not None:
         parts: tuple[Part, ...] = (Part(CUSTOM_PART_KEY, "optimizer", request.bytes_per_param),)
     elif arch is not None:
-        parts = parts_for(request.optimizer, Precision.AMP)  # peft's fp32 adapters, no master copy
+        parts = parts_for(request.optimizer, _AMP)  # peft's fp32 adapters, no master copy
     else:
         parts = parts_for(request.optimizer, request.precision)  # the rule of thumb: the seed's B
-    if method is Method.QLORA and arch is None:
-        frozen = Part(QLORA_BASE_KEY, "weights", QLORA_RULE_OF_THUMB, frozen=True)
-    elif method is Method.QLORA:
-        per_param = round(qlora_base_bytes(arch, round(base * 1e9)) / (base * 1e9), 3)  # a readable B
-        frozen = Part(QLORA_BASE_KEY, "weights", per_param + idle_per_param, frozen=True)
+    lora_base = (4.0 if request.precision is _AMP else 2.0) + idle_per_param
+    if arch is None:
+        qlora_base = QLORA_RULE_OF_THUMB
     else:
-        base_per_param = 4.0 if request.precision is Precision.AMP else 2.0
-        frozen = Part(LORA_BASE_KEY, "weights", base_per_param + idle_per_param, frozen=True)
-    return MethodStates(rank, adapters, base, parts, frozen)
+        per_param = round(qlora_base_bytes(arch, round(base * 1e9)) / (base * 1e9), 3)  # a readable B
+        qlora_base = per_param + idle_per_param
+    return (
+        MethodStates(rank, adapters, base, parts, Part(LORA_BASE_KEY, "weights", lora_base, frozen=True)),
+        MethodStates(rank, adapters, base, parts, Part(QLORA_BASE_KEY, "weights", qlora_base, frozen=True)),
+    )
+
+
+def states_of(method: Method, states: tuple[MethodStates, MethodStates]) -> MethodStates | None:
+    """``method``'s of :func:`adapter_states`' pair; None for the full fine-tune (the seed's)."""
+    if method is _FULL:
+        return None
+    return states[1] if method is _QLORA else states[0]
+
+
+def method_states(request: EstimateRequest, method: Method | None = None) -> MethodStates | None:
+    """The model states under ``method`` (by default the request's own); None for the full fine-tune
+    (the seed's)."""
+    chosen = request.method if method is None else method
+    return None if chosen is _FULL else states_of(chosen, adapter_states(request))
+
+
+# Read on every estimate: module constants, as Python 3.11 looks an enum member up through a
+# Python-level descriptor (close to 1 k instructions each time).
+_FULL, _QLORA, _AMP = Method.FULL, Method.QLORA, Precision.AMP
 
 
 def lora_backward_working_bytes(arch: Architecture, rank: int, targets: LoraTargets) -> int:
