@@ -31,6 +31,10 @@ from bot.estimate.weight_formats import WeightFormat
 DEFAULT_BATCH_SIZE = 1
 DEFAULT_SEQ_LEN = 2048
 
+# Read on every request: module constants, as Python 3.11 looks an enum member up through a
+# Python-level descriptor (close to 1 k instructions each time).
+_SERVE, _FULL, _ATTENTION = Task.SERVE, Method.FULL, LoraTargets.ATTENTION
+
 
 class EstimateRequest(BaseModel):
     """What the user asks: a model (size or preset), optimizer, activations, hardware and LoRA rank.
@@ -290,17 +294,17 @@ class EstimateRequest(BaseModel):
         if self.optimizer_in_backward and self.grad_accum > 1:
             # Each gradient is stepped and freed as it is made: there is nothing to accumulate into.
             raise PydanticCustomError("in_backward_accum", "optimizer_in_backward needs grad_accum 1")
-        given = {name: getattr(self, name) for name in self.model_fields_set}
-        for name in not_for_task(self.task, given):
+        # Every field's value, as pydantic keeps them: one left at its default is never refused.
+        for name in not_for_task(self.task, vars(self)):
             raise PydanticCustomError(
                 "not_for_task", "option not for this task", {"option": name, "task": self.task.value}
             )
         model = self.architecture
-        if self.task is Task.SERVE and model is not None and not tensor_parallel_fits(model, self.gpus):
+        if self.task is _SERVE and model is not None and not tensor_parallel_fits(model, self.gpus):
             raise PydanticCustomError("tensor_parallel", "gpus do not split the heads", {"gpus": self.gpus})
         if (
-            self.method is not Method.FULL
-            and self.lora_targets is LoraTargets.ATTENTION
+            self.method is not _FULL
+            and self.lora_targets is _ATTENTION
             and model is not None
             and not has_attention_targets(model)
         ):  # lora: peft finds none of the attention's modules in a Mamba model, and raises
@@ -319,7 +323,7 @@ class EstimateRequest(BaseModel):
 
     @property
     def serving(self) -> bool:
-        return self.task is Task.SERVE
+        return self.task is _SERVE
 
     @property
     def card(self) -> Gpu:
@@ -407,24 +411,17 @@ def not_for_task(task: object, given: Mapping[str, object]) -> list[str]:
     table order; none for a task that is not one (its own problem says so). An option at its default
     changes nothing, so it is never refused (the CLI and the slash command pass every default)."""
     try:
-        chosen = Task(str(task))
+        chosen = task if isinstance(task, Task) else Task(str(task))
     except ValueError:
         return []
-    # The given options walked rather than the table: every answer asks (in the validator), most
-    # with a few options of some two dozen.
-    table = _tasks_and_defaults()
-    refused = [
-        name
-        for name, value in given.items()
-        if name in table and chosen not in table[name][0] and value != table[name][1]
-    ]
-    return sorted(refused, key=option_positions().__getitem__)
+    return [name for name, default in _not_for(chosen) if name in given and given[name] != default]
 
 
 @cache
-def _tasks_and_defaults() -> dict[str, tuple[tuple[Task, ...], object]]:
-    """Each option's tasks and default, by name."""
-    return {spec.name: (tuple(spec.option.tasks), spec.default) for spec in request_options()}
+def _not_for(task: Task) -> tuple[tuple[str, object], ...]:
+    """The options that do not apply to ``task``, with their defaults, in table order: the few that
+    :func:`not_for_task` looks for (every answer asks, in the validator)."""
+    return tuple((spec.name, spec.default) for spec in request_options() if task not in spec.option.tasks)
 
 
 def _option_of(annotation: Any) -> Option:
