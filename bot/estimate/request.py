@@ -9,7 +9,7 @@ Pure Python and pydantic; nothing here knows Discord or words.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cache
 from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
 
@@ -23,7 +23,7 @@ from bot.estimate.methods import LoraTargets, Method, has_attention_targets
 from bot.estimate.models import Architecture, close_matches, find_preset, preset_variant
 from bot.estimate.optimizers import Optimizer, Precision
 from bot.estimate.options import BOTH_TASKS, Kind, Limit, Option, OptionSpec, Task
-from bot.estimate.savers import Offload, Savers
+from bot.estimate.savers import NO_SAVERS, Offload, Savers
 from bot.estimate.tensors import CountedModel
 from bot.estimate.weight_formats import WeightFormat
 
@@ -34,6 +34,8 @@ DEFAULT_SEQ_LEN = 2048
 # Read on every request: module constants, as Python 3.11 looks an enum member up through a
 # Python-level descriptor (close to 1 k instructions each time).
 _SERVE, _FULL, _ATTENTION = Task.SERVE, Method.FULL, LoraTargets.ATTENTION
+# The saver options, named as Savers names its fields.
+_SAVER_OPTIONS = frozenset(field.name for field in fields(Savers))
 
 
 class EstimateRequest(BaseModel):
@@ -314,6 +316,8 @@ class EstimateRequest(BaseModel):
     @property
     def savers(self) -> Savers:
         """The memory savers switched on, as one value (default: none)."""
+        if self.model_fields_set.isdisjoint(_SAVER_OPTIONS):  # most requests: no saver given
+            return NO_SAVERS
         return Savers(
             offload=self.offload,
             optimizer_in_backward=self.optimizer_in_backward,
