@@ -629,10 +629,7 @@ class MethodStates:
     frozen_billion: float
     parts: tuple[Part, ...]
     frozen: Part
-
-    @property
-    def bytes_per_param(self) -> float:
-        return sum(part.bytes_per_param for part in self.parts)
+    bytes_per_param: float  # an adapter parameter's: its parts' sum
 
     @property
     def model_states_gb(self) -> float:
@@ -666,15 +663,18 @@ def adapter_states(request: EstimateRequest) -> tuple[MethodStates, MethodStates
         parts = parts_for(request.optimizer, _AMP)  # peft's fp32 adapters, no master copy
     else:
         parts = parts_for(request.optimizer, request.precision)  # the rule of thumb: the seed's B
+    adapter_bytes = sum(part.bytes_per_param for part in parts)  # both methods' B, added up once
     lora_base = (4.0 if request.precision is _AMP else 2.0) + idle_per_param
     if arch is None:
         qlora_base = QLORA_RULE_OF_THUMB
     else:
         per_param = round(qlora_base_bytes(arch, round(base * 1e9)) / (base * 1e9), 3)  # a readable B
         qlora_base = per_param + idle_per_param
+    lora_frozen = Part(LORA_BASE_KEY, "weights", lora_base, frozen=True)
+    qlora_frozen = Part(QLORA_BASE_KEY, "weights", qlora_base, frozen=True)
     return (
-        MethodStates(rank, adapters, base, parts, Part(LORA_BASE_KEY, "weights", lora_base, frozen=True)),
-        MethodStates(rank, adapters, base, parts, Part(QLORA_BASE_KEY, "weights", qlora_base, frozen=True)),
+        MethodStates(rank, adapters, base, parts, lora_frozen, adapter_bytes),
+        MethodStates(rank, adapters, base, parts, qlora_frozen, adapter_bytes),
     )
 
 
