@@ -476,6 +476,7 @@ class _Judge:
 
     __slots__ = (
         "_split",
+        "_zero",
         "activations_gb",
         "architecture",
         "capacity",
@@ -494,6 +495,7 @@ class _Judge:
     def __init__(self, request: EstimateRequest, states: _ModelStates, activations_gb: float) -> None:
         self.request, self.states, self.trained = request, states, states.trained
         self._split: tuple[float, float, float] | None = None  # split(): asked for on several cards only
+        self._zero: ZeroThree | None = None  # zero(): asked for by DeepSpeed's ZeRO-3 figures only
         self.model_states_gb, self.activations_gb = states.model_states_gb, activations_gb
         # The request's card, count and savers, read once: the figures below ask for them again and again.
         self.capacity, self.gpus = request.card.memory_gb, request.gpus
@@ -517,10 +519,22 @@ class _Judge:
             self._split = _states_gb(self.request, self.states)
         return self._split
 
+    def zero(self) -> ZeroThree:
+        """DeepSpeed ZeRO-3's terms on a card (the gathered module, the sharded rest), worked out once:
+        the card count asks for its figure at many counts."""
+        if self._zero is None:
+            weights, _, optimizer = self.split()
+            self._zero = zero_three(
+                weights, optimizer, self.trained, self.largest, optimizer_offloaded=self.optimizer_offloaded
+            )
+        return self._zero
+
     def states_gb(self, strategy: Strategy | None, n: int) -> float:
         """V's model states on one card: all of them on one card, else the strategy's row."""
         if strategy is None:
             return self.model_states_gb
+        if strategy == "ZeRO-3" and self.deepspeed:
+            return self.zero().per_gpu_gb(n)  # deepspeed_per_gpu_gb's ZeRO-3 figure
         weights, gradients, optimizer = self.split()
         if self.deepspeed:
             return deepspeed_per_gpu_gb(
@@ -614,16 +628,7 @@ class _Judge:
             return 1
         if self.model is None and variant is None:
             # V alone: the closed form, which matches the ZeRO-3 row of gpus:n.
-            zero = None
-            if self.deepspeed:
-                weights, _, optimizer = self.split()
-                zero = zero_three(
-                    weights,
-                    optimizer,
-                    self.trained,
-                    self.largest,
-                    optimizer_offloaded=self.optimizer_offloaded,
-                )
+            zero = self.zero() if self.deepspeed else None
             return gpus_needed_sharded(self.model_states_gb, self.activations_gb, capacity, per_gpu=zero)
         if not fits(MAX_CARDS):
             return None

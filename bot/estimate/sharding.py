@@ -109,7 +109,7 @@ def deepspeed_per_gpu_gb(
         largest_module_billion,
         optimizer_offloaded=optimizer_offloaded,
     )
-    return three.gathered_gb + three.sharded_gb / gpus
+    return three.per_gpu_gb(gpus)
 
 
 def deepspeed_gathered_gb(largest_module_billion: float) -> float:
@@ -123,6 +123,10 @@ class ZeroThree:
 
     gathered_gb: float  # held on every GPU
     sharded_gb: float  # divided among the GPUs
+
+    def per_gpu_gb(self, gpus: int) -> float:
+        """What one of ``gpus`` GPUs holds."""
+        return self.gathered_gb + self.sharded_gb / gpus
 
 
 def zero_three(
