@@ -741,8 +741,9 @@ def _uses_deepspeed(request: EstimateRequest) -> bool:
     return request.precision is _MIXED and request.bytes_per_param is None and request.method is _FULL
 
 
-_MIXED = Precision.MIXED  # read on every estimate that does not fit: a module constant is quicker
-_FULL = Method.FULL
+# Read on every estimate: module constants, as Python 3.11 looks an enum member up through a
+# Python-level descriptor (close to 1 k instructions each time).
+_MIXED, _FULL, _MUON = Precision.MIXED, Method.FULL, Optimizer.MUON
 
 
 def _largest_module_billion(request: EstimateRequest) -> float | None:
@@ -804,7 +805,7 @@ def _full_fine_tune(request: EstimateRequest) -> _ModelStates:
         placed = place_parts(parts, request.savers)
         parts, in_host, not_held = placed.on_card, placed.in_host, placed.not_held
         # The table's B, added up once, unless a saver moved a part or Muon took the model's share.
-        own_sum = bool(in_host or not_held) or request.optimizer is Optimizer.MUON
+        own_sum = bool(in_host or not_held) or request.optimizer is _MUON
         bytes_per_param = (
             sum(part.bytes_per_param for part in parts)
             if own_sum
@@ -931,10 +932,12 @@ def estimate(request: EstimateRequest) -> Estimate:
 
 def _optimizer_parts(request: EstimateRequest) -> tuple[Part, ...]:
     """B's parts; Muon's with the model's own share of AdamW-trained parameters where it is known."""
-    model = request.architecture
-    if request.optimizer is Optimizer.MUON and model is not None and request.params is None:
-        return muon_parts(request.precision, muon_adamw_share(model, model.parameter_count))
-    return parts_for(request.optimizer, request.precision)
+    optimizer, precision = request.optimizer, request.precision
+    if optimizer is _MUON:
+        model = request.architecture
+        if model is not None and request.params is None:
+            return muon_parts(precision, muon_adamw_share(model, model.parameter_count))
+    return parts_for(optimizer, precision)
 
 
 def _host_activations_gb(request: EstimateRequest) -> float:
