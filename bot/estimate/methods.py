@@ -615,6 +615,11 @@ LORA_TRAINABLE_FRACTION = 0.01
 QLORA_RULE_OF_THUMB = 0.52
 LORA_BASE_KEY = "part.frozen_base16"
 QLORA_BASE_KEY = "part.frozen_base_nf4"
+# The frozen bases of the rules of thumb, which every answer about a size shows: LoRA's 16-bit base
+# (fp32 under amp) and QLoRA's at 0.52 B/param.
+_LORA_BASE16 = Part(LORA_BASE_KEY, "weights", 2.0, frozen=True)
+_LORA_BASE32 = Part(LORA_BASE_KEY, "weights", 4.0, frozen=True)
+_QLORA_RULE_OF_THUMB_BASE = Part(QLORA_BASE_KEY, "weights", QLORA_RULE_OF_THUMB, frozen=True)
 
 
 @value_type
@@ -664,14 +669,13 @@ def adapter_states(request: EstimateRequest) -> tuple[MethodStates, MethodStates
     else:
         parts = parts_for(request.optimizer, request.precision)  # the rule of thumb: the seed's B
     adapter_bytes = sum(part.bytes_per_param for part in parts)  # both methods' B, added up once
-    lora_base = (4.0 if request.precision is _AMP else 2.0) + idle_per_param
-    if arch is None:
-        qlora_base = QLORA_RULE_OF_THUMB
+    lora_base = _LORA_BASE32 if request.precision is _AMP else _LORA_BASE16
+    if arch is None:  # the rules of thumb: nothing idle, the usual bases
+        lora_frozen, qlora_frozen = lora_base, _QLORA_RULE_OF_THUMB_BASE
     else:
         per_param = round(qlora_base_bytes(arch, round(base * 1e9)) / (base * 1e9), 3)  # a readable B
-        qlora_base = per_param + idle_per_param
-    lora_frozen = Part(LORA_BASE_KEY, "weights", lora_base, frozen=True)
-    qlora_frozen = Part(QLORA_BASE_KEY, "weights", qlora_base, frozen=True)
+        lora_frozen = Part(LORA_BASE_KEY, "weights", lora_base.bytes_per_param + idle_per_param, frozen=True)
+        qlora_frozen = Part(QLORA_BASE_KEY, "weights", per_param + idle_per_param, frozen=True)
     return (
         MethodStates(rank, adapters, base, parts, lora_frozen, adapter_bytes),
         MethodStates(rank, adapters, base, parts, qlora_frozen, adapter_bytes),
