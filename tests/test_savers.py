@@ -193,3 +193,21 @@ def test_one_parts_table_carries_every_part_where_it_lives(capsys: pytest.Captur
         ("host", 84),
     ]
     assert all(row["measured_gb"] is None for row in rows)  # the bot plans; `vram-bot measure` measures
+
+
+def test_the_requests_savers_follow_its_options_however_it_was_made() -> None:
+    """``savers`` takes a shortcut for a request given no saver option: a variant made by model_copy,
+    or a request given a saver at its default, still gets its own."""
+    from bot.estimate.savers import NO_SAVERS, Offload, Savers
+
+    plain = parse_request(params=7)
+    assert plain.savers == NO_SAVERS
+    variant = plain.model_copy(update={"offload": Offload.BOTH, "grad_accum": 4})
+    assert variant.savers == Savers(offload=Offload.BOTH, grad_accum=4)
+    assert variant.savers.optimizer_offloaded
+    assert variant.savers.activations_offloaded
+    assert parse_request(params=7, chunked_loss=True).savers == Savers(chunked_loss=True)
+    assert parse_request(params=7, offload="none", grad_accum=1).savers == NO_SAVERS
+    in_backward = parse_request(params=7, optimizer_in_backward=True).savers
+    assert in_backward.optimizer_in_backward
+    assert not in_backward.optimizer_offloaded
