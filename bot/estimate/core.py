@@ -741,8 +741,8 @@ def _uses_deepspeed(request: EstimateRequest) -> bool:
     return request.precision is _MIXED and request.bytes_per_param is None and request.method is _FULL
 
 
-# Read on every estimate: module constants, as Python 3.11 looks an enum member up through a
-# Python-level descriptor (close to 1 k instructions each time).
+# Read on every estimate: module constants, as Python 3.11's EnumType defines
+# __getattr__: a member read off its class takes the slow attribute path (close to 1 k instructions).
 _MIXED, _FULL, _MUON = Precision.MIXED, Method.FULL, Optimizer.MUON
 
 

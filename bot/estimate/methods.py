@@ -696,8 +696,8 @@ def method_states(request: EstimateRequest, method: Method | None = None) -> Met
     return None if chosen is _FULL else states_of(chosen, adapter_states(request))
 
 
-# Read on every estimate: module constants, as Python 3.11 looks an enum member up through a
-# Python-level descriptor (close to 1 k instructions each time).
+# Read on every estimate: module constants, as Python 3.11's EnumType defines
+# __getattr__: a member read off its class takes the slow attribute path (close to 1 k instructions).
 _FULL, _QLORA, _AMP = Method.FULL, Method.QLORA, Precision.AMP
 
 

@@ -40,8 +40,8 @@ class Offload(StrEnum):
     BOTH = "both"
 
 
-# Asked on every estimate: as module constants, since Python 3.11 looks an enum member up through a
-# Python-level descriptor (close to 1 k instructions each time).
+# Asked on every estimate: as module constants, since Python 3.11's EnumType defines
+# __getattr__: a member read off its class takes the slow attribute path (close to 1 k instructions).
 _OPTIMIZER_OFFLOADED = (Offload.OPTIMIZER, Offload.BOTH)
 _ACTIVATIONS_OFFLOADED = (Offload.ACTIVATIONS, Offload.BOTH)
 
