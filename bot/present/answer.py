@@ -611,10 +611,11 @@ def _usage_bar(
         return f"{cells}{FREE_SQUARE * (BAR_CELLS - used)} {caption}"
     cells = _cells(parts, BAR_CELLS, total / BAR_CELLS)
     ratio = total / capacity_gb
-    times = multiple(ratio, w)
     # From 10 on the multiple is whole and rounded, which would say 14 for 14.1 cards' worth.
     if cards is not None and (ratio >= 10 or cards != math.ceil(round(ratio, 6))):
         times = w.plain(cards)
+    else:
+        times = multiple(ratio, w)
     return f"{cells} {wording.caption('bar.multiple', capacity_gb).fill({'multiple': times})}"
 
 
