@@ -226,6 +226,20 @@ _BARE_ITEMS = {
 }
 
 
+# The items kept in one piece: where a part went ("→ host RAM"), and what a card holds beyond its parts.
+_WHOLE_ITEM_KEYS = ("train.host", "answer.extra_peak", "answer.extra_buffers")
+
+
+def _around_gb(template: str) -> tuple[str, str | None]:
+    """A catalogue text's words before and after its one ``{gb}`` (None after: it has none), its
+    escaped braces read as the template reads them (filled with a NUL, which no catalogue has)."""
+    filled = Template(template).fill({"gb": "\0"})
+    if filled.count("\0") > 1:
+        raise ValueError(f"a breakdown item with {{gb}} twice: {template!r}")
+    before, gb, after = filled.partition("\0")
+    return (before, after) if gb else (before, None)
+
+
 # Below this, what a card holds beyond its parts is rounding, not a part of the bar worth a legend.
 EXTRA_SHOWN_GB = 0.05
 
@@ -308,16 +322,20 @@ class _Wording:
             for advised in (False, True)
             for hinted in (False, True)
         }
-        # The breakdown's items by catalogue key: a part after its square, in one piece; and the
-        # same in the fewest columns (the square and its GB), for an answer short of phone rows.
-        # A text without a figure ("activations not counted: add `seq_len`") keeps its words, and
-        # where the part went ("→ host RAM") is the point of its item.
-        self.items: dict[tuple[str, bool], Template] = {}
-        for key in (*_PART_KEYS.values(), "glance.custom", *ACTIVATION_KEYS, "train.host"):
-            whole = key == "train.host"
-            worded = self.items[key, True] = Template(_item_template(strings[key], whole))
-            bare = _BARE_ITEMS.get(key, "{gb}")
-            self.items[key, False] = Template(_item_template(bare, whole)) if "gb" in worded.names else worded
+        # The breakdown's items by (colour, catalogue key, whether worded): a part after its square,
+        # in one piece; and the same in the fewest columns (the square and its GB), for an answer
+        # short of phone rows. A text without a figure ("activations not counted: add `seq_len`")
+        # keeps its words, and where the part went ("→ host RAM") and what a card holds beyond its
+        # parts are the point of their items. Each as the words before and after its GB, the square
+        # worded in: an answer adds the GB alone.
+        self.items: dict[tuple[str, str, bool], tuple[str, str | None]] = {}
+        for key in (*_PART_KEYS.values(), "glance.custom", *ACTIVATION_KEYS, *_WHOLE_ITEM_KEYS):
+            whole = key in _WHOLE_ITEM_KEYS
+            worded = _item_template(strings[key], whole)
+            bare = _item_template(_BARE_ITEMS.get(key, "{gb}"), whole) if "{gb}" in worded else worded
+            for kind, square in SQUARES.items():
+                for shown, text in ((True, worded), (False, bare)):
+                    self.items[kind, key, shown] = _around_gb(substituted(text, {"square": square}))
         # The smallest usual card the adapter set-up fits, in the fewest words (None: none of them).
         self.adapter_cards: dict[float | None, str] = {
             card: w("glance.adapter_fits", gb=w.num(card)) for card in USUAL_CARDS_GB
@@ -485,23 +503,22 @@ def _breakdown(
     """The bar's legend: each of the card's parts after its square (what the card holds beyond them
     last, in orange), then what the savers keep in host RAM ("→ host RAM"), each in one piece."""
     w = wording.words
+    items, words = wording.items, room.words
     activations_key = _activations_key(estimate)
+    extra_key = "answer.extra_peak" if estimate.verdict.basis == "peak" else "answer.extra_buffers"
     custom = estimate.custom_bytes
-    items: list[str] = []
+    texts: list[str] = []
     for kind, gb in parts:
-        square = SQUARES[kind]
-        shown = w.short_gb(gb, NBSP)
-        if kind == "extra":
-            key = "answer.extra_peak" if estimate.verdict.basis == "peak" else "answer.extra_buffers"
-            text = w(key, gb=shown) if room.words else _BARE_ITEMS.get(key, "{gb}").replace("{gb}", shown)
-            items.append(f"{square}{NBSP}{text.replace(' ', NBSP)}")
-            continue
-        key = activations_key if kind == "activations" else _part_key(kind, custom)
-        items.append(wording.items[key, room.words].fill({"square": square, "gb": shown}))
-    host = wording.items["train.host", room.words]
+        if kind == "activations":
+            key = activations_key
+        else:
+            key = extra_key if kind == "extra" else _part_key(kind, custom)
+        before, after = items[kind, key, words]
+        texts.append(f"{before}{w.short_gb(gb, NBSP)}{after}" if after is not None else before)
     for kind, gb in moved_sizes(estimate, seen):
-        items.append(host.fill({"square": SQUARES[kind], "gb": w.short_gb(gb, NBSP)}))
-    return " ".join(items)
+        before, after = items[kind, "train.host", words]
+        texts.append(f"{before}{w.short_gb(gb, NBSP)}{after}")
+    return " ".join(texts)
 
 
 def _part_key(kind: str, custom: bool) -> str:
