@@ -691,18 +691,30 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     # out, advice that wraps, what is in host RAM) has the answer count its rows and give some back,
     # least needed first (Room). Counting costs more than a length, so only a long text is counted: no
     # answer of fewer characters than _ROOMY_CHARACTERS has more rows (tests/test_properties.py).
+    # A room differs from the one before in a few of its pieces (the second in the footer alone):
+    # the title and the middle lines are made again only where what they read of the room changed.
     noted = preset_line(estimate, w)  # the brief notes only for the room that asks for them
+    carries: bool | None = None  # whether the request's controls carry it (for echo="details")
+    named: tuple[bool, bool] | None = None  # what the title and the lines were made for
+    middle: tuple[bool, bool, bool] | None = None
     for room in ROOMS:
         echo = room.echo
-        if echo == "details" and not carried(request):
-            continue
+        if echo == "details":
+            if carries is None:
+                carries = carried(request)
+            if not carries:
+                continue
         command = commands.get(echo)
         if command is None:
             command = commands[echo] = f"`{given_line(request)}`\n" if echo == "given" else ""
         preset = noted if room.notes and room.counted else preset_line(estimate, w, room.notes, room.counted)
         head = f"{command}{preset}\n" if preset else command
-        title = _title(estimate, seen, wording, total, size, room.method, room.subject)
-        lines = _lines(estimate, wording, seen, parts, total, size, room)
+        if named != (room.method, room.subject):
+            named = room.method, room.subject
+            title = _title(estimate, seen, wording, total, size, room.method, room.subject)
+        if middle != (room.words, room.hint, room.advice):  # what _lines reads of the room
+            middle = room.words, room.hint, room.advice
+            lines = _lines(estimate, wording, seen, parts, total, size, room)
         description = f"{head}{lines}\n{bar}"
         embed: dict[str, Any] = {"title": title, "description": description, "color": seen.colour}
         if room.footer:
