@@ -62,3 +62,24 @@ def test_every_answer_takes_the_rows_the_plain_rules_give(request: EstimateReque
         for language in Language:
             embed = render_message(request, view, language).embed
             assert embed_rows(embed) == phone_reference.embed_rows(embed), (view, language.value)
+
+
+# A text's lines as str.splitlines cuts them: the counter splits the shaped UTF-8 at "\n" and "\r"
+# first, then at the rarer separators a user's model name may bring; blank lines (a no-break space
+# alone too) take no row.
+texts = st.lists(
+    st.sampled_from([*PIECES, "\n", "\r", "\r\n", "\u2028", "\x85", "\x0b", "\x1c"]), max_size=80
+).map("".join)
+
+
+@property_test(200, texts, texts)
+def test_a_text_of_many_lines_takes_the_rows_the_plain_rules_give(title: str, description: str) -> None:
+    embed = {"title": title, "description": description, "footer": {"text": description}}
+    assert embed_rows(embed) == phone_reference.embed_rows(embed), (title, description)
+
+
+def test_every_line_separator_and_blank_line_counts_as_the_plain_rules_count() -> None:
+    for separator in ["\n", "\r", "\r\n", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"]:
+        for text in (f"a{separator}a", f"🟦 a{separator}\u00a0{separator}{'m ' * 40}"):
+            embed = {"title": text, "description": text}
+            assert embed_rows(embed) == phone_reference.embed_rows(embed), repr(text)

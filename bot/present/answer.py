@@ -226,6 +226,20 @@ _BARE_ITEMS = {
 }
 
 
+# The items kept in one piece: where a part went ("→ host RAM"), and what a card holds beyond its parts.
+_WHOLE_ITEM_KEYS = ("train.host", "answer.extra_peak", "answer.extra_buffers")
+
+
+def _around_gb(template: str) -> tuple[str, str | None]:
+    """A catalogue text's words before and after its one ``{gb}`` (None after: it has none), its
+    escaped braces read as the template reads them (filled with a NUL, which no catalogue has)."""
+    filled = Template(template).fill({"gb": "\0"})
+    if filled.count("\0") > 1:
+        raise ValueError(f"a breakdown item with {{gb}} twice: {template!r}")
+    before, gb, after = filled.partition("\0")
+    return (before, after) if gb else (before, None)
+
+
 # Below this, what a card holds beyond its parts is rounding, not a part of the bar worth a legend.
 EXTRA_SHOWN_GB = 0.05
 
@@ -308,16 +322,20 @@ class _Wording:
             for advised in (False, True)
             for hinted in (False, True)
         }
-        # The breakdown's items by catalogue key: a part after its square, in one piece; and the
-        # same in the fewest columns (the square and its GB), for an answer short of phone rows.
-        # A text without a figure ("activations not counted: add `seq_len`") keeps its words, and
-        # where the part went ("→ host RAM") is the point of its item.
-        self.items: dict[tuple[str, bool], Template] = {}
-        for key in (*_PART_KEYS.values(), "glance.custom", *ACTIVATION_KEYS, "train.host"):
-            whole = key == "train.host"
-            worded = self.items[key, True] = Template(_item_template(strings[key], whole))
-            bare = _BARE_ITEMS.get(key, "{gb}")
-            self.items[key, False] = Template(_item_template(bare, whole)) if "gb" in worded.names else worded
+        # The breakdown's items by (colour, catalogue key, whether worded): a part after its square,
+        # in one piece; and the same in the fewest columns (the square and its GB), for an answer
+        # short of phone rows. A text without a figure ("activations not counted: add `seq_len`")
+        # keeps its words, and where the part went ("→ host RAM") and what a card holds beyond its
+        # parts are the point of their items. Each as the words before and after its GB, the square
+        # worded in: an answer adds the GB alone.
+        self.items: dict[tuple[str, str, bool], tuple[str, str | None]] = {}
+        for key in (*_PART_KEYS.values(), "glance.custom", *ACTIVATION_KEYS, *_WHOLE_ITEM_KEYS):
+            whole = key in _WHOLE_ITEM_KEYS
+            worded = _item_template(strings[key], whole)
+            bare = _item_template(_BARE_ITEMS.get(key, "{gb}"), whole) if "{gb}" in worded else worded
+            for kind, square in SQUARES.items():
+                for shown, text in ((True, worded), (False, bare)):
+                    self.items[kind, key, shown] = _around_gb(substituted(text, {"square": square}))
         # The smallest usual card the adapter set-up fits, in the fewest words (None: none of them).
         self.adapter_cards: dict[float | None, str] = {
             card: w("glance.adapter_fits", gb=w.num(card)) for card in USUAL_CARDS_GB
@@ -485,23 +503,22 @@ def _breakdown(
     """The bar's legend: each of the card's parts after its square (what the card holds beyond them
     last, in orange), then what the savers keep in host RAM ("→ host RAM"), each in one piece."""
     w = wording.words
+    items, words = wording.items, room.words
     activations_key = _activations_key(estimate)
+    extra_key = "answer.extra_peak" if estimate.verdict.basis == "peak" else "answer.extra_buffers"
     custom = estimate.custom_bytes
-    items: list[str] = []
+    texts: list[str] = []
     for kind, gb in parts:
-        square = SQUARES[kind]
-        shown = w.short_gb(gb, NBSP)
-        if kind == "extra":
-            key = "answer.extra_peak" if estimate.verdict.basis == "peak" else "answer.extra_buffers"
-            text = w(key, gb=shown) if room.words else _BARE_ITEMS.get(key, "{gb}").replace("{gb}", shown)
-            items.append(f"{square}{NBSP}{text.replace(' ', NBSP)}")
-            continue
-        key = activations_key if kind == "activations" else _part_key(kind, custom)
-        items.append(wording.items[key, room.words].fill({"square": square, "gb": shown}))
-    host = wording.items["train.host", room.words]
+        if kind == "activations":
+            key = activations_key
+        else:
+            key = extra_key if kind == "extra" else _part_key(kind, custom)
+        before, after = items[kind, key, words]
+        texts.append(f"{before}{w.short_gb(gb, NBSP)}{after}" if after is not None else before)
     for kind, gb in moved_sizes(estimate, seen):
-        items.append(host.fill({"square": SQUARES[kind], "gb": w.short_gb(gb, NBSP)}))
-    return " ".join(items)
+        before, after = items[kind, "train.host", words]
+        texts.append(f"{before}{w.short_gb(gb, NBSP)}{after}")
+    return " ".join(texts)
 
 
 def _part_key(kind: str, custom: bool) -> str:
@@ -611,10 +628,11 @@ def _usage_bar(
         return f"{cells}{FREE_SQUARE * (BAR_CELLS - used)} {caption}"
     cells = _cells(parts, BAR_CELLS, total / BAR_CELLS)
     ratio = total / capacity_gb
-    times = multiple(ratio, w)
     # From 10 on the multiple is whole and rounded, which would say 14 for 14.1 cards' worth.
     if cards is not None and (ratio >= 10 or cards != math.ceil(round(ratio, 6))):
         times = w.plain(cards)
+    else:
+        times = multiple(ratio, w)
     return f"{cells} {wording.caption('bar.multiple', capacity_gb).fill({'multiple': times})}"
 
 
@@ -673,18 +691,30 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     # out, advice that wraps, what is in host RAM) has the answer count its rows and give some back,
     # least needed first (Room). Counting costs more than a length, so only a long text is counted: no
     # answer of fewer characters than _ROOMY_CHARACTERS has more rows (tests/test_properties.py).
+    # A room differs from the one before in a few of its pieces (the second in the footer alone):
+    # the title and the middle lines are made again only where what they read of the room changed.
     noted = preset_line(estimate, w)  # the brief notes only for the room that asks for them
+    carries: bool | None = None  # whether the request's controls carry it (for echo="details")
+    named: tuple[bool, bool] | None = None  # what the title and the lines were made for
+    middle: tuple[bool, bool, bool] | None = None
     for room in ROOMS:
         echo = room.echo
-        if echo == "details" and not carried(request):
-            continue
+        if echo == "details":
+            if carries is None:
+                carries = carried(request)
+            if not carries:
+                continue
         command = commands.get(echo)
         if command is None:
             command = commands[echo] = f"`{given_line(request)}`\n" if echo == "given" else ""
         preset = noted if room.notes and room.counted else preset_line(estimate, w, room.notes, room.counted)
         head = f"{command}{preset}\n" if preset else command
-        title = _title(estimate, seen, wording, total, size, room.method, room.subject)
-        lines = _lines(estimate, wording, seen, parts, total, size, room)
+        if named != (room.method, room.subject):
+            named = room.method, room.subject
+            title = _title(estimate, seen, wording, total, size, room.method, room.subject)
+        if middle != (room.words, room.hint, room.advice):  # what _lines reads of the room
+            middle = room.words, room.hint, room.advice
+            lines = _lines(estimate, wording, seen, parts, total, size, room)
         description = f"{head}{lines}\n{bar}"
         embed: dict[str, Any] = {"title": title, "description": description, "color": seen.colour}
         if room.footer:

@@ -7,7 +7,6 @@ message (:func:`bot.present.views.render_message`) its own way.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import cache
 from itertools import compress, repeat
 from operator import is_not
@@ -17,6 +16,7 @@ from bot.estimate.hub import is_repo_id
 from bot.estimate.models import find_preset, preset_variant, search_presets
 from bot.estimate.optimizers import Optimizer
 from bot.estimate.request import PRIVATE, EstimateRequest, InvalidRequest, command_options, parse_request
+from bot.estimate.value_type import value_type
 from bot.estimate.weight_formats import WeightFormat
 from bot.present.command_line import parse_command_line
 from bot.present.custom_ids import FROM_MESSAGE, UnreadableState, unpack
@@ -27,7 +27,7 @@ AUTOCOMPLETE_MAX = 25  # Discord shows at most 25 suggestions
 MODEL = "model"  # the option with suggestions
 
 
-@dataclass(frozen=True)
+@value_type  # built on every /vram: frozen=True sets each field through object.__setattr__
 class Command:
     """A ``/vram`` command's options as read from its payload (``private`` apart: it decides only who
     sees the answer)."""

@@ -193,19 +193,33 @@ def _shapes() -> bytes:
     return bytes(shapes)
 
 
-def _shape(text: str) -> str:
-    """``text`` with each ASCII character that lays out as another turned into that one (_shapes).
-    UTF-8's bytes of any other character are never ASCII, so they pass through as they were; a lone
-    surrogate (a crafted model name) too."""
-    return text.encode("utf-8", "surrogatepass").translate(_shapes()).decode("utf-8", "surrogatepass")
+def _shape(text: str) -> bytes:
+    """``text``'s UTF-8 with each ASCII character that lays out as another turned into that one
+    (_shapes). UTF-8's bytes of any other character are never ASCII, so they pass through as they
+    were; a lone surrogate (a crafted model name) too. Kept as bytes: the cache's key (_rows) hashes
+    a third of a text with emoji (which make a str four bytes a character), and is decoded only when
+    the cache does not know it."""
+    return text.encode("utf-8", "surrogatepass").translate(_shapes())
 
 
 def wrapped(line: str, font: str = "body", width: float = PHONE_TEXT_PX) -> int:
     """Rows one line of text takes at ``width`` px in ``font``."""
-    return _wrapped(_shape(line), font, width)
+    return _wrapped(_shape(line).decode("utf-8", "surrogatepass"), font, width)
 
 
 @lru_cache(maxsize=4096)  # an answer's lines recur: its rooms, the footers, the captions, their shapes
+def _rows(shaped: bytes, font: str, width: float) -> int:
+    """Rows of one line of a text as ``bytes.splitlines`` cut it (_shape's bytes): the lines that
+    ``str.splitlines`` finds in it (also at the rarer separators, \u2028 or \x85), blank ones none."""
+    return sum(
+        [
+            _wrapped(line, font, width)
+            for line in shaped.decode("utf-8", "surrogatepass").splitlines()
+            if line.strip()
+        ]
+    )
+
+
 def _wrapped(line: str, font: str, width: float) -> int:
     shown, advances = _advances(line, font)
     if sum(advances) <= width:
@@ -247,8 +261,7 @@ def embed_rows(embed: dict[str, Any], width: float = PHONE_TEXT_PX) -> int:
     rows = 0
     for text, font in parts:
         if text:
-            # Each line with something to draw (blank lines take no row), counted in C: the cache
-            # answers most lines (their shapes recur), and a Python step per line cost as much again.
-            lines = filter(str.strip, _shape(text).splitlines())
-            rows += sum(map(_wrapped, lines, repeat(font), repeat(width)))
+            # Each line counted in C: the cache answers most lines (their shapes recur), and a Python
+            # step per line cost as much again.
+            rows += sum(map(_rows, _shape(text).splitlines(), repeat(font), repeat(width)))
     return rows
