@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from bot.estimate.models import Architecture
@@ -207,6 +208,9 @@ def has_attention_targets(arch: Architecture) -> bool:
     return bool(_mixer_linears(arch, LoraTargets.ATTENTION, 1))
 
 
+# Asked for by every term of a LoRA step (some 60 times an estimate), and the same for every answer
+# about that model, rank and targets: kept for the few a session asks about.
+@lru_cache(maxsize=64)
 def adapted_linears(
     arch: Architecture, rank: int, targets: LoraTargets = LoraTargets.ALL_LINEAR
 ) -> tuple[AdaptedLinear, ...]:
