@@ -38,7 +38,6 @@ from bot.estimate.setup import Setup
 from bot.estimate.sharding import (
     STRATEGIES,
     WHOLE_MODEL,
-    CardShare,
     PerGpu,
     Strategy,
     ZeroThree,
@@ -426,17 +425,20 @@ def _activations(request: EstimateRequest) -> tuple[float, ActivationEstimate | 
     return 0.0, None
 
 
-def _step_peak_bytes(
-    request: EstimateRequest, model: Architecture, batch_size: int, share: CardShare = WHOLE_MODEL
-) -> StepPeak:
-    """The measured step on one card: holding the whole model, or ``share`` of it on several cards.
-    Its optimizer step's temporaries are the trained parameters' (frozen ones take no step); under
-    LoRA or QLoRA it is given the whole base, which it keeps frozen, and counts the adapters itself."""
-    setup = Setup.of(request)
-    parameters = round(request.params_billion * 1e9) - (0 if setup.adapters else request.frozen_params)
-    return step_peak(
-        model, parameters, batch_size, request.seq_len or DEFAULT_SEQ_LEN, setup=setup, share=share
-    )
+def _step_parameters(request: EstimateRequest, setup: Setup) -> int:
+    """The parameters the measured step is given: its optimizer step's temporaries are the trained
+    ones' (frozen ones take no step); under LoRA or QLoRA the whole base, which it keeps frozen (it
+    counts the adapters itself)."""
+    return round(request.params_billion * 1e9) - (0 if setup.adapters else request.frozen_params)
+
+
+@value_type
+class _Variant:
+    """The request at another micro-batch, with or without checkpointing: what the largest batch and
+    the advice ask the judge about (nothing else of the request changes)."""
+
+    batch_size: int
+    checkpointing: bool
 
 
 def _beyond_context(request: EstimateRequest) -> int | None:
@@ -475,6 +477,8 @@ class _Judge:
     its peak; the verdict, the card count, the largest batch and the advice all read them here."""
 
     __slots__ = (
+        "_parameters",
+        "_setup",
         "_split",
         "_zero",
         "activations_gb",
@@ -496,6 +500,9 @@ class _Judge:
         self.request, self.states, self.trained = request, states, states.trained
         self._split: tuple[float, float, float] | None = None  # split(): asked for on several cards only
         self._zero: ZeroThree | None = None  # zero(): asked for by DeepSpeed's ZeRO-3 figures only
+        # setup(), _parameters: the step's, read once for every step the judge asks for.
+        self._setup: Setup | None = None
+        self._parameters: int | None = None
         self.model_states_gb, self.activations_gb = states.model_states_gb, activations_gb
         # The request's card, count and savers, read once: the figures below ask for them again and again.
         self.capacity, self.gpus = request.card.memory_gb, request.gpus
@@ -507,10 +514,8 @@ class _Judge:
         self.architecture = request.architecture if request.model is not None else None
         step = self.architecture is not None and request.wants_activation_estimate
         self.model = self.architecture if step and request.bytes_per_param is None else None
-        # The figures asked for so far, by (strategy, cards, the variant's batch and checkpointing).
-        self.known: dict[
-            tuple[Strategy | None, int, tuple[int | None, bool] | None], tuple[float, float | None]
-        ] = {}
+        # The figures asked for so far, by (strategy, cards, variant).
+        self.known: dict[tuple[Strategy | None, int, _Variant | None], tuple[float, float | None]] = {}
 
     def split(self) -> tuple[float, float, float]:
         """GB of weights, gradients and optimizer state (:func:`_states_gb`), which the strategies
@@ -560,27 +565,50 @@ class _Judge:
             states += deepspeed_gathered_gb(self.largest)
         return states
 
-    def step(self, strategy: Strategy | None, n: int, variant: EstimateRequest | None = None) -> StepPeak:
+    def setup(self, variant: _Variant | None = None) -> Setup:
+        """The request's training setup (worked out once), or the variant's."""
+        if self._setup is None:
+            self._setup = Setup.of(self.request)
+        setup = self._setup
+        if variant is None or variant.checkpointing == setup.checkpointing:
+            return setup
+        return setup.but(checkpointing=variant.checkpointing)
+
+    def batch(self, variant: _Variant | None = None) -> int:
+        return (self.request.batch_size or DEFAULT_BATCH_SIZE) if variant is None else variant.batch_size
+
+    def saved(self, model: Architecture, variant: _Variant | None = None) -> MeasuredActivations:
+        """What autograd keeps on the card for the request's step, or the variant's (:func:`_saved`)."""
+        setup, seq_len = self.setup(variant), self.request.seq_len or DEFAULT_SEQ_LEN
+        return saved_on_card(
+            measured_activations(model, self.batch(variant), seq_len, setup=setup), model, setup.savers
+        )
+
+    def step(self, strategy: Strategy | None, n: int, variant: _Variant | None = None) -> StepPeak:
+        """The measured step on one card: holding the whole model, or its share under ``strategy``."""
         if self.model is None:
             raise ValueError("no step to estimate")  # callers check judge.model first
         share = WHOLE_MODEL if strategy is None else card_share(strategy, n)
-        request = self.request if variant is None else variant
-        return _step_peak_bytes(request, self.model, request.batch_size or DEFAULT_BATCH_SIZE, share)
+        setup = self.setup(variant)
+        if self._parameters is None:
+            self._parameters = _step_parameters(self.request, setup)
+        seq_len = self.request.seq_len or DEFAULT_SEQ_LEN
+        return step_peak(self.model, self._parameters, self.batch(variant), seq_len, setup=setup, share=share)
 
     def figures(
-        self, strategy: Strategy | None, n: int, variant: EstimateRequest | None = None
+        self, strategy: Strategy | None, n: int, variant: _Variant | None = None
     ) -> tuple[float, float | None]:
         """(V, peak) on one card; the peak is None where the bot does not estimate the step. Kept per
         strategy, count and variant: the verdict, the card count, the advice and the largest batch
         ask for the same figures again."""
-        key = (strategy, n, None if variant is None else (variant.batch_size, variant.checkpointing))
+        key = (strategy, n, variant)
         found = self.known.get(key)
         if found is None:
             found = self.known[key] = self._figures(strategy, n, variant)
         return found
 
     def _figures(
-        self, strategy: Strategy | None, n: int, variant: EstimateRequest | None
+        self, strategy: Strategy | None, n: int, variant: _Variant | None
     ) -> tuple[float, float | None]:
         states = self.states_gb(strategy, n)
         if self.model is not None:
@@ -593,20 +621,19 @@ class _Judge:
             return states + self.activations_gb, None
         if self.architecture is None:
             raise ValueError("no architecture to grow the activations with")
-        batch = variant.batch_size or DEFAULT_BATCH_SIZE  # the same request at another batch
-        return states + _saved(variant, self.architecture, batch).saved_bytes / 1e9, None
+        return states + self.saved(self.architecture, variant).saved_bytes / 1e9, None
 
-    def judged_gb(self, strategy: Strategy | None, n: int, variant: EstimateRequest | None = None) -> float:
+    def judged_gb(self, strategy: Strategy | None, n: int, variant: _Variant | None = None) -> float:
         total, peak = self.figures(strategy, n, variant)
         return total if peak is None else max(total, peak)
 
-    def rows(self, variant: EstimateRequest | None = None) -> tuple[PerGpu, ...]:
+    def rows(self, variant: _Variant | None = None) -> tuple[PerGpu, ...]:
         """The judged figure per card under each strategy on the request's cards."""
         n, capacity = self.gpus, self.capacity
         judged = [(strategy, self.judged_gb(strategy, n, variant)) for strategy in STRATEGIES]
         return tuple(PerGpu(strategy=s, gb=gb, fits=gb <= capacity) for s, gb in judged)
 
-    def followed(self, variant: EstimateRequest | None = None) -> Strategy | None:
+    def followed(self, variant: _Variant | None = None) -> Strategy | None:
         """The strategy the verdict follows: None on one card, else the smallest whose judged figure
         fits each card, else ZeRO-3, which needs the least."""
         if self.gpus == 1:
@@ -616,7 +643,7 @@ class _Judge:
                 return strategy
         return "ZeRO-3"
 
-    def cards_needed(self, variant: EstimateRequest | None = None) -> int | None:
+    def cards_needed(self, variant: _Variant | None = None) -> int | None:
         """The fewest cards whose judged figure under ZeRO-3 fits (1: one card holds it all); None when
         no number of cards does (what every card holds whatever the sharding fills it)."""
         capacity = self.capacity
@@ -695,12 +722,10 @@ def _largest_batch(judge: _Judge, strategy: Strategy | None) -> LargestBatch | N
     capacity, n = judge.capacity, judge.gpus
 
     def need_gb(batch: int, checkpointing: bool) -> float:
-        variant = request.model_copy(update={"batch_size": batch, "checkpointing": checkpointing})
-        return judge.judged_gb(strategy, n, variant)
+        return judge.judged_gb(strategy, n, _Variant(batch, checkpointing))
 
     def one_sequence_gb(checkpointing: bool) -> float:
-        variant = request.model_copy(update={"batch_size": 1, "checkpointing": checkpointing})
-        return _saved(variant, model, 1).saved_bytes / 1e9
+        return judge.saved(model, _Variant(1, checkpointing)).saved_bytes / 1e9
 
     return LargestBatch(
         seq_len=request.seq_len or DEFAULT_SEQ_LEN,
@@ -721,7 +746,7 @@ def _changes(
     capacity, n = judge.capacity, judge.gpus
     changes: list[Change] = []
     if not request.checkpointing and judge.architecture is not None and request.wants_activation_estimate:
-        variant = request.model_copy(update={"checkpointing": True})
+        variant = _Variant(judge.batch(), True)
         gb = judge.judged_gb(judge.followed(variant), n, variant)
         if gb <= capacity:
             changes.append(Change("checkpointing", gb, n))

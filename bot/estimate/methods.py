@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from bot.estimate.models import Architecture
@@ -207,6 +208,9 @@ def has_attention_targets(arch: Architecture) -> bool:
     return bool(_mixer_linears(arch, LoraTargets.ATTENTION, 1))
 
 
+# Asked for by every term of a LoRA step (some 60 times an estimate), and the same for every answer
+# about that model, rank and targets: kept for the few a session asks about.
+@lru_cache(maxsize=64)
 def adapted_linears(
     arch: Architecture, rank: int, targets: LoraTargets = LoraTargets.ALL_LINEAR
 ) -> tuple[AdaptedLinear, ...]:
@@ -271,6 +275,7 @@ def idle_adapter_params(arch: Architecture, rank: int, targets: LoraTargets = Lo
     return sum(linear.params for linear in adapted_linears(arch, rank, targets) if not linear.trained)
 
 
+@lru_cache(maxsize=64)  # read by every QLoRA step, the same for every answer about the model
 def quantized_params(arch: Architecture) -> int:
     """QLoRA's NF4 part: the linear layers bitsandbytes replaces (``nn.Linear``: attention, dense
     MLPs, shared experts); transformers 5's 3-D expert tensors are no linear layers and stay 16-bit,
@@ -303,7 +308,12 @@ def dequantization_bytes(arch: Architecture, setup: Setup) -> float:
     and again in backward) and frees it after: the largest linear's weight, 2 bytes per parameter."""
     if setup.method is not Method.QLORA:
         return 0.0
-    return 2.0 * max((d_in * d_out for _, d_in, d_out, _ in arch.linear_layers()), default=0)
+    return 2.0 * _largest_linear_params(arch)
+
+
+@lru_cache(maxsize=64)  # read by every QLoRA step, the same for every answer about the model
+def _largest_linear_params(arch: Architecture) -> int:
+    return max((d_in * d_out for _, d_in, d_out, _ in arch.linear_layers()), default=0)
 
 
 # --- what a LoRA step saves beside the full fine-tune's activations --------------------------------

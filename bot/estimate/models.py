@@ -20,7 +20,7 @@ import difflib
 import re
 import tomllib
 from decimal import Decimal
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Literal
 
@@ -385,14 +385,7 @@ class Architecture(BaseModel):
     def moe_layers(self) -> int:
         """Layers with a mixture of experts: i ≥ first_k_dense_replace (DeepSeek-V3, GLM-4.5) and
         (i + 1) % interleave_moe_layer_step == 0 (Llama 4's moe_layers, Qwen3-MoE's decoder_sparse_step)."""
-        if not self.is_moe:
-            return 0
-        step, dense = self.interleave_moe_layer_step, {*self.mlp_only_layers, *self.no_mlp_layers}
-        return sum(
-            1
-            for i in range(self.first_k_dense_replace, self.layers)
-            if (i + 1) % step == 0 and i not in dense
-        )
+        return _moe_layers(self) if self.is_moe else 0
 
     @property
     def dense_layers(self) -> int:
@@ -1149,6 +1142,16 @@ def presets() -> dict[str, Architecture]:
     entries = tomllib.loads(text)["model"]
     models = [Architecture.model_validate(entry) for entry in entries]
     return {model.key: model for model in models}
+
+
+# A step's terms read it some 50 times an estimate, each a walk over the layers; the same for every
+# answer about the model: kept for the few a session asks about.
+@lru_cache(maxsize=64)
+def _moe_layers(arch: Architecture) -> int:
+    step, dense = arch.interleave_moe_layer_step, {*arch.mlp_only_layers, *arch.no_mlp_layers}
+    return sum(
+        1 for i in range(arch.first_k_dense_replace, arch.layers) if (i + 1) % step == 0 and i not in dense
+    )
 
 
 def _squash(text: str) -> str:

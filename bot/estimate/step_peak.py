@@ -10,6 +10,7 @@ starts from are :mod:`bot.estimate.saved_activations`'. Pure Python; nothing her
 from __future__ import annotations
 
 import dataclasses
+from functools import lru_cache
 
 from bot.estimate import hybrid_saved, methods, saved_activations
 from bot.estimate.family_traits import FamilyTraits, traits_for
@@ -127,6 +128,9 @@ def _paged_state_bytes(precision: Precision, optimizer: OptimizerKind) -> float:
     return model_state_bytes_per_param(precision, optimizer) - 2 * weight_bytes_per_param(precision) - master
 
 
+# Read by every step the judge asks for (the card count's, the largest batch's), the same for every
+# answer about the model: kept for the few a session asks about.
+@lru_cache(maxsize=64)
 def largest_tensor_params(arch: Architecture) -> int:
     """The largest single parameter tensor: the embedding or LM head v × h, or one linear layer (a MoE
     layer's experts are one 3-D tensor per projection in transformers 5)."""
