@@ -497,13 +497,18 @@ ROOMS = (
 )
 
 
+# What the middle lines show of a room (Room's words, hint and advice): all that _lines reads of it.
+_Middle = tuple[bool, bool, bool]
+
+
 def _breakdown(
-    estimate: Estimate, wording: _Wording, seen: Glance, parts: list[tuple[str, float]], room: Room
+    estimate: Estimate, wording: _Wording, seen: Glance, parts: list[tuple[str, float]], words: bool
 ) -> str:
     """The bar's legend: each of the card's parts after its square (what the card holds beyond them
-    last, in orange), then what the savers keep in host RAM ("→ host RAM"), each in one piece."""
+    last, in orange), then what the savers keep in host RAM ("→ host RAM"), each in one piece;
+    without ``words``, each part as its square and GB alone (Room.words)."""
     w = wording.words
-    items, words = wording.items, room.words
+    items = wording.items
     activations_key = _activations_key(estimate)
     extra_key = "answer.extra_peak" if estimate.verdict.basis == "peak" else "answer.extra_buffers"
     custom = estimate.custom_bytes
@@ -532,9 +537,11 @@ def _lines(
     parts: list[tuple[str, float]],
     total: str,
     size: str,
-    room: Room = ROOMS[0],
+    shown: _Middle = (True, True, True),
 ) -> str:
-    """The answer's middle lines filled in (``total``: V and ``size``: N, as the title shows them)."""
+    """The answer's middle lines filled in (``total``: V and ``size``: N, as the title shows them),
+    with what a room shows of them (``shown``: its words, hint and advice, :data:`_Middle`)."""
+    words, hint, full_advice = shown
     w = wording.words
     model_states = w.amount(estimate.model_states_gb)  # M in both formulas: formatted once
     lora, qlora = estimate.lora, estimate.qlora
@@ -549,7 +556,7 @@ def _lines(
         "qlora": w.short_gb(qlora.total_gb),
         "qlora_fit": wording.adapter_cards[qlora.smallest_card_gb],
         "warnings": "",
-        "breakdown": _breakdown(estimate, wording, seen, parts, room),
+        "breakdown": _breakdown(estimate, wording, seen, parts, words),
     }
     frozen = estimate.frozen
     if frozen is not None:
@@ -564,10 +571,10 @@ def _lines(
         warning = context_warning(estimate, w)
         if warning:
             values["warnings"] = f"\n{warning}"
-    advice = advice_line(estimate, w, terse=not room.advice)  # what would make it fit, when it does not
+    advice = advice_line(estimate, w, terse=not full_advice)  # what would make it fit, when it does not
     if advice:
         values["advice"] = advice
-    key = (frozen is not None, estimate.request.method, advice is not None, room.hint)
+    key = (frozen is not None, estimate.request.method, advice is not None, hint)
     return wording.lines[key].fill(values)
 
 
@@ -696,7 +703,7 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
     noted = preset_line(estimate, w)  # the brief notes only for the room that asks for them
     carries: bool | None = None  # whether the request's controls carry it (for echo="details")
     named: tuple[bool, bool] | None = None  # what the title and the lines were made for
-    middle: tuple[bool, bool, bool] | None = None
+    middle: _Middle | None = None
     for room in ROOMS:
         echo = room.echo
         if echo == "details":
@@ -712,9 +719,9 @@ def render_embed(estimate: Estimate, language: Language = DEFAULT_LANGUAGE) -> d
         if named != (room.method, room.subject):
             named = room.method, room.subject
             title = _title(estimate, seen, wording, total, size, room.method, room.subject)
-        if middle != (room.words, room.hint, room.advice):  # what _lines reads of the room
+        if middle != (room.words, room.hint, room.advice):
             middle = room.words, room.hint, room.advice
-            lines = _lines(estimate, wording, seen, parts, total, size, room)
+            lines = _lines(estimate, wording, seen, parts, total, size, middle)
         description = f"{head}{lines}\n{bar}"
         embed: dict[str, Any] = {"title": title, "description": description, "color": seen.colour}
         if room.footer:
