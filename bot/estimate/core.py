@@ -766,8 +766,7 @@ def _uses_deepspeed(request: EstimateRequest) -> bool:
     return request.precision is _MIXED and request.bytes_per_param is None and request.method is _FULL
 
 
-# Read on every estimate: module constants, as Python 3.11's EnumType defines
-# __getattr__: a member read off its class takes the slow attribute path (close to 1 k instructions).
+# Read on every answer: enum members as module constants (bot/README.md, "Code on every answer's path").
 _MIXED, _FULL, _MUON = Precision.MIXED, Method.FULL, Optimizer.MUON
 
 

@@ -706,8 +706,7 @@ def method_states(request: EstimateRequest, method: Method | None = None) -> Met
     return None if chosen is _FULL else states_of(chosen, adapter_states(request))
 
 
-# Read on every estimate: module constants, as Python 3.11's EnumType defines
-# __getattr__: a member read off its class takes the slow attribute path (close to 1 k instructions).
+# Read on every answer: enum members as module constants (bot/README.md, "Code on every answer's path").
 _FULL, _QLORA, _AMP = Method.FULL, Method.QLORA, Precision.AMP
 
 

@@ -31,8 +31,7 @@ from bot.estimate.weight_formats import WeightFormat
 DEFAULT_BATCH_SIZE = 1
 DEFAULT_SEQ_LEN = 2048
 
-# Read on every request: module constants, as Python 3.11's EnumType defines
-# __getattr__: a member read off its class takes the slow attribute path (close to 1 k instructions).
+# Read on every answer: enum members as module constants (bot/README.md, "Code on every answer's path").
 _SERVE, _FULL, _ATTENTION = Task.SERVE, Method.FULL, LoraTargets.ATTENTION
 # The saver options, named as Savers names its fields.
 _SAVER_OPTIONS = frozenset(field.name for field in fields(Savers))
