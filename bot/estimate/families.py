@@ -1478,7 +1478,7 @@ MULTIMODAL: tuple[Multimodal, ...] = (
     Multimodal("qwen3_5_moe", "qwen3_5_moe_text"),
 )
 
-# --- frontier (issue 20, point 3): the families that answered only from their tensors ---------------
+# --- Families that answered only from their tensors before (issue 20) ---------------------------------------
 _LIKE = {f.model_type: f for f in FAMILIES}
 # Mamba-1 alone: one norm and one mixer a block, no attention, no MLP (MambaBlock); the attention
 # and MLP fields the counter requires are given values no layer reads.
@@ -1726,7 +1726,7 @@ FAMILIES += (
     ),
 )
 
-# --- frontier, round 4 (issue 20, point 3): DeepSeek-V4 -----------------------------------------------
+# --- DeepSeek-V4 (issue 20) ---------------------------------------------------------------------------------
 # DeepSeek-V4 (transformers' DeepseekV4ForCausalLM): every layer MoE (a router of h × experts, hash-
 # routed or top-k: the same parameters, the hash table and the correction bias are buffers), the
 # routed experts in one 3-D gate_up_proj, and one shared MLP of an expert's width whatever
@@ -1864,7 +1864,7 @@ __all__ = [
     "preset_family",
 ]
 
-# --- multimodal wrappers (mm) ------------------------------------------------------------------------
+# --- Multimodal wrappers ------------------------------------------------------------------------------------
 # Issue 20, point 3: the multimodal repos counted whole from their config.json, the text model by its
 # declared family and each tower and projector by a :class:`Tower` read from its sub-config (the
 # classes of transformers 5.24, modeling_<type>.py, named at each declaration). The towers are
@@ -2360,7 +2360,7 @@ _MM_WRAPPERS += tuple(
 MULTIMODAL = tuple(m for m in MULTIMODAL if m.model_type not in _TOWERS_OF_DECLARED) + _MM_WRAPPERS
 __all__ += ["Piece", "Tower"]
 
-# --- decl (issue 20, points 2 and 5): Gemma 4 and Mistral Large 4 ------------------------------------
+# --- Gemma 4 and Mistral Large 4 (issue 20) -----------------------------------------------------------------
 _LIKE = {f.model_type: f for f in FAMILIES}
 # Gemma 4 (modeling_gemma4.py: Gemma4TextModel): Gemma 3's layers (four norms, QK-norm of the head
 # width, a weightless v_norm; 5 sliding : 1 full) whose full layers have a head width of their own
@@ -2459,16 +2459,16 @@ _MISTRAL_LARGE4_TOWER = replace(
         }
     ),
 )
-_DECL_FAMILIES = (_GEMMA4_TEXT, _MISTRAL_LARGE4_TEXT)
+_GEMMA4_AND_MISTRAL_LARGE4 = (_GEMMA4_TEXT, _MISTRAL_LARGE4_TEXT)
 _DECL_MULTIMODAL = (
     # Gemma 4's vision and audio towers are not declared: counted from the repo's tensors.
     Multimodal("gemma4", "gemma4_text"),
     Multimodal("mistral_large4", "mistral_large4_text", tie_at_top=True, towers=(_MISTRAL_LARGE4_TOWER,)),
 )
-FAMILIES += _DECL_FAMILIES
+FAMILIES += _GEMMA4_AND_MISTRAL_LARGE4
 MULTIMODAL += _DECL_MULTIMODAL
 
-# --- decl (issue 20, point 2): classic causal LMs, counts only -----------------------------------------
+# --- Classic causal LMs, counts only (issue 20) -------------------------------------------------------------
 # Their names for the common fields (the config classes' attribute_map); the K/V heads are the query
 # heads (no grouped-query attention), head_dim is hidden / heads whatever a config writes.
 _GPT_NAMES = MappingProxyType(
@@ -2501,27 +2501,28 @@ _GPTJ = Family(
     attention_modules=MappingProxyType({"o_proj": "out_proj"}),
     small=_GPTJ_SMALL,
 )
+# GPT-2 (modeling_gpt2.py): a learned position table (wpe, n_positions rows), LayerNorms with
+# biases, the fused c_attn (q, k, v) and c_proj with biases, a plain MLP of n_inner (4h) with biases,
+# tied. Its cross-attention (add_cross_attention) is not modelled.
+_GPT2 = Family(
+    "gpt2",
+    names=_GPT_NAMES,
+    tied_by_default=True,
+    qkv_bias=True,
+    o_bias=True,
+    fused_qkv=True,
+    norm_parameters="weight_bias",
+    gated_mlp=False,
+    mlp_bias=True,
+    mlp_ratio=4,
+    position_table=("n_positions", 0),
+    attention_modules=MappingProxyType({"qkv_proj": "c_attn", "o_proj": "c_proj"}),
+    module_names=MappingProxyType({"down_proj": "c_proj"}),  # GPT2MLP's c_proj
+    unsupported=("add_cross_attention",),
+    small=_GPT_SMALL,
+)
 _CLASSIC: tuple[Family, ...] = (
-    # GPT-2 (modeling_gpt2.py): a learned position table (wpe, n_positions rows), LayerNorms with
-    # biases, the fused c_attn (q, k, v) and c_proj with biases, a plain MLP of n_inner (4h) with biases,
-    # tied. Its cross-attention (add_cross_attention) is not modelled.
-    Family(
-        "gpt2",
-        names=_GPT_NAMES,
-        tied_by_default=True,
-        qkv_bias=True,
-        o_bias=True,
-        fused_qkv=True,
-        norm_parameters="weight_bias",
-        gated_mlp=False,
-        mlp_bias=True,
-        mlp_ratio=4,
-        position_table=("n_positions", 0),
-        attention_modules=MappingProxyType({"qkv_proj": "c_attn", "o_proj": "c_proj"}),
-        module_names=MappingProxyType({"down_proj": "c_proj"}),  # GPT2MLP's c_proj
-        unsupported=("add_cross_attention",),
-        small=_GPT_SMALL,
-    ),
+    _GPT2,
     _GPTJ,
     # CodeGen (modeling_codegen.py): GPT-J's layer with q, k and v in one qkv_proj.
     replace(
@@ -2557,8 +2558,6 @@ _CLASSIC: tuple[Family, ...] = (
             {"num_hidden_layers": 2, "attention_types": [[["global", "local"], 1]], "intermediate_size": 688}
         ),
     ),
-)
-_CLASSIC += (
     # OPT (modeling_opt.py): a learned position table of max_position_embeddings + 2 rows, q/k/v/out_proj
     # and fc1/fc2 with biases by enable_bias, two LayerNorms a layer and a final one, tied. Its
     # projections around the layers (word_embed_proj_dim), post-norm layers and LayerNorms without
@@ -2617,18 +2616,14 @@ _CLASSIC += (
         attention_modules=MappingProxyType({"qkv_proj": "query_key_value", "o_proj": "dense"}),
         small=MappingProxyType({"num_hidden_layers": 2}),
     ),
-)
-_CLASSIC += (
     # GPT-BigCode (StarCoder, SantaCoder; modeling_gpt_bigcode.py): GPT-2's layer with one K/V head for
     # all queries by multi_query (on by default) in its c_attn.
     replace(
-        _CLASSIC[0],
+        _GPT2,
         model_type="gpt_bigcode",
         multi_query="multi_query",
         defaults=MappingProxyType({"multi_query": True}),
     ),
-)
-_CLASSIC += (
     # Falcon (modeling_falcon.py): the fused query_key_value and dense, a plain MLP of ffn_hidden_size
     # (4h when null), their biases by bias, LayerNorms with biases, RoPE or ALiBi (no parameters), tied;
     # its K/V heads and norms a layer by FalconLayout.
@@ -2669,8 +2664,8 @@ _GEMMA4_UNIFIED_TEXT = replace(
 FAMILIES += (_GEMMA4_UNIFIED_TEXT,)
 MULTIMODAL += (Multimodal("gemma4_unified", "gemma4_unified_text"),)
 
-# --- decl2 (issue 20, point 2): more causal LMs, counts only ----------------------------------------
-_DECL2: tuple[Family, ...] = (
+# --- More causal LMs, counts only (issue 20) ----------------------------------------------------------------
+_MORE_CAUSAL_LMS: tuple[Family, ...] = (
     # MPT (modeling_mpt.py): the fused Wqkv and out_proj, a plain GELU MLP of 4h (up_proj, down_proj),
     # no biases anywhere, LayerNorms with their bias set to None, ALiBi (no position table), tied.
     # transformers builds 4h and no biases whatever expansion_ratio and no_bias say: a config saying
@@ -2719,8 +2714,6 @@ _DECL2: tuple[Family, ...] = (
         attention_modules=MappingProxyType({"qkv_proj": "query_key_value", "o_proj": "dense"}),
         small=MappingProxyType({"num_hidden_layers": 2}),
     ),
-)
-_DECL2 += (
     # JetMoE (modeling_jetmoe.py): every layer a mixture of attention (attention_experts: per expert a
     # query and an output projection of kv_heads × kv_channels, a shared kv_proj, a router, an output
     # bias) and a MoE of gated experts of intermediate_size (a 3-D input_linear of 2f and output_linear,
@@ -2747,8 +2740,6 @@ _DECL2 += (
         attention_modules=MappingProxyType({"k_proj": "kv_proj"}),
         small=MappingProxyType({"num_hidden_layers": 2, "kv_channels": 32}),
     ),
-)
-_DECL2 += (
     # Zamba2 (modeling_zamba2.py): Mamba-2 blocks (one RMSNorm each, no MLP; in_proj and out_proj
     # biases by add_bias_linear) and, on its hybrid layers, the shared transformer blocks of
     # SharedBlocks; tied. Zamba2Config requires num_hidden_layers to be its list's length.
@@ -2811,7 +2802,7 @@ _DECL2 += (
         ),
     ),
 )
-FAMILIES += _DECL2
+FAMILIES += _MORE_CAUSAL_LMS
 
 _BY_TYPE.update({name: f for f in FAMILIES for name in (f.model_type, *f.also)})
 _MULTIMODAL.update({m.model_type: m for m in MULTIMODAL})
