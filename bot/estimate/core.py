@@ -394,10 +394,10 @@ def _states_gb(request: EstimateRequest, states: _ModelStates) -> tuple[float, f
     )
 
 
-def _saved(request: EstimateRequest, model: Architecture, batch_size: int) -> MeasuredActivations:
+def _saved(model: Architecture, batch_size: int, seq_len: int, setup: Setup) -> MeasuredActivations:
     """What autograd keeps on the card for one step, as PyTorch keeps it (the calibrated formulas),
-    under the request's savers."""
-    return saved_on_card(_all_saved(request, model, batch_size), model, request.savers)
+    under the setup's savers."""
+    return saved_on_card(measured_activations(model, batch_size, seq_len, setup=setup), model, setup.savers)
 
 
 def _all_saved(request: EstimateRequest, model: Architecture, batch_size: int) -> MeasuredActivations:
@@ -411,7 +411,8 @@ def _activations(request: EstimateRequest) -> tuple[float, ActivationEstimate | 
         return request.activations, None  # an entered figure always wins
     if request.activation_shape is not None and request.wants_activation_estimate:
         batch_size = request.batch_size or DEFAULT_BATCH_SIZE
-        saved = _saved(request, request.activation_shape, batch_size)
+        seq_len = request.seq_len or DEFAULT_SEQ_LEN
+        saved = _saved(request.activation_shape, batch_size, seq_len, Setup.of(request))
         found = ActivationEstimate(
             batch_size=batch_size,
             seq_len=saved.seq_len,
@@ -579,9 +580,8 @@ class _Judge:
 
     def saved(self, model: Architecture, variant: _Variant | None = None) -> MeasuredActivations:
         """What autograd keeps on the card for the request's step, or the variant's (:func:`_saved`)."""
-        setup, seq_len = self.setup(variant), self.request.seq_len or DEFAULT_SEQ_LEN
-        return saved_on_card(
-            measured_activations(model, self.batch(variant), seq_len, setup=setup), model, setup.savers
+        return _saved(
+            model, self.batch(variant), self.request.seq_len or DEFAULT_SEQ_LEN, self.setup(variant)
         )
 
     def step(self, strategy: Strategy | None, n: int, variant: _Variant | None = None) -> StepPeak:
