@@ -664,10 +664,9 @@ def adapter_states(request: EstimateRequest) -> tuple[MethodStates, MethodStates
     idle = 0.0  # adapters no gradient reaches: fp32 weights only, kept with the frozen weights
     if arch is not None:
         rank: int | None = request.lora_rank
-        linears = adapted_linears(arch, request.lora_rank, request.lora_targets)
-        adapters = sum(linear.params for linear in linears) / 1e9
+        adapters = adapter_params(arch, request.lora_rank, request.lora_targets) / 1e9
         # lora3: as the step's peak counts them (step_peak; measured on GLM-5, states 1.000).
-        idle = sum(linear.params for linear in linears if not linear.trained) / 1e9
+        idle = idle_adapter_params(arch, request.lora_rank, request.lora_targets) / 1e9
         adapters -= idle
     else:
         rank, adapters = None, base * LORA_TRAINABLE_FRACTION
