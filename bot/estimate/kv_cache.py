@@ -131,37 +131,29 @@ def _sliding(model: Architecture, layers: int, dtype: KvDtype, gpus: int) -> Lay
 
 def _mla(model: Architecture, layers: int, dtype: KvDtype, gpus: int) -> LayerCache:
     # kv_a_proj_with_mqa's output: the latent (kv_lora_rank) and the RoPE key (qk_rope_head_dim),
-    # one "head" for all heads, so under tensor parallelism every GPU holds it whole.
+    # one "head" for all heads.
     width = (model.kv_lora_rank or 0) + (model.qk_rope_head_dim or 0)
-    return LayerCache(
-        kind="mla",
-        layers=layers,
-        bytes_per_token=width * dtype.bytes,
-        token_cap=None,
-        bytes_per_sequence=0,
-        replicated=gpus > 1,
-    )
+    return _shared_by_heads("mla", layers, width, dtype, gpus)
 
 
 def _mla_nope(model: Architecture, layers: int, dtype: KvDtype, gpus: int) -> LayerCache:
     # decl: Mistral Large 4's MLA layers without RoPE cache the latent alone (their rope key is 0 wide).
-    return LayerCache(
-        kind="mla_nope",
-        layers=layers,
-        bytes_per_token=(model.kv_lora_rank or 0) * dtype.bytes,
-        token_cap=None,
-        bytes_per_sequence=0,
-        replicated=gpus > 1,
-    )
+    return _shared_by_heads("mla_nope", layers, model.kv_lora_rank or 0, dtype, gpus)
 
 
 def _indexer(model: Architecture, layers: int, dtype: KvDtype, gpus: int) -> LayerCache:
     # The indexer's key cache: one index_head_dim-wide key per token (DeepSeek-V3.2's Indexer),
-    # shared by its heads, so every GPU holds it whole.
+    # shared by its heads.
+    return _shared_by_heads("indexer", layers, model.index_head_dim or 0, dtype, gpus)
+
+
+def _shared_by_heads(kind: LayerKind, layers: int, width: int, dtype: KvDtype, gpus: int) -> LayerCache:
+    """One ``width``-wide entry per token that every head reads (MLA's latent, the indexer's key): not
+    split by heads, so under tensor parallelism every GPU holds it whole."""
     return LayerCache(
-        kind="indexer",
+        kind=kind,
         layers=layers,
-        bytes_per_token=(model.index_head_dim or 0) * dtype.bytes,
+        bytes_per_token=width * dtype.bytes,
         token_cap=None,
         bytes_per_sequence=0,
         replicated=gpus > 1,
