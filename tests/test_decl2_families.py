@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from bot.estimate.hub import ConfigProblem, architecture_from_config
+from tests.checkpoint_count import checkpoint_count
 
 _SMALL = {"vocab_size": 500, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4}
 _MPT = {"vocab_size": 500, "d_model": 64, "n_layers": 2, "n_heads": 4}
@@ -162,9 +163,7 @@ def test_each_config_counts_what_transformers_builds(case: str) -> None:
     config = transformers.AutoConfig.for_model(model_type, **fields)
     with torch.device("meta"):
         meta = transformers.AutoModelForCausalLM.from_config(config)
-    kept = set(meta.state_dict())
-    held = sum(p.numel() for p in meta.parameters())
-    held += sum(b.numel() for name, b in meta.named_buffers() if name in kept)
+    held = checkpoint_count(meta)
     assert held == pinned, case
     assert architecture_from_config("decl2/check", _config(model_type, fields)).parameter_count == held, case
 

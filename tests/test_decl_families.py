@@ -20,6 +20,7 @@ import pytest
 from bot.estimate.hub import architecture_from_config
 from bot.estimate.kv_cache import KvDtype, cache_bytes, layer_caches
 from bot.measure.cache import cache_bytes as cache_held
+from tests.checkpoint_count import checkpoint_count
 
 pytestmark = [pytest.mark.accuracy, pytest.mark.usefixtures("quiet_transformers")]
 
@@ -171,9 +172,7 @@ def test_the_count_and_the_cache_are_what_transformers_builds_and_keeps(case: st
     config, auto, deriving = _config(model_type, fields)
     with torch.device("meta"):
         meta = auto.from_config(config)
-    kept = set(meta.state_dict())  # the parameters and the persistent buffers: what a checkpoint holds
-    held = sum(p.numel() for p in meta.parameters())
-    held += sum(b.numel() for name, b in meta.named_buffers() if name in kept)
+    held = checkpoint_count(meta)
     architecture = architecture_from_config("decl/case", _written(config, fields, left_out, deriving))
     assert architecture.total_params == held, case
 
@@ -259,9 +258,7 @@ def test_a_classic_causal_lm_counts_what_transformers_builds(case: str) -> None:
     config = transformers.AutoConfig.for_model(model_type, **fields)
     with torch.device("meta"):
         meta = transformers.AutoModelForCausalLM.from_config(config)
-    kept = set(meta.state_dict())
-    held = sum(p.numel() for p in meta.parameters())
-    held += sum(b.numel() for name, b in meta.named_buffers() if name in kept)
+    held = checkpoint_count(meta)
     assert architecture_from_config("decl/classic", config.to_dict()).parameter_count == held, case
 
 

@@ -15,6 +15,7 @@ import pytest
 from bot.estimate.hub import ConfigProblem, architecture_from_config
 from bot.estimate.kv_cache import KvDtype, cache_bytes, layer_caches
 from bot.estimate.models import Architecture
+from tests.checkpoint_count import checkpoint_count
 
 
 def _read(config: dict[str, Any]) -> Architecture:
@@ -221,9 +222,8 @@ def _built(model_type: str, fields: dict[str, Any], held: bool = False) -> tuple
     config = transformers.AutoConfig.for_model(model_type, **fields)
     with torch.device("meta"):
         model = transformers.AutoModelForCausalLM.from_config(config)
-    kept = set(model.state_dict()) if held else set()
-    buffers = sum(int(b.numel()) for name, b in model.named_buffers() if name in kept)
-    return sum(int(p.numel()) for p in model.parameters()) + buffers, config.to_dict()
+    count = checkpoint_count(model) if held else sum(int(p.numel()) for p in model.parameters())
+    return count, config.to_dict()
 
 
 def _fields(config: dict[str, Any]) -> dict[str, Any]:

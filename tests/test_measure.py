@@ -29,6 +29,7 @@ from bot.measure import extrapolate, measure_step
 from bot.measure.configs import config_for
 from bot.measure.families import SMALL_CONFIGS, architecture
 from bot.measure.types import MeasureSetup
+from tests.checkpoint_count import checkpoint_count
 from tests.fake_hub import FakeHub, point_hub_client_at, running_in_thread
 from tests.test_presets_2025 import TRANSFORMERS_COUNT
 
@@ -229,14 +230,6 @@ def test_vram_bot_measure_runs_one_step_of_a_small_family(capsys: pytest.Capture
 # --- vram-bot measure's targets: presets and Hub repos (bot.measure.configs) ------------------------
 
 
-def _state_dict_count(model: Any) -> int:
-    """Parameters (tied ones once) and persistent buffers: what the checkpoint, and the preset, hold
-    (DeepSeek-V3's and GLM-4.5's e_score_correction_bias is a buffer)."""
-    kept = set(model.state_dict())
-    buffers = sum(int(b.numel()) for name, b in model.named_buffers() if name in kept)
-    return sum(int(p.numel()) for p in model.parameters()) + buffers
-
-
 @pytest.mark.parametrize("key", sorted(presets()))
 def test_transformers_builds_every_presets_config_with_the_presets_count(key: str) -> None:
     import torch
@@ -246,9 +239,9 @@ def test_transformers_builds_every_presets_config_with_the_presets_count(key: st
     config = transformers.AutoConfig.for_model(str(fields.pop("model_type")), **fields)
     with torch.device("meta"):  # shapes only: no memory, no weights
         model = transformers.AutoModelForCausalLM.from_config(config)
-    assert _state_dict_count(model) == presets()[key].parameter_count
+    assert checkpoint_count(model) == presets()[key].parameter_count
     if key in TRANSFORMERS_COUNT:
-        assert _state_dict_count(model) == TRANSFORMERS_COUNT[key]
+        assert checkpoint_count(model) == TRANSFORMERS_COUNT[key]
 
 
 TINY_GEMMA3 = {

@@ -33,6 +33,7 @@ from bot.present.command_line import command_line
 from bot.present.custom_ids import pack, unpack
 from bot.present.i18n import Language
 from bot.present.interactions import is_a_presets_own
+from tests.checkpoint_count import checkpoint_count
 
 # key -> the repo's config.json (https://huggingface.co/<hub_id>/blob/main/config.json), the fields
 # that set the parameter count and the context length.
@@ -214,10 +215,7 @@ def test_transformers_builds_each_published_config_with_the_presets_count(key: s
     config = transformers.AutoConfig.for_model(str(fields.pop("model_type")), **fields)
     with torch.device("meta"):  # shapes only: no memory, no weights
         model = transformers.AutoModelForCausalLM.from_config(config)
-    built = sum(int(p.numel()) for p in model.parameters())  # tied weights once
-    kept = set(model.state_dict())  # + persistent buffers the checkpoint holds (MiniMax-M2's correction bias)
-    built += sum(int(b.numel()) for name, b in model.named_buffers() if name in kept)
-    assert built == presets()[key].parameter_count == SMALL[key][0]
+    assert checkpoint_count(model) == presets()[key].parameter_count == SMALL[key][0]
 
 
 # key -> the repo's config.json (text_config and the vision_config fields that differ from the
