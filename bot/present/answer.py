@@ -118,28 +118,17 @@ _TITLE_KEYS = (
 )
 
 
-def _without_method(text: str, method: bool) -> str:
-    """A title's wording as it is, or without its " · {method}" (every title names it so)."""
-    if method:
-        return text
-    if _METHOD_IN_TITLE not in text:
-        raise ValueError(f"a title without {_METHOD_IN_TITLE!r}: {text!r}")
-    return text.replace(_METHOD_IN_TITLE, "")
+def _without(text: str, piece: str) -> str:
+    """A title's wording without one of its pieces, which every title has (a wording without it is
+    refused, not shown whole)."""
+    if piece not in text:
+        raise ValueError(f"a title without {piece!r}: {text!r}")
+    return text.replace(piece, "")
 
 
+# What an answer short of phone rows leaves to the command line above it: the method, then the subject
+# too (the verdict and figure stay).
 _METHOD_IN_TITLE = " · {method}"
-
-
-def _without_subject(text: str, subject: bool) -> str:
-    """A title's wording without its method, as it is or also without its "{subject}: ", which an
-    answer short of phone rows leaves to the command line above it (the verdict and figure stay)."""
-    if subject:
-        return text
-    if _SUBJECT_IN_TITLE not in text:
-        raise ValueError(f"a title without {_SUBJECT_IN_TITLE!r}: {text!r}")
-    return text.replace(_SUBJECT_IN_TITLE, "")
-
-
 _SUBJECT_IN_TITLE = "{subject}: "
 
 
@@ -346,18 +335,20 @@ class _Wording:
         size_subject = {"subject": strings["glance.subject"]}
         # ... and whether it names the method ("7B · Adam: …"), which an answer short of phone rows
         # leaves to its command line.
-        self.titles = {
-            (key, named, method): Template(
-                _without_method(strings[key] if named else substituted(strings[key], size_subject), method)
-            )
+        title_texts = {
+            (key, named): strings[key] if named else substituted(strings[key], size_subject)
             for key in _TITLE_KEYS
             for named in (False, True)
+        }
+        self.titles = {
+            (key, named, method): Template(text if method else _without(text, _METHOD_IN_TITLE))
+            for (key, named), text in title_texts.items()
             for method in (False, True)
         }
         # ... and the verdict and figure alone ("❌ 33.2 GB peak per GPU on 8 × A10G 24 GB with ZeRO-3"),
         # the setup left to the command line.
         self.setup_free_titles = {
-            key: Template(_without_subject(_without_method(strings[key], False), False))
+            key: Template(_without(_without(strings[key], _METHOD_IN_TITLE), _SUBJECT_IN_TITLE))
             for key in _TITLE_KEYS
         }
         self.short_methods = {optimizer: w(key) for optimizer, key in SHORT_METHOD_KEYS.items()}
