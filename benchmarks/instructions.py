@@ -181,19 +181,14 @@ def count_parts(folder: Path) -> dict[str, float]:
 
 def report(per_answer: dict[str, list[float]], count: int) -> dict[str, Any]:
     """The counts, and each one's ratio to /noop's of the same round, with its target."""
-    peer = per_answer[f"/{PEER}"]
+    # Each target's command over /noop, and /vram over the peer that declares its options: the bot's
+    # own work (benchmarks/README.md, round 5).
+    pairs = [(command, PEER, target) for command, target in TARGETS.items()]
+    pairs.append(("vram", OPTIONS_PEER, TARGETS["vram"]))
     ratios: dict[str, dict[str, Any]] = {}
-    for command, target in TARGETS.items():
-        rounds = [v / b for v, b in zip(per_answer[f"/{command}"], peer, strict=True)]
-        ratios[f"/{command} vs /{PEER}"] = {"rounds": rounds, "target": target, "met": max(rounds) <= target}
-    # /vram over the peer that declares its options: the bot's own work (benchmarks/README.md, round 5).
-    options_peer = per_answer[f"/{OPTIONS_PEER}"]
-    rounds = [v / b for v, b in zip(per_answer["/vram"], options_peer, strict=True)]
-    ratios[f"/vram vs /{OPTIONS_PEER}"] = {
-        "rounds": rounds,
-        "target": TARGETS["vram"],
-        "met": max(rounds) <= TARGETS["vram"],
-    }
+    for command, peer, target in pairs:
+        rounds = [v / b for v, b in zip(per_answer[f"/{command}"], per_answer[f"/{peer}"], strict=True)]
+        ratios[f"/{command} vs /{peer}"] = {"rounds": rounds, "target": target, "met": max(rounds) <= target}
     return {
         "command": "python -m benchmarks.instructions",
         "answers_per_round": count,
