@@ -101,13 +101,19 @@ def heads_per_gpu(heads: int, gpus: int) -> int:
     return max(1, math.ceil(heads / gpus))
 
 
+def cached_head_dim(model: Architecture, kind: LayerKind) -> int:
+    """The width of each cached key and value of an attention layer of ``kind``: Gemma 4's full layers
+    have one of their own (decl)."""
+    return model.full_head_dim if kind == "full" else model.attention_head_dim
+
+
 def _attention(model: Architecture, layers: int, dtype: KvDtype, gpus: int, kind: LayerKind) -> LayerCache:
     # A key and a value of head_dim for each K/V head (transformers' key/value states of shape
     # [batch, kv_heads, tokens, head_dim]).
     # Gemma 4's full layers: their own K/V heads and head width (decl; keys and values apart also
     # where K = V: Gemma4TextAttention caches the value-normed copy beside the keys).
     kv_heads = model.full_kv_heads if kind == "full" else model.kv_heads
-    head_dim = model.full_head_dim if kind == "full" else model.attention_head_dim
+    head_dim = cached_head_dim(model, kind)
     heads = heads_per_gpu(kv_heads, gpus)
     window = model.sliding_window if kind == "sliding" else None
     return LayerCache(

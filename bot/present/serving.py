@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from bot.estimate.kv_cache import LayerCache, LayerKind
+from bot.estimate.kv_cache import LayerCache, LayerKind, cached_head_dim
 from bot.estimate.serving import (
     GPU_MEMORY_UTILIZATION,
     MAX_SEQ_LEN,
@@ -268,8 +268,7 @@ def _layer_line(found: ServingEstimate, cache: LayerCache, w: Words) -> str:
             "entry": w.plain(cache.bytes_per_entry),
         }
     elif model is not None:
-        # Gemma 4's full layers have a head width of their own.
-        head_dim = model.full_head_dim if cache.kind == "full" else model.attention_head_dim
+        head_dim = cached_head_dim(model, cache.kind)
         heads = cache.bytes_per_token // (2 * head_dim * found.kv_dtype.bytes)
         values |= {"heads": w.plain(heads), "head_dim": w.plain(head_dim)}
         if cache.token_cap is not None:
