@@ -38,8 +38,8 @@ from bot.estimate.models import Architecture
 from bot.estimate.saved_activations import measured_activations
 from bot.estimate.step_peak import step_peak
 from bot.measure import extrapolate, measure_step, torch_available
-from bot.measure.families import DECLARED, SMALL_CONFIGS, architecture
-from bot.measure.types import Attention, Extrapolated, Measurement, MeasureSetup
+from bot.measure.families import DECLARED, SMALL_CONFIGS, architecture, attention_it_runs
+from bot.measure.types import Extrapolated, Measurement, MeasureSetup
 
 DEFAULT_OUT = Path(__file__).with_name("accuracy_methods.json")
 # --check fails beyond these (the issue's ±10 % on the peak; the adapters are counted exactly).
@@ -178,7 +178,7 @@ def _row(
 def setups(quick: bool, batch: int, seq: int) -> list[tuple[str, MeasureSetup]]:
     grid: list[tuple[str, MeasureSetup]] = []
     for family in QUICK_FAMILIES if quick else FAMILIES:
-        attention: Attention = "sdpa" if DECLARED[family].runs_sdpa else "eager"
+        attention = attention_it_runs(DECLARED[family])
         grid.append((family, MeasureSetup("bf16", "adamw", attention, False, batch, seq, method="lora")))
     grid.append(("llama", MeasureSetup("amp", "adamw", "sdpa", False, batch, seq, method="lora")))
     grid.append(("llama", MeasureSetup("bf16", "adamw", "sdpa", True, batch, seq, method="lora")))
@@ -220,8 +220,7 @@ def hybrid_setups(quick: bool) -> list[tuple[str, MeasureSetup]]:
 
     grid: list[tuple[str, MeasureSetup]] = []
     for family in QUICK_HYBRIDS if quick else hybrid_families():
-        found = declared(family)
-        attention: Attention = "sdpa" if found is None or found.runs_sdpa else "eager"
+        attention = attention_it_runs(declared(family))
         grid.append((family, MeasureSetup("bf16", "adamw", attention, False, 1, 512, method="lora")))
     if not quick:
         grid.append(

@@ -28,7 +28,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 ACCURACY_MD = Path(__file__).with_name("ACCURACY.md")
 BEGIN = "<!-- hybrid activations: python -m benchmarks.hybrid_activations --write -->"
@@ -348,11 +348,9 @@ def measure_row(family: str, precision: str, checkpointing: bool, seq_len: int, 
     built = transformers.AutoConfig.for_model(family, **fields).to_dict()
     arch = architecture_from_config(f"bench/{family}", built)
     from bot.estimate.families import family as declared
+    from bot.measure.families import attention_it_runs
 
-    found = declared(family)
-    attention: Literal["sdpa", "eager"] = (
-        "sdpa" if arch.attention_layers and (found is None or found.runs_sdpa) else "eager"
-    )
+    attention = attention_it_runs(declared(family)) if arch.attention_layers else "eager"
     measured = measure_step(
         config,
         arch.layers,

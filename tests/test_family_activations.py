@@ -103,10 +103,10 @@ PART_TWO = sorted(
 @pytest.mark.parametrize("family", PART_TWO)
 def test_a_familys_real_step_holds_its_estimate_at_a_shape_not_tuned_on(family: str) -> None:
     from bot.measure import extrapolate, measure_step
-    from bot.measure.families import DECLARED
+    from bot.measure.families import DECLARED, attention_it_runs
     from bot.measure.types import MeasureSetup
 
-    attention: AttentionImpl = "sdpa" if DECLARED[family].runs_sdpa else "eager"
+    attention = attention_it_runs(DECLARED[family])
     setup = MeasureSetup("bf16", "adamw", attention, False, batch_size=3, seq_len=96)
     config = SMALL_CONFIGS[family]
     measured = extrapolate(measure_step(config, 1, setup), measure_step(config, 2, setup), 6)

@@ -6,7 +6,7 @@ DeepSeek-V4's layers (act), each on a shape of its own, not the benchmark's.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 
@@ -17,6 +17,7 @@ from bot.estimate.hybrid_saved import hybrid_layers_saved_bytes
 from bot.estimate.saved_activations import compressed_layers_bytes, per_layer_parts_layers
 from bot.estimate.setup import Setup
 from bot.estimate.step_peak import step_peak_bytes
+from bot.measure.families import attention_it_runs
 
 SMALL: dict[str, tuple[dict[str, Any], int, int]] = {
     # (config, tokens, batch)
@@ -170,8 +171,7 @@ def test_saved_and_peak_follow_the_measured_step(model_type: str) -> None:
     arch = architecture_from_config(
         "acme/small", transformers.AutoConfig.for_model(model_type, **fields).to_dict()
     )
-    declared = family(model_type)
-    attention: Literal["sdpa", "eager"] = "sdpa" if declared is None or declared.runs_sdpa else "eager"
+    attention = attention_it_runs(family(model_type))
     measured = measure_step(
         {"model_type": model_type, "use_cache": False, **fields},
         arch.layers,

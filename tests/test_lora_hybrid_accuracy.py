@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.measure.types import Attention, LoraTargets, MeasureSetup
+from bot.measure.types import LoraTargets, MeasureSetup
 
 pytestmark = pytest.mark.accuracy
 
@@ -141,10 +141,10 @@ def test_a_hybrid_lora_step_is_within_target(case: str) -> None:
     from bot.estimate.families import family as declared
     from bot.estimate.hub import architecture_from_config
     from bot.measure import measure_step
+    from bot.measure.families import attention_it_runs
 
     model_type, fields, targets, seq_len, batch = CASES[case]
-    found = declared(model_type)
-    attention: Attention = "sdpa" if found is None or found.runs_sdpa else "eager"
+    attention = attention_it_runs(declared(model_type))
     setup = MeasureSetup(
         "bf16", "adamw", attention, False, batch, seq_len, method="lora", lora_targets=targets
     )

@@ -127,11 +127,11 @@ def test_a_hybrid_s_adapters_follow_its_layer_kinds() -> None:
 def _peft_adapters(config: dict[str, Any], targets: LoraTargets) -> int:
     import peft
 
+    from bot.measure.families import attention_it_runs
     from bot.measure.step import build_model, with_lora
-    from bot.measure.types import Attention, MeasureSetup
+    from bot.measure.types import MeasureSetup
 
-    declared = families.family(config["model_type"])
-    attention: Attention = "sdpa" if declared is None or declared.runs_sdpa else "eager"
+    attention = attention_it_runs(families.family(config["model_type"]))
     model = build_model(config, _depth(config), MeasureSetup(attention=attention))
     adapted = with_lora(model, MeasureSetup(method="lora", lora_targets=targets.value))
     assert isinstance(adapted, peft.PeftModel)

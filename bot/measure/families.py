@@ -23,6 +23,7 @@ from typing import Any
 from bot.estimate.families import FAMILIES, Family, LayerKind, LayerKinds, MlpKind, family
 from bot.estimate.hub import architecture_from_config
 from bot.estimate.models import Architecture
+from bot.measure.types import Attention
 
 # Shared small shape: h = 256, 8 query heads of 32, 2 K/V heads (GQA 4:1), f = 688, v = 1000.
 _BASE: dict[str, Any] = {
@@ -175,6 +176,12 @@ def at_depth(config: dict[str, Any], layers: int) -> dict[str, Any]:
                 cut[name] = value[:1] * layers
     cut["num_hidden_layers"] = layers
     return cut
+
+
+def attention_it_runs(declared: Family | None) -> Attention:
+    """The attention transformers 5.24 builds a family's model with, so a measurement builds it so:
+    SDPA, or eager where its declaration says it runs no SDPA (``runs_sdpa``); SDPA undeclared."""
+    return "sdpa" if declared is None or declared.runs_sdpa else "eager"
 
 
 def architecture(name: str, config: dict[str, Any], layers: int | None = None) -> Architecture:
