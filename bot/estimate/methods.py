@@ -698,13 +698,6 @@ def states_of(method: Method, states: tuple[MethodStates, MethodStates]) -> Meth
     return states[1] if method is _QLORA else states[0]
 
 
-def method_states(request: EstimateRequest, method: Method | None = None) -> MethodStates | None:
-    """The model states under ``method`` (by default the request's own); None for the full fine-tune
-    (the seed's)."""
-    chosen = request.method if method is None else method
-    return None if chosen is _FULL else states_of(chosen, adapter_states(request))
-
-
 # Read on every answer: enum members as module constants (bot/README.md, "Code on every answer's path").
 _FULL, _QLORA, _AMP = Method.FULL, Method.QLORA, Precision.AMP
 
