@@ -156,16 +156,15 @@ def _mixer_linears(arch: Architecture, targets: LoraTargets, rank: int) -> list[
     mamba_refused = t.peft_refuses_mamba_out_proj
     found: list[AdaptedLinear] = []
     for kind, copies in arch.mixer_counts.items():
-        linears = arch.mixer_linears(kind)
-        if kind == "linear_attention":
-            linears = [split for linear in linears for split in _split_delta_net(arch, t, *linear)]
         # Attention: each linear with its copies (Gemma 3n's and 4's K/V-sharing layers without
         # k/v_proj, Gemma 4's global and Mistral Large 4's MLA layers their own: decl).
-        counted = (
-            arch.attention_layer_linears(copies)
-            if kind == "attention"
-            else [(name, d_in, d_out, copies) for name, d_in, d_out in linears]
-        )
+        counted = arch.mixer_layer_linears(kind, copies)
+        if kind == "linear_attention":
+            counted = [
+                (*split, n)
+                for name, d_in, d_out, n in counted
+                for split in _split_delta_net(arch, t, name, d_in, d_out)
+            ]
         for name, d_in, d_out, n in counted:
             module = _module_name(t, name)
             if wanted is not None and module not in wanted:

@@ -644,11 +644,7 @@ class Architecture(BaseModel):
         found = [
             entry
             for kind, copies in self.mixer_counts.items()
-            for entry in (
-                self.attention_layer_linears(copies)
-                if kind == "attention"
-                else [(name, d_in, d_out, copies) for name, d_in, d_out in self.mixer_linears(kind)]
-            )
+            for entry in self.mixer_layer_linears(kind, copies)
         ]
         for width, layers in self._dense_widths():
             found += [(n, i, o, layers) for n, i, o in self.dense_mlp_linears(width)]
@@ -657,6 +653,13 @@ class Architecture(BaseModel):
             found += [(n, i, o, routed) for n, i, o in self.expert_linears()]
             found += [(n, i, o, self.moe_layers) for n, i, o in self.shared_expert_linears()]
         return found + self._per_layer_linears() + self.shared_block_linears()
+
+    def mixer_layer_linears(self, kind: LayerKind, copies: int) -> list[tuple[str, int, int, int]]:
+        """The linears of the ``copies`` layers whose mixer is ``kind``, with the copies each has:
+        one each for all of them, but attention's (:meth:`attention_layer_linears`)."""
+        if kind == "attention":
+            return self.attention_layer_linears(copies)
+        return [(name, d_in, d_out, copies) for name, d_in, d_out in self.mixer_linears(kind)]
 
     def attention_layer_linears(self, copies: int) -> list[tuple[str, int, int, int]]:
         """The linears of ``copies`` attention layers, with the copies each has: Gemma 3n's and 4's
