@@ -394,9 +394,9 @@ def lora_layer_delta(
         # MambaMixer's frozen x_proj and out_proj no longer save their 16-bit inputs (2I each) where
         # they run as modules (the fallback; Jamba's kernels, called apart; mamba-ssm's fused
         # MambaInnerFn takes their weights and saves the same either way), nor A_log's exp (4·I·N,
-        # fp32) its gradient needed (lora: measured on Mamba, per layer 1.00).
-        apart = t.mamba1 is not None and t.mamba1.dt_norms
-        removed += 4 * arch.mamba_inner_size if fallback or apart else 0
+        # fp32) its gradient needed (lora: measured on Mamba, per layer 1.00). Jamba's mixer
+        # (mamba_dt_norms, its declaration's Mamba1.dt_norms, which the count reads) runs apart.
+        removed += 4 * arch.mamba_inner_size if fallback or arch.mamba_dt_norms else 0
         removed_per_layer = 4 * arch.mamba_inner_size * (arch.mamba_state_size or 0)
     converted = moe and _converted_moe(arch)
     experts_adapted = converted and targets is LoraTargets.ALL_LINEAR
