@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from bot.estimate.hub import architecture_from_config
+from bot.estimate.kv_cache import KvDtype, layer_caches
 from bot.measure.cache import cache_bytes
 from bot.measure.families import DECLARED, SMALL_CONFIGS
 
@@ -59,5 +60,6 @@ def _measured(family: str) -> tuple[int, int]:
 def test_the_fixed_state_and_the_per_token_cache_are_what_transformers_keeps(family: str) -> None:
     arch = architecture_from_config("acme/small", _config(family).to_dict())
     fixed, per_token = _measured(family)
-    assert (arch.state_bytes_per_sequence(2), arch.cache_bytes_per_token(2)) == (fixed, per_token)
+    counted = sum(cache.layers * cache.bytes_per_token for cache in layer_caches(arch, KvDtype.BF16))
+    assert (arch.state_bytes_per_sequence(2), counted) == (fixed, per_token)
     assert arch.is_hybrid

@@ -89,14 +89,14 @@ def test_a_gemma3n_lora_step_is_within_target(
 
 
 def test_the_answers_model_states_leave_the_dsa_indexer_adapters_untrained() -> None:
-    """The answer's model states (``method_states``) against a real step's live weights, gradients
-    and AdamW state on GLM-5 with a wide indexer: counted, so within 1 % (main: 0.93, the indexer's
-    adapters charged gradients and optimizer state)."""
+    """The answer's model states (``states_of(method, adapter_states(request))``) against a real
+    step's live weights, gradients and AdamW state on GLM-5 with a wide indexer: counted, so within
+    1 % (main: 0.93, the indexer's adapters charged gradients and optimizer state)."""
     pytest.importorskip("peft")
     import transformers
 
     from bot.estimate.hub import architecture_from_config
-    from bot.estimate.methods import Method, method_states
+    from bot.estimate.methods import Method, adapter_states, states_of
     from bot.estimate.request import EstimateRequest
     from bot.measure import measure_step
 
@@ -129,9 +129,9 @@ def test_the_answers_model_states_leave_the_dsa_indexer_adapters_untrained() -> 
     request = EstimateRequest(
         model=arch, method=Method.LORA, optimizer="adam", precision="bf16", lora_rank=16
     )
-    states = method_states(request)
+    states = states_of(request.method, adapter_states(request))
     assert states is not None
     setup = MeasureSetup("bf16", "adamw", "sdpa", False, 1, 32, method="lora")
     measured = measure_step({"model_type": "glm_moe_dsa", "use_cache": False, **fields}, arch.layers, setup)
     ratio = measured.model_state_bytes / (states.model_states_gb * 1e9)
-    assert abs(ratio - 1) <= 0.01, f"model states measured ÷ method_states {ratio:.4f}"
+    assert abs(ratio - 1) <= 0.01, f"model states measured ÷ adapter_states {ratio:.4f}"

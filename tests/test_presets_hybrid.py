@@ -9,7 +9,8 @@ import pytest
 
 from bot.estimate.core import estimate
 from bot.estimate.hub import architecture_from_config
-from bot.estimate.models import presets
+from bot.estimate.kv_cache import KvDtype, layer_caches
+from bot.estimate.models import Architecture, presets
 from bot.estimate.request import EstimateRequest
 
 # key -> the text model's parameters as transformers 5.24 builds them on the meta device (the config
@@ -59,6 +60,11 @@ def test_a_hybrid_preset_counts_what_transformers_builds_and_the_vendor_publishe
     assert abs(model.active_parameter_count - active) < active_unit / 2
 
 
+def _cache_bytes_per_token(arch: Architecture) -> int:
+    """Every layer's cache per token of one sequence in bf16 (a window not capping it)."""
+    return sum(cache.layers * cache.bytes_per_token for cache in layer_caches(arch, KvDtype.BF16))
+
+
 def test_the_hybrid_presets_layers_state_and_kv_by_hand() -> None:
     qwen = presets()["qwen3-next-80b-a3b"]
     assert qwen.mixer_counts == {"linear_attention": 36, "attention": 12}
@@ -66,13 +72,13 @@ def test_the_hybrid_presets_layers_state_and_kv_by_hand() -> None:
     # 128 × 128 fp32 matrix per value head; attention: K and V of 2 heads of 256 in bf16.
     delta = (2 * 16 * 128 + 32 * 128) * 4 * 2 + 32 * 128 * 128 * 4
     assert qwen.state_bytes_per_sequence() == 36 * delta
-    assert qwen.cache_bytes_per_token() == 12 * 2 * 2 * 256 * 2
+    assert _cache_bytes_per_token(qwen) == 12 * 2 * 2 * 256 * 2
     granite = presets()["granite-4.0-h-small"]
     # Mamba-2: conv over x, B, C (8192 + 2·128) × 4 in bf16; 128 heads × 64 × 128 fp32.
     assert granite.state_bytes_per_sequence() == 36 * ((8192 + 256) * 4 * 2 + 128 * 64 * 128 * 4)
-    assert granite.cache_bytes_per_token() == 4 * 2 * 8 * 128 * 2
+    assert _cache_bytes_per_token(granite) == 4 * 2 * 8 * 128 * 2
     # MLA caches the 512-wide latent and the 64-wide rope key; the indexer its 128-wide key.
-    assert presets()["deepseek-v3.2"].cache_bytes_per_token() == 61 * (512 + 64 + 128) * 2
+    assert _cache_bytes_per_token(presets()["deepseek-v3.2"]) == 61 * (512 + 64 + 128) * 2
 
 
 def test_a_hybrid_model_estimates_its_activations_and_takes_an_entered_figure_as_measured() -> None:

@@ -104,14 +104,21 @@ PEFT_MAMBA_EXCLUDED = ("out_proj",)
 _MAMBA_KINDS = ("mamba", "attention_mamba", "mamba1")
 
 
-def _split_delta_net(arch: Architecture, name: str, d_in: int, d_out: int) -> list[tuple[str, int, int]]:
+def _traits(arch: Architecture) -> FamilyTraits:
+    """The family's declaration (family_traits.traits_for; one without a declaration gets Llama's),
+    imported here, where a model's layers are counted, not with this module (see above)."""
+    from bot.estimate.family_traits import traits_for
+
+    return traits_for(arch)
+
+
+def _split_delta_net(
+    arch: Architecture, t: FamilyTraits, name: str, d_in: int, d_out: int
+) -> list[tuple[str, int, int]]:
     """A Gated DeltaNet declared with ``separate_linears`` (OLMo Hybrid's OlmoHybridGatedDeltaNet)
     keeps q, k, v, the output gate g and the a, b heads as linears of their own, where the counter
     lists Qwen3.5's in_proj_qkv / z / b / a: the same weights, more LoRA pairs."""
-    from bot.estimate.families import family
-
-    declared = family(arch.family)
-    if declared is None or declared.delta_net is None or not declared.delta_net.separate_linears:
+    if t.delta_net is None or not t.delta_net.separate_linears:
         return [(name, d_in, d_out)]
     k, v = arch.linear_key_dim, arch.linear_value_dim
     return {
@@ -125,29 +132,18 @@ def _split_delta_net(arch: Architecture, name: str, d_in: int, d_out: int) -> li
 
 def _converted_moe(arch: Architecture) -> bool:
     """Whether peft converts the model's v4 expert names (its declaration's ``Experts.peft_converted``)."""
-    from bot.estimate.family_traits import traits_for
-
-    return arch.is_moe and traits_for(arch).peft_converted
+    return arch.is_moe and _traits(arch).peft_converted
 
 
 def attention_target_names(arch: Architecture) -> frozenset[str]:
     """The module names ``lora_targets:attention`` adapts on this model (peft's list above, and the
     family's own names for its attention projections)."""
-    from bot.estimate.families import family
-
-    declared = family(arch.family or "")
-    own = declared.attention_modules.values() if declared is not None else ()
-    return frozenset((*PEFT_ATTENTION_TARGETS, *own))
+    return frozenset((*PEFT_ATTENTION_TARGETS, *_traits(arch).attention_modules.values()))
 
 
-def _module_name(arch: Architecture, name: str) -> str:
+def _module_name(t: FamilyTraits, name: str) -> str:
     """The transformers module's name of what the counter names ``name``."""
-    from bot.estimate.families import family
-
-    declared = family(arch.family or "")
-    if declared is None:
-        return name
-    return {**declared.attention_modules, **declared.module_names}.get(name, name)
+    return {**t.attention_modules, **t.module_names}.get(name, name)
 
 
 def _mixer_linears(arch: Architecture, targets: LoraTargets, rank: int) -> list[AdaptedLinear]:
@@ -155,25 +151,22 @@ def _mixer_linears(arch: Architecture, targets: LoraTargets, rank: int) -> list[
     ``attention`` those named in peft's attention list, under ``all-linear`` every one (but the
     Mamba mixers' out_proj on the types peft refuses it on); Gemma 3n's key-value-sharing layers
     have no k/v_proj."""
-    from bot.estimate.families import family
-
+    t = _traits(arch)
     wanted = attention_target_names(arch) if targets is LoraTargets.ATTENTION else None
-    declared = family(arch.family)
-    mamba_refused = declared is not None and declared.peft_refuses_mamba_out_proj
+    mamba_refused = t.peft_refuses_mamba_out_proj
     found: list[AdaptedLinear] = []
     for kind, copies in arch.mixer_counts.items():
-        linears = arch.mixer_linears(kind)
-        if kind == "linear_attention":
-            linears = [split for linear in linears for split in _split_delta_net(arch, *linear)]
         # Attention: each linear with its copies (Gemma 3n's and 4's K/V-sharing layers without
         # k/v_proj, Gemma 4's global and Mistral Large 4's MLA layers their own: decl).
-        counted = (
-            arch.attention_layer_linears(copies)
-            if kind == "attention"
-            else [(name, d_in, d_out, copies) for name, d_in, d_out in linears]
-        )
+        counted = arch.mixer_layer_linears(kind, copies)
+        if kind == "linear_attention":
+            counted = [
+                (*split, n)
+                for name, d_in, d_out, n in counted
+                for split in _split_delta_net(arch, t, name, d_in, d_out)
+            ]
         for name, d_in, d_out, n in counted:
-            module = _module_name(arch, name)
+            module = _module_name(t, name)
             if wanted is not None and module not in wanted:
                 continue
             if mamba_refused and kind in _MAMBA_KINDS and module in PEFT_MAMBA_EXCLUDED:
@@ -216,8 +209,7 @@ def adapted_linears(
 ) -> tuple[AdaptedLinear, ...]:
     """The weights peft adapts (see the module's docstring), in the model's order: each mixer's on
     the layers of its kind, then the MLP side (dense MLPs, experts, routers) and Gemma 3n's own."""
-    from bot.estimate.family_traits import traits_for
-
+    t = _traits(arch)
     found = _mixer_linears(arch, targets, rank)
     if targets is LoraTargets.ATTENTION:
         # peft matches target names as module-name suffixes (tuners_utils.check_target_module_exists):
@@ -227,14 +219,13 @@ def adapted_linears(
             found += [
                 AdaptedLinear(n, i, o, rank, layers)
                 for n, i, o in arch.dense_mlp_linears(width)
-                if _module_name(arch, n) in wanted
+                if _module_name(t, n) in wanted
             ]
         return tuple(found)
     if arch.attention_experts:  # decl2: JetMoeMoA's router (an nn.Linear; its experts are none)
         found.append(
             AdaptedLinear("experts.router.layer", arch.hidden_size, arch.attention_experts, rank, arch.layers)
         )
-    t = traits_for(arch)
     converted = _converted_moe(arch)
     h = arch.hidden_size
     if arch.dense_layers and not converted:
@@ -366,9 +357,7 @@ def lora_layer_delta(
     ``mlp`` False for a block without an MLP; ``fallback``: a hybrid mixer on the torch fallback)
     saves under LoRA beyond (or short of) the full fine-tune's layer: (bytes per token, bytes per
     layer independent of the tokens)."""
-    from bot.estimate.family_traits import traits_for
-
-    t = traits_for(arch)
+    t = _traits(arch)
     h, amp = arch.hidden_size, precision == "amp"
     attention_saves, mlp_saves = _linear_input_saves(arch, precision, moe, t)
     removed = 2 * h * ((attention_saves if mixer != "none" else 0) + (mlp_saves if mlp else 0))
@@ -405,9 +394,9 @@ def lora_layer_delta(
         # MambaMixer's frozen x_proj and out_proj no longer save their 16-bit inputs (2I each) where
         # they run as modules (the fallback; Jamba's kernels, called apart; mamba-ssm's fused
         # MambaInnerFn takes their weights and saves the same either way), nor A_log's exp (4·I·N,
-        # fp32) its gradient needed (lora: measured on Mamba, per layer 1.00).
-        apart = t.mamba1 is not None and t.mamba1.dt_norms
-        removed += 4 * arch.mamba_inner_size if fallback or apart else 0
+        # fp32) its gradient needed (lora: measured on Mamba, per layer 1.00). Jamba's mixer
+        # (mamba_dt_norms, its declaration's Mamba1.dt_norms, which the count reads) runs apart.
+        removed += 4 * arch.mamba_inner_size if fallback or arch.mamba_dt_norms else 0
         removed_per_layer = 4 * arch.mamba_inner_size * (arch.mamba_state_size or 0)
     converted = moe and _converted_moe(arch)
     experts_adapted = converted and targets is LoraTargets.ALL_LINEAR
@@ -588,9 +577,7 @@ def lora_outside_delta(arch: Architecture, precision: str, checkpointing: bool) 
     head's 16-bit input and the embedding's token ids are no longer saved, nor (without
     checkpointing) the rest of the first layer's input norm (its fp32 input and rsqrt, 4h + 4; its
     normalized tensor is in :func:`lora_layer_delta`)."""
-    from bot.estimate.family_traits import traits_for
-
-    t = traits_for(arch)
+    t = _traits(arch)
     h = arch.hidden_size
     removed = _normalized_bytes(h, precision, t.norm_style) + 2 * h + 8
     if not checkpointing:
@@ -600,9 +587,7 @@ def lora_outside_delta(arch: Architecture, precision: str, checkpointing: bool) 
 
 def lora_outside_constant(arch: Architecture, checkpointing: bool) -> int:
     """Gemma's first input norm no longer keeps its fp32 ``1 + weight`` (no gradient reaches it)."""
-    from bot.estimate.family_traits import traits_for
-
-    return -4 * arch.hidden_size if traits_for(arch).norm_style == "gemma" and not checkpointing else 0
+    return -4 * arch.hidden_size if _traits(arch).norm_style == "gemma" and not checkpointing else 0
 
 
 def adapter_weight_copy_bytes(arch: Architecture, precision: str, rank: int, targets: LoraTargets) -> float:
@@ -696,13 +681,6 @@ def states_of(method: Method, states: tuple[MethodStates, MethodStates]) -> Meth
     if method is _FULL:
         return None
     return states[1] if method is _QLORA else states[0]
-
-
-def method_states(request: EstimateRequest, method: Method | None = None) -> MethodStates | None:
-    """The model states under ``method`` (by default the request's own); None for the full fine-tune
-    (the seed's)."""
-    chosen = request.method if method is None else method
-    return None if chosen is _FULL else states_of(chosen, adapter_states(request))
 
 
 # Read on every answer: enum members as module constants (bot/README.md, "Code on every answer's path").

@@ -474,33 +474,9 @@ class Architecture(BaseModel):
             return self.hidden_size * (self.conv_kernel or 0) * compute_bytes  # Lfm2ShortConv's L_cache taps
         return 0
 
-    def layer_cache_bytes_per_token(self, kind: LayerKind, compute_bytes: int = 2) -> int:
-        """What one layer of ``kind`` adds to the cache per token: keys and values of grouped-query
-        attention and MLA's latent and rope key (transformers 5.24 caches them compressed); nothing
-        for the fixed-state kinds (the indexers' keys: cache_bytes_per_token). (A sliding layer is counted
-        as full attention here; its window caps it.)"""
-        if kind not in ("attention", "attention_mamba"):
-            return 0
-        if self.is_mla:
-            width = (self.kv_lora_rank or 0) + (self.qk_rope_head_dim or 0)
-        else:
-            width = self.kv_heads * self.attention_head_dim * 2
-        return width * compute_bytes
-
     def state_bytes_per_sequence(self, compute_bytes: int = 2) -> int:
         """Every layer's fixed state for one sequence (0 for a model of attention layers only)."""
         return sum(n * self.layer_state_bytes(kind, compute_bytes) for kind, n in self.mixer_counts.items())
-
-    def cache_bytes_per_token(self, compute_bytes: int = 2) -> int:
-        """Every layer's cache per token of one sequence (the indexers' keys included)."""
-        layers = sum(
-            n * self.layer_cache_bytes_per_token(kind, compute_bytes) for kind, n in self.mixer_counts.items()
-        )
-        # Gemma 3n's last layers reuse earlier layers' keys and values and cache nothing themselves.
-        layers -= self.kv_shared_layers * self.layer_cache_bytes_per_token("attention", compute_bytes)
-        # decl2: Zamba2's hybrid layers, a key and a value of its shared attention's heads each.
-        layers += self.shared_block_layers * 2 * self.kv_heads * self.full_head_dim * compute_bytes
-        return layers + self.indexed_layers * (self.index_head_dim or 0) * compute_bytes
 
     # --- linear layers: the counter's and LoRA's common list ----------------------------------
 
@@ -644,11 +620,7 @@ class Architecture(BaseModel):
         found = [
             entry
             for kind, copies in self.mixer_counts.items()
-            for entry in (
-                self.attention_layer_linears(copies)
-                if kind == "attention"
-                else [(name, d_in, d_out, copies) for name, d_in, d_out in self.mixer_linears(kind)]
-            )
+            for entry in self.mixer_layer_linears(kind, copies)
         ]
         for width, layers in self._dense_widths():
             found += [(n, i, o, layers) for n, i, o in self.dense_mlp_linears(width)]
@@ -657,6 +629,13 @@ class Architecture(BaseModel):
             found += [(n, i, o, routed) for n, i, o in self.expert_linears()]
             found += [(n, i, o, self.moe_layers) for n, i, o in self.shared_expert_linears()]
         return found + self._per_layer_linears() + self.shared_block_linears()
+
+    def mixer_layer_linears(self, kind: LayerKind, copies: int) -> list[tuple[str, int, int, int]]:
+        """The linears of the ``copies`` layers whose mixer is ``kind``, with the copies each has:
+        one each for all of them, but attention's (:meth:`attention_layer_linears`)."""
+        if kind == "attention":
+            return self.attention_layer_linears(copies)
+        return [(name, d_in, d_out, copies) for name, d_in, d_out in self.mixer_linears(kind)]
 
     def attention_layer_linears(self, copies: int) -> list[tuple[str, int, int, int]]:
         """The linears of ``copies`` attention layers, with the copies each has: Gemma 3n's and 4's
