@@ -477,17 +477,17 @@ def step_peak(
         kda_before = base - acts.saved_bytes + sum(per_layer[:index]) + grads
         if not checkpointing:
             moments["kda backward"] = kda_before + kda_layer
-    mamba_forward = hybrid_saved.mamba_forward_bytes(arch, batch_size, seq_len, hybrid_path)
-    first_adapted = (
-        methods.first_adapted_layer(arch, setup.lora_targets, lambda i: hybrid_saved.layer_mlp(arch, i))
-        if setup.adapters
-        else 0
-    )
-    if not checkpointing and any(k in ("mamba", "attention_mamba") for k in arch.layer_kinds[:first_adapted]):
-        # lora: a Mamba-2 layer ahead of the first adapter saves nothing, but its forward still
-        # holds its scan's working set, with only the embedding's output before it (measured on
-        # Nemotron-H under lora_targets:attention: 2.17x the estimate without this moment).
-        moments["mixer forward"] = base - acts.saved_bytes + 2 * sb * h + mamba_forward
+    mamba_kinds = ("mamba", "attention_mamba")
+    if not checkpointing and setup.adapters and any(k in mamba_kinds for k in arch.layer_kinds):
+        first_adapted = methods.first_adapted_layer(
+            arch, setup.lora_targets, lambda i: hybrid_saved.layer_mlp(arch, i)
+        )
+        if any(k in mamba_kinds for k in arch.layer_kinds[:first_adapted]):
+            # lora: a Mamba-2 layer ahead of the first adapter saves nothing, but its forward still
+            # holds its scan's working set, with only the embedding's output before it (measured on
+            # Nemotron-H under lora_targets:attention: 2.17x the estimate without this moment).
+            mamba_forward = hybrid_saved.mamba_forward_bytes(arch, batch_size, seq_len, hybrid_path)
+            moments["mixer forward"] = base - acts.saved_bytes + 2 * sb * h + mamba_forward
     if checkpointing:
         compute_bytes = 4 if precision == "amp" else 2
         # A DeepSeek layer's MLP copies are freed once its MLP's backward has run (measured).
