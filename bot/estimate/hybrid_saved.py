@@ -109,8 +109,10 @@ def kda_bytes(arch: Architecture, path: HybridPath, seq_len: int | None = None) 
     sequential solve's row and block copies (4H(c² - 1)/3); and each chunk's fp32 state and last
     decay (4H(d² + d) / c)."""
     heads, d, c = arch.linear_key_heads or 0, arch.linear_key_head_dim or 0, DELTA_NET_CHUNK
-    k = heads * d
-    shared = 13 * k + 2 * d + 2 * heads + 2 * d + 16 * k + 4 * heads + 2 * k
+    k = arch.linear_key_dim
+    # The forget gate, f_b_proj's input, beta and the output gate's input, then what the layer
+    # keeps after its scan (whole integers: the float sum is exact).
+    shared = 13 * k + 2 * d + 2 * heads + 2 * d + kda_output_bytes(arch)
     if path == "kernel":
         return float(shared + 6 * k + 4 * k + 8 * heads + 2 * k + 4 * k + 2 * heads + 6 * c * heads)
     chunked = 58 * k + 12 * c * k + 8 * c * heads + 4 * heads * (c * c - 1) / 3 + 4 * heads * (d * d + d) / c
