@@ -24,7 +24,7 @@ from typing import Literal
 
 from bot.estimate.families import family
 from bot.estimate.family_traits import FamilyTraits
-from bot.estimate.models import Architecture
+from bot.estimate.models import Architecture, LayerKind
 from bot.estimate.setup import AttentionName, PrecisionName
 
 HybridPath = Literal["kernel", "fallback"]
@@ -330,10 +330,15 @@ def scan_backward_bytes(arch: Architecture, batch_size: int, seq_len: int, path:
     return float(16 * batch_size * seq_len * arch.mamba_inner_size * (arch.mamba_state_size or 0))
 
 
+def layers_of_kind(arch: Architecture, kind: LayerKind) -> list[int]:
+    """The indices of the layers whose mixer is ``kind``, in the model's order."""
+    return [i for i, found in enumerate(arch.layer_kinds or ()) if found == kind]
+
+
 def last_scan_layer(arch: Architecture) -> int | None:
     """The last Mamba-1 layer: the first whose scan backward runs, with the most still saved."""
-    kinds = arch.layer_kinds or ()
-    return max((i for i, kind in enumerate(kinds) if kind == "mamba1"), default=None)
+    scans = layers_of_kind(arch, "mamba1")
+    return scans[-1] if scans else None
 
 
 def scan_live_bytes(

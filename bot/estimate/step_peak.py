@@ -459,7 +459,7 @@ def step_peak(
         per_layer = hybrid_saved.hybrid_layers_saved_bytes(
             arch, batch_size, seq_len, attention=attention, precision=precision, traits=t, path=hybrid_path
         )
-        kda_layers = [i for i, kind in enumerate(arch.layer_kinds) if kind == "linear_attention"]
+        kda_layers = hybrid_saved.layers_of_kind(arch, "linear_attention")
         index = kda_layers[0] if checkpointing else kda_layers[-1]
         mlp = hybrid_saved.layer_mlp(arch, index)
         mlp_side = _mlp_side_bytes(arch, precision, t, mlp == "moe") if mlp != "none" else 0
