@@ -24,7 +24,7 @@ from typing import Literal
 
 from bot.estimate.families import family
 from bot.estimate.family_traits import FamilyTraits
-from bot.estimate.models import Architecture
+from bot.estimate.models import Architecture, LayerKind
 from bot.estimate.setup import AttentionName, PrecisionName
 
 HybridPath = Literal["kernel", "fallback"]
@@ -109,8 +109,10 @@ def kda_bytes(arch: Architecture, path: HybridPath, seq_len: int | None = None) 
     sequential solve's row and block copies (4H(c² - 1)/3); and each chunk's fp32 state and last
     decay (4H(d² + d) / c)."""
     heads, d, c = arch.linear_key_heads or 0, arch.linear_key_head_dim or 0, DELTA_NET_CHUNK
-    k = heads * d
-    shared = 13 * k + 2 * d + 2 * heads + 2 * d + 16 * k + 4 * heads + 2 * k
+    k = arch.linear_key_dim
+    # The forget gate, f_b_proj's input, beta and the output gate's input, then what the layer
+    # keeps after its scan (whole integers: the float sum is exact).
+    shared = 13 * k + 2 * d + 2 * heads + 2 * d + kda_output_bytes(arch)
     if path == "kernel":
         return float(shared + 6 * k + 4 * k + 8 * heads + 2 * k + 4 * k + 2 * heads + 6 * c * heads)
     chunked = 58 * k + 12 * c * k + 8 * c * heads + 4 * heads * (c * c - 1) / 3 + 4 * heads * (d * d + d) / c
@@ -328,10 +330,15 @@ def scan_backward_bytes(arch: Architecture, batch_size: int, seq_len: int, path:
     return float(16 * batch_size * seq_len * arch.mamba_inner_size * (arch.mamba_state_size or 0))
 
 
+def layers_of_kind(arch: Architecture, kind: LayerKind) -> list[int]:
+    """The indices of the layers whose mixer is ``kind``, in the model's order."""
+    return [i for i, found in enumerate(arch.layer_kinds or ()) if found == kind]
+
+
 def last_scan_layer(arch: Architecture) -> int | None:
     """The last Mamba-1 layer: the first whose scan backward runs, with the most still saved."""
-    kinds = arch.layer_kinds or ()
-    return max((i for i, kind in enumerate(kinds) if kind == "mamba1"), default=None)
+    scans = layers_of_kind(arch, "mamba1")
+    return scans[-1] if scans else None
 
 
 def scan_live_bytes(

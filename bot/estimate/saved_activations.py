@@ -123,7 +123,8 @@ def layer_saved_bytes(
     moe_layer: bool | None = None,
 ) -> float:
     """Saved bytes of one decoder layer without checkpointing: a MoE layer (routed experts of
-    ``moe_intermediate_size``, plus the shared experts) or a dense one; by default the model's kind."""
+    ``moe_intermediate_size``, plus the shared experts) or a dense one; by default the model's kind.
+    Not a model with per-layer parts (Gemma 3n, Gemma 4): its layers are ``per_layer_parts_layers``'."""
     t = traits or traits_for(arch)
     s, b = seq_len, batch_size
     h, q, kv = arch.hidden_size, arch.q_dim, arch.kv_dim
@@ -132,10 +133,6 @@ def layer_saved_bytes(
     moe = arch.is_moe if moe_layer is None else moe_layer
     f = arch.expert_intermediate_size if moe else arch.intermediate_size
     amp = precision == "amp"
-    if t.per_layer_parts:  # act: Gemma 3n's layer
-        layer, fixed = per_layer_parts_layer(arch, precision, attention, s, width=f)
-        return float(s * b * layer + fixed)
-
     per_token = 0
     constant = 0
     # Norms: Gemma's four (pre/post attention, pre/post MLP), otherwise the two pre-norms.
@@ -712,7 +709,7 @@ def measured_activations(
     if t.compressed_layers:  # act: DeepSeek-V4's layers, each its own
         v4 = compressed_layers_bytes(arch, batch_size, seq_len, precision)
         in_layers, full_layer = sum(v4), v4[0]
-    elif t.per_layer_parts and hybrid_layers is None:  # act: Gemma 3n's layers differ one from the next
+    elif t.per_layer_parts:  # act: Gemma 3n's layers differ one from the next
         gemma3n = per_layer_parts_layers(
             arch, batch_size, seq_len, attention=attention, precision=precision, setup=setup
         )

@@ -455,39 +455,38 @@ def step_peak(
     # last KDA layer's (the first one's under checkpointing, rebuilt last) saved tensors less its MLP
     # side and its output's, with the fp32 gradients of its chunked products.
     kda_working = hybrid_saved.kda_backward_bytes(arch, batch_size, seq_len, hybrid_path)
-    kda_layer, kda_before = 0.0, 0.0
     if kda_working:
         per_layer = hybrid_saved.hybrid_layers_saved_bytes(
             arch, batch_size, seq_len, attention=attention, precision=precision, traits=t, path=hybrid_path
         )
-        kda_layers = [i for i, kind in enumerate(arch.layer_kinds) if kind == "linear_attention"]
+        kda_layers = hybrid_saved.layers_of_kind(arch, "linear_attention")
         index = kda_layers[0] if checkpointing else kda_layers[-1]
         mlp = hybrid_saved.layer_mlp(arch, index)
         mlp_side = _mlp_side_bytes(arch, precision, t, mlp == "moe") if mlp != "none" else 0
         freed = sb * (mlp_side + hybrid_saved.kda_output_bytes(arch))
-        kda_layer = per_layer[index] - freed + kda_working
-        # The gradients made by then: the LM head's, the layers' after it, its MLP's and o_proj's.
-        after = sum(_layer_params(arch, i) for i in range(index + 1, arch.layers))
-        own = _layer_params(arch, index, mixer=False) + h * arch.linear_key_dim  # MLP, o_proj
-        grads = grad_bytes * (v * h + after + own)
-        if setup.adapters or savers.grad_accum > 1:
-            grads = 0.0  # none reach a frozen base; accumulated ones are in base already
-        if savers.optimizer_in_backward:
-            grads = in_flight
-        kda_before = base - acts.saved_bytes + sum(per_layer[:index]) + grads
+        kda_layer = per_layer[index] - freed + kda_working  # read under checkpointing below too
         if not checkpointing:
+            # The gradients made by then: the LM head's, the layers' after it, its MLP's and o_proj's.
+            after = sum(_layer_params(arch, i) for i in range(index + 1, arch.layers))
+            own = _layer_params(arch, index, mixer=False) + h * arch.linear_key_dim  # MLP, o_proj
+            grads = grad_bytes * (v * h + after + own)
+            if setup.adapters or savers.grad_accum > 1:
+                grads = 0.0  # none reach a frozen base; accumulated ones are in base already
+            if savers.optimizer_in_backward:
+                grads = in_flight
+            kda_before = base - acts.saved_bytes + sum(per_layer[:index]) + grads
             moments["kda backward"] = kda_before + kda_layer
-    mamba_forward = hybrid_saved.mamba_forward_bytes(arch, batch_size, seq_len, hybrid_path)
-    first_adapted = (
-        methods.first_adapted_layer(arch, setup.lora_targets, lambda i: hybrid_saved.layer_mlp(arch, i))
-        if setup.adapters
-        else 0
-    )
-    if not checkpointing and any(k in ("mamba", "attention_mamba") for k in arch.layer_kinds[:first_adapted]):
-        # lora: a Mamba-2 layer ahead of the first adapter saves nothing, but its forward still
-        # holds its scan's working set, with only the embedding's output before it (measured on
-        # Nemotron-H under lora_targets:attention: 2.17x the estimate without this moment).
-        moments["mixer forward"] = base - acts.saved_bytes + 2 * sb * h + mamba_forward
+    mamba_kinds = ("mamba", "attention_mamba")
+    if not checkpointing and setup.adapters and any(k in mamba_kinds for k in arch.layer_kinds):
+        first_adapted = methods.first_adapted_layer(
+            arch, setup.lora_targets, lambda i: hybrid_saved.layer_mlp(arch, i)
+        )
+        if any(k in mamba_kinds for k in arch.layer_kinds[:first_adapted]):
+            # lora: a Mamba-2 layer ahead of the first adapter saves nothing, but its forward still
+            # holds its scan's working set, with only the embedding's output before it (measured on
+            # Nemotron-H under lora_targets:attention: 2.17x the estimate without this moment).
+            mamba_forward = hybrid_saved.mamba_forward_bytes(arch, batch_size, seq_len, hybrid_path)
+            moments["mixer forward"] = base - acts.saved_bytes + 2 * sb * h + mamba_forward
     if checkpointing:
         compute_bytes = 4 if precision == "amp" else 2
         # A DeepSeek layer's MLP copies are freed once its MLP's backward has run (measured).
